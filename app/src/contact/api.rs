@@ -1,0 +1,72 @@
+//! The contact server function: a thin adapter over parse, rate limit, insert and prune.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+/// Honeypot field name: hidden from people, tempting to form-filling bots.
+pub const HONEYPOT_FIELD: &str = "website";
+
+/// Receives the contact form. Works as a plain form post (no JavaScript: the browser is
+/// redirected to `/?sent=1`, or back to the form with the error) and from the hydrated page.
+#[server(prefix = "/api", endpoint = "contact")]
+pub async fn submit_inquiry(
+    name: String,
+    email: String,
+    message: String,
+    website: Option<String>,
+) -> Result<(), AppError> {
+    use crate::contact::{db, parse_inquiry, ContactForm};
+    use crate::maintenance::prune::{prune_if_due, PruneCtx, Trigger};
+    use crate::ratelimit::{self, Decision};
+    use crate::server::{client_key, fail, is_plain_form_post};
+    use crate::state::AppState;
+
+    let state = use_context::<AppState>().ok_or_else(|| AppError::internal("contact", "AppState missing from context"))?;
+
+    // A bot filled the hidden field: answer exactly as for a real submission, store nothing.
+    if website.as_deref().is_some_and(|w| !w.trim().is_empty()) {
+        tracing::info!(event = "contact.honeypot", "submission dropped by honeypot");
+        return finish_success(is_plain_form_post());
+    }
+
+    let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(|e| fail(AppError::Invalid(e)))?;
+
+    let now = time::OffsetDateTime::now_utc();
+    match ratelimit::hit(&state.pool, &state.config.contact_limit, &client_key(&state), now).await {
+        Ok(Decision::Allowed) => {}
+        Ok(Decision::Limited { retry_after_secs }) => {
+            tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");
+            return Err(fail(AppError::RateLimited { retry_after_secs }));
+        }
+        Err(e) => return Err(fail(AppError::internal("contact rate limit", e))),
+    }
+
+    let mut conn = state.pool.acquire().await.map_err(|e| fail(AppError::internal("contact acquire", e)))?;
+    let id = db::insert_inquiry(&mut conn, &inquiry).await.map_err(|e| fail(AppError::internal("contact insert", e)))?;
+    drop(conn);
+    tracing::info!(inquiry.id = %id, "inquiry received");
+
+    // Best-effort after the response: prune if due (seed 000). Never affects this response.
+    let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
+    state.background.spawn("prune", async move {
+        let ctx = PruneCtx { now: time::OffsetDateTime::now_utc(), batch_size: cfg.prune_batch_size, max_batches: cfg.prune_max_batches };
+        prune_if_due(&pool, &steps, ctx, Trigger::Contact, false).await.map(|_| ())
+    });
+
+    finish_success(is_plain_form_post())
+}
+
+/// For a plain form post, sends the browser to the thank-you state of the page (303, so a reload
+/// does not post again); the hydrated page shows its own success message.
+#[cfg(feature = "ssr")]
+fn finish_success(plain_form_post: bool) -> Result<(), AppError> {
+    if plain_form_post {
+        use axum::http::{header::LOCATION, HeaderValue, StatusCode};
+        if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+            res.set_status(StatusCode::SEE_OTHER);
+            res.insert_header(LOCATION, HeaderValue::from_static("/?sent=1#contact"));
+        }
+    }
+    Ok(())
+}

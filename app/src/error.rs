@@ -1,0 +1,102 @@
+//! The one error type the browser ever sees.
+//!
+//! Each variant is something a visitor or admin can act on. Internal causes (database, I/O)
+//! are logged once where they are handled and become [`AppError::Internal`], so no internal
+//! text ever reaches a response.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use server_fn_error::{FromServerFnError, ServerFnErrorErr};
+
+/// Re-exports under a short name so the rest of the crate does not depend on leptos' layout.
+mod server_fn_error {
+    pub use leptos::server_fn::codec::JsonEncoding;
+    pub use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+}
+
+/// Field name → message, for errors shown beside form fields.
+pub type FieldErrors = BTreeMap<String, String>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    /// The input failed validation; each message belongs beside its field (HTTP 400).
+    #[error("please correct the highlighted fields")]
+    Invalid(FieldErrors),
+    /// The request itself was malformed (missing or mistyped fields) (HTTP 400).
+    #[error("the request was malformed: {0}")]
+    BadRequest(String),
+    /// Too many requests from this client; retry after this many seconds (HTTP 429).
+    #[error("too many requests; try again in {retry_after_secs} seconds")]
+    RateLimited { retry_after_secs: u64 },
+    /// A sign-in is required (HTTP 401).
+    #[error("please sign in")]
+    Unauthorized,
+    /// The request came from another site (HTTP 403).
+    #[error("this request came from another site and was refused")]
+    Forbidden,
+    /// Nothing here (HTTP 404).
+    #[error("not found")]
+    NotFound,
+    /// Something went wrong on our side; the cause is in the server log (HTTP 500).
+    #[error("something went wrong on our side; please try again later")]
+    Internal,
+}
+
+impl AppError {
+    /// The HTTP status this error is answered with.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::Invalid(_) | AppError::BadRequest(_) => 400,
+            AppError::Unauthorized => 401,
+            AppError::Forbidden => 403,
+            AppError::NotFound => 404,
+            AppError::RateLimited { .. } => 429,
+            AppError::Internal => 500,
+        }
+    }
+
+    /// Logs an internal cause once and turns it into the opaque [`AppError::Internal`].
+    pub fn internal(context: &'static str, cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "{context}");
+        AppError::Internal
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = server_fn_error::JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        // Argument errors are the client's fault (a form missing a field or a value of the wrong
+        // type); everything else is a transport or framework failure.
+        match value {
+            ServerFnErrorErr::Args(msg) | ServerFnErrorErr::MissingArg(msg) => {
+                let err = AppError::BadRequest(msg);
+                #[cfg(feature = "ssr")]
+                let err = crate::server::fail(err);
+                err
+            }
+            ServerFnErrorErr::Request(msg) => {
+                // Only happens in the browser: the server could not be reached.
+                tracing::warn!(error = %msg, "server function request failed");
+                AppError::Internal
+            }
+            other => {
+                tracing::error!(error = %other, "server function failed");
+                AppError::Internal
+            }
+        }
+    }
+}
+
+/// Puts the error's HTTP status (and `Retry-After` for rate limits) on the current response.
+#[cfg(feature = "ssr")]
+pub fn set_status(err: &AppError) {
+    use axum::http::{header::RETRY_AFTER, HeaderValue, StatusCode};
+    if let Some(res) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+        if let AppError::RateLimited { retry_after_secs } = err {
+            res.insert_header(RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Ebb's Leptos application: pages, components and server functions. Server-only code sits
+//! behind the `ssr` feature; the browser build uses `hydrate`.
+
+pub mod contact;
+pub mod error;
+pub mod maintenance;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod ratelimit;
+#[cfg(feature = "ssr")]
+pub mod server;
+#[cfg(feature = "ssr")]
+pub mod state;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    path,
+};
+
+/// The HTML document around the app (server side only renders it).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The application: routes to pages.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/ebb.css"/>
+        <Title text="Ebb"/>
+        <Router>
+            <a class="skip-link" href="#main">"Skip to content"</a>
+            <header class="site-header">
+                <a class="brand" href="/">"Ebb"</a>
+            </header>
+            <main id="main">
+                <Routes fallback=pages::NotFound>
+                    <Route path=path!("/") view=pages::HomePage/>
+                </Routes>
+            </main>
+            <footer class="site-footer">
+                <p>"Messages are kept for a limited time and then deleted automatically."</p>
+            </footer>
+        </Router>
+    }
+}

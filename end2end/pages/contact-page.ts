@@ -1,0 +1,49 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/** The public contact form on the home page. */
+export class ContactPage {
+  readonly form: Locator;
+  readonly name: Locator;
+  readonly email: Locator;
+  readonly message: Locator;
+  readonly send: Locator;
+  readonly success: Locator;
+  readonly error: Locator;
+  readonly counter: Locator;
+
+  constructor(readonly page: Page) {
+    this.form = page.locator('#contact form');
+    this.name = page.getByLabel('Your name');
+    this.email = page.getByLabel('Your email address');
+    this.message = page.getByLabel('Message');
+    this.send = page.getByRole('button', { name: /Send message|Sending/ });
+    this.success = page.getByTestId('contact-success');
+    this.error = page.getByTestId('contact-error');
+    this.counter = page.getByTestId('message-count');
+  }
+
+  async open() {
+    await this.page.goto('/');
+  }
+
+  /** Waits until the wasm client has hydrated the form. */
+  async waitForHydration() {
+    await expect(this.form).toHaveAttribute('data-hydrated', 'true');
+  }
+
+  async fill(fields: { name: string; email: string; message: string }) {
+    await this.name.fill(fields.name);
+    await this.email.fill(fields.email);
+    await this.message.fill(fields.message);
+  }
+
+  fieldError(field: 'name' | 'email' | 'message'): Locator {
+    return this.page.locator(`#contact-${field}-error`);
+  }
+}
+
+/** Unique data per test, so tests never depend on each other. */
+export function uniqueInquiry(tag: string) {
+  const id = `${tag}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  return { name: `Tester ${id}`, email: `qa+${id}@example.org`, message: `Hello from ${id}.\nSecond line.` };
+}

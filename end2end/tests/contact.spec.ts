@@ -1,0 +1,81 @@
+import { expect, test } from '@playwright/test';
+import { ContactPage, uniqueInquiry } from '../pages/contact-page';
+
+test('hydration happened: the character counter follows typing', async ({ page }) => {
+  const contact = new ContactPage(page);
+  await contact.open();
+  await contact.waitForHydration();
+  await contact.message.fill('Hello');
+  // Only the hydrated client updates the counter; the server-rendered page says 0.
+  await expect(contact.counter).toHaveText('5 / 5000 characters');
+});
+
+test('a hydrated submission shows success without reloading the page', async ({ page }) => {
+  const contact = new ContactPage(page);
+  await contact.open();
+  await contact.waitForHydration();
+  // A marker on window survives only if the page is not reloaded.
+  await page.evaluate(() => ((window as any).__noReload = true));
+
+  // Hold the request to see the pending state.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/api/contact', async (route) => {
+    await held;
+    await route.continue();
+  });
+
+  await contact.fill(uniqueInquiry('hydrated'));
+  await contact.send.click();
+  await expect(page.getByRole('button', { name: 'Sending…' })).toBeDisabled();
+  release();
+
+  await expect(contact.success).toContainText('your message was sent');
+  expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+  await expect(page).toHaveURL(/\/$/);
+});
+
+test('invalid fields show their errors beside them and nothing is sent', async ({ page }) => {
+  const contact = new ContactPage(page);
+  await contact.open();
+  await contact.waitForHydration();
+  const posts: string[] = [];
+  page.on('request', (r) => r.method() === 'POST' && posts.push(r.url()));
+
+  await contact.email.fill('not-an-address');
+  await contact.send.click();
+  await expect(contact.fieldError('name')).toHaveText('Please enter your name.');
+  await expect(contact.fieldError('email')).toContainText('valid email address');
+  await expect(contact.fieldError('message')).toHaveText('Please write a message.');
+  await expect(contact.email).toHaveAttribute('aria-invalid', 'true');
+  expect(posts).toEqual([]);
+
+  // Fixing a field clears its error as you type.
+  await contact.name.fill('Ann');
+  await expect(contact.fieldError('name')).toBeEmpty();
+});
+
+test.describe('with JavaScript disabled', () => {
+  test.use({ javaScriptEnabled: false });
+
+  test('the form still posts and the server shows the thank-you message', async ({ page }) => {
+    const contact = new ContactPage(page);
+    await contact.open();
+    await contact.fill(uniqueInquiry('nojs'));
+    await contact.send.click();
+    await expect(page).toHaveURL(/\?sent=1/);
+    await expect(contact.success).toContainText('your message was sent');
+    // No client ran: the counter is still the server's.
+    await expect(contact.counter).toHaveText('0 / 5000 characters');
+  });
+
+  test('server-side field errors are shown beside the field', async ({ page }) => {
+    const contact = new ContactPage(page);
+    await contact.open();
+    // The browser's own check accepts "a@localhost"; Ebb's parse function requires a domain.
+    await contact.fill({ ...uniqueInquiry('nojs-invalid'), email: 'someone@localhost' });
+    await contact.send.click();
+    await expect(contact.fieldError('email')).toContainText('valid email address');
+    await expect(contact.error).toContainText('Please correct the fields');
+  });
+});

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Starts the given ebb binary on a fresh database and port 3100, runs the Playwright suite, stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+BIN=${1:?usage: e2e.sh path/to/ebb}
+: "${DATABASE_URL:?DATABASE_URL must name a database whose role may create databases}"
+PORT=${E2E_PORT:-3100}
+DB=ebb_e2e
+psql -q "$DATABASE_URL" -c "drop database if exists $DB with (force)" -c "create database $DB"
+E2E_DATABASE_URL=$(echo "$DATABASE_URL" | sed -E "s#^(postgres(ql)?://[^/]*)/[^?]*#\1/$DB#")
+LOG=$CARGO_TARGET_DIR/e2e-server.log
+# Many submissions come from one address in the suite: a high contact limit keeps tests
+# independent (the limit itself is covered by the HTTP tests).
+DATABASE_URL=$E2E_DATABASE_URL EBB_BIND=127.0.0.1:$PORT EBB_PUBLIC_URL=http://localhost:$PORT \
+  EBB_CONTACT_RATE_LIMIT=10000 RUST_LOG=${RUST_LOG:-info} "$BIN" serve >"$LOG" 2>&1 &
+PID=$!
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
+  kill -0 $PID 2>/dev/null || { echo "e2e: server exited; log:"; cat "$LOG"; exit 1; }
+  sleep 0.2
+done
+cd end2end
+[ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
+BASE_URL=http://localhost:$PORT npx playwright test "${@:2}" || { echo "e2e: failed; server log: $LOG"; exit 1; }

@@ -1,0 +1,150 @@
+//! Ebb's server: configuration, router, non-server-function routes, maintenance ticker, CLI
+//! commands and graceful shutdown. `main.rs` is a thin wrapper; tests bind [`serve`] to port 0.
+
+pub mod config;
+pub mod maintenance;
+
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use app::state::{AppConfig, AppState, Background};
+use app::{shell, App};
+use axum::{
+    extract::{MatchedPath, State},
+    http::{header, HeaderValue, Request, StatusCode},
+    routing::get,
+    Router,
+};
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use sqlx::{postgres::PgPoolOptions, PgPool};
+use tower_http::{limit::RequestBodyLimitLayer, set_header::SetResponseHeaderLayer, trace::TraceLayer};
+
+pub use config::Config;
+
+/// The migrations, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// Connects to PostgreSQL, with a message that says what to check when it fails.
+pub async fn connect(config: &Config) -> Result<PgPool, String> {
+    PgPoolOptions::new()
+        .max_connections(config.db_max_connections)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(&config.database_url)
+        .await
+        .map_err(|e| format!("cannot connect to PostgreSQL at DATABASE_URL ({e}); is the server running and the URL right?"))
+}
+
+/// Builds the application state from validated configuration.
+pub fn build_state(config: &Config, pool: PgPool) -> AppState {
+    let leptos_options = LeptosOptions::builder()
+        .output_name("ebb")
+        .site_root(config.site_root.to_string_lossy().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(config.bind)
+        .env(leptos::config::Env::PROD)
+        .build();
+    let app_config = AppConfig {
+        trusted_proxy_hops: config.trusted_proxy_hops as usize,
+        contact_limit: app::ratelimit::Limit {
+            name: "contact",
+            max: config.contact_rate_limit,
+            window: Duration::from_secs(config.contact_rate_window_secs),
+        },
+        prune_batch_size: config.prune_batch_size,
+        ..AppConfig::default()
+    };
+    AppState {
+        leptos_options,
+        pool,
+        background: Background::new(app_config.background_timeout),
+        config: Arc::new(app_config),
+        prune_steps: Arc::new(app::maintenance::prune::default_steps()),
+    }
+}
+
+/// The complete router: pages, server functions, health checks and static files.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let routes = generate_route_list(App);
+    let context_state = state.clone();
+    let shell_options = state.leptos_options.clone();
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(context_state.clone()),
+            move || shell(shell_options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // 413 before any handler reads a byte when Content-Length is too large; a streamed body
+        // that grows past the limit fails as it is read.
+        .layer(RequestBodyLimitLayer::new(max_body_bytes))
+        .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
+        .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        // Spans carry the method and the route pattern only: URIs may hold tokens or searches.
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
+            tracing::info_span!("http", method = %req.method(), route = %route)
+        }))
+        .with_state(state)
+}
+
+/// Liveness: the process answers.
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Readiness: the database answers.
+async fn readyz(State(pool): State<PgPool>) -> (StatusCode, &'static str) {
+    match sqlx::query_scalar!("select 1 as \"one!\"").fetch_one(&pool).await {
+        Ok(_) => (StatusCode::OK, "ready"),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable")
+        }
+    }
+}
+
+/// Serves until `shutdown` resolves, then stops the ticker and drains best-effort tasks.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    max_body_bytes: usize,
+    maintenance_interval: Option<Duration>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let ticker = maintenance_interval.map(|every| tokio::spawn(maintenance::ticker(state.clone(), every, stop.clone())));
+    let app = router(state.clone(), max_body_bytes).into_make_service_with_connect_info::<SocketAddr>();
+    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    stop.cancel();
+    if let Some(t) = ticker {
+        let _ = t.await;
+    }
+    if !state.background.drain(Duration::from_secs(30)).await {
+        tracing::warn!("best-effort tasks still running after 30 s; abandoning them");
+    }
+    result
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutdown signal received; finishing requests and background tasks");
+}

@@ -1,0 +1,103 @@
+//! `ebb`: serve the site, run migrations, or run maintenance now.
+
+use clap::{Parser, Subcommand};
+use server::config::{Config, LogFormat};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(name = "ebb", version, about = "Ebb: contact form, one-time shares and a verified audit archive")]
+struct Cli {
+    #[command(flatten)]
+    config: Config,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply migrations and serve (the default).
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Maintenance jobs.
+    Maintenance {
+        #[command(subcommand)]
+        command: MaintenanceCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum MaintenanceCommand {
+    /// Run the prune job now. It honours the hourly claim unless --force is given.
+    Run {
+        /// Run even if another run happened within the claim interval.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.config.log_format);
+    match run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(msg) => {
+            tracing::error!("{msg}");
+            eprintln!("ebb: {msg}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let config = cli.config;
+    let pool = server::connect(&config).await?;
+    let migrate = || async {
+        server::MIGRATOR.run(&pool).await.map_err(|e| format!("database migration failed: {e}"))
+    };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Migrate => {
+            migrate().await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Maintenance { command: MaintenanceCommand::Run { force } } => {
+            migrate().await?;
+            let state = server::build_state(&config, pool);
+            match server::maintenance::run_now(&state, force).await {
+                Ok(app::maintenance::prune::PruneOutcome::NotDue) => {
+                    println!("prune: not due (it ran less than an hour ago); use --force to run it anyway");
+                    Ok(())
+                }
+                Ok(app::maintenance::prune::PruneOutcome::Ran(steps)) => {
+                    for s in steps {
+                        println!("prune: {:<22} deleted {:>8} in {} batch(es){}", s.step, s.report.deleted, s.report.batches, if s.report.more { " (more left for the next run)" } else { "" });
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(format!("prune failed: {e}")),
+            }
+        }
+        Command::Serve => {
+            migrate().await?;
+            let state = server::build_state(&config, pool);
+            let listener = tokio::net::TcpListener::bind(config.bind)
+                .await
+                .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;
+            tracing::info!(addr = %config.bind, public_url = %config.public_url, "Ebb is listening");
+            server::serve(listener, state, config.max_body_bytes as usize, Some(config.maintenance_interval()), server::shutdown_signal())
+                .await
+                .map_err(|e| format!("server error: {e}"))
+        }
+    }
+}

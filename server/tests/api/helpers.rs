@@ -1,0 +1,98 @@
+//! `spawn_app`: the real router on a real socket (port 0), over a `#[sqlx::test]` database.
+
+use std::net::SocketAddr;
+
+use app::state::AppState;
+use clap::Parser;
+use server::Config;
+use sqlx::PgPool;
+
+#[derive(Parser)]
+struct TestCli {
+    #[command(flatten)]
+    config: Config,
+}
+
+/// Configuration as an operator would give it; `DATABASE_URL` is unused (the pool is given).
+pub fn test_config(extra: &[&str]) -> Config {
+    let mut args = vec!["ebb", "--database-url", "postgres://unused"];
+    args.extend_from_slice(extra);
+    TestCli::try_parse_from(args).expect("valid test configuration").config
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub state: AppState,
+    pub client: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Posts the contact form as the hydrated client does (expects JSON, gets status codes).
+    pub async fn post_contact(&self, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.client
+            .post(self.url("/api/contact"))
+            .header("accept", "application/json")
+            .form(fields)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Posts the contact form as a browser without JavaScript does.
+    pub async fn post_contact_plain(&self, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.client
+            .post(self.url("/api/contact"))
+            .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+            .header("referer", self.url("/"))
+            .form(fields)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Stops the server the way SIGTERM does and waits for background tasks to drain.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            h.await.expect("server task").expect("server ran");
+        }
+    }
+}
+
+/// Starts Ebb on 127.0.0.1:0 with the given pool and extra flags; `customize` may change the
+/// state (tests use it to sabotage a prune step).
+pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce(&mut AppState)) -> TestApp {
+    let config = test_config(extra);
+    let mut state = server::build_state(&config, pool);
+    customize(&mut state);
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let serve_state = state.clone();
+    let handle = tokio::spawn(async move {
+        server::serve(listener, serve_state, config.max_body_bytes as usize, None, async {
+            let _ = rx.await;
+        })
+        .await
+    });
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    TestApp { base, state, client, stop: Some(tx), handle: Some(handle) }
+}
+
+pub async fn spawn_app(pool: PgPool) -> TestApp {
+    spawn_app_with(pool, &[], |_| {}).await
+}
+
+pub async fn inquiry_count(pool: &PgPool) -> i64 {
+    sqlx::query_scalar("select count(*) from inquiries").fetch_one(pool).await.unwrap()
+}
+
+pub const VALID: [(&str, &str); 3] = [("name", "Ann Example"), ("email", "ann@example.org"), ("message", "Hello,\nplease call me back.")];
