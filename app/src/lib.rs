@@ -1,5 +1,6 @@
 //! Ebb's Leptos application: pages, components and server functions. Server-only code sits
 //! behind the `ssr` feature; the browser build uses `hydrate`.
+#![recursion_limit = "256"]
 
 pub mod contact;
 pub mod error;

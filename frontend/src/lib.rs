@@ -1,4 +1,5 @@
 //! The browser entry point: hydrates the server-rendered page.
+#![recursion_limit = "256"]
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {

@@ -1,5 +1,6 @@
 //! Ebb's server: configuration, router, non-server-function routes, maintenance ticker, CLI
 //! commands and graceful shutdown. `main.rs` is a thin wrapper; tests bind [`serve`] to port 0.
+#![recursion_limit = "256"]
 
 pub mod config;
 pub mod maintenance;
