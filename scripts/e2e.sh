@@ -7,8 +7,7 @@ BIN=${1:?usage: e2e.sh path/to/ebb}
 : "${DATABASE_URL:?DATABASE_URL must name a database whose role may create databases}"
 PORT=${E2E_PORT:-3100}
 DB=ebb_e2e
-psql -q "$DATABASE_URL" -c "drop database if exists $DB with (force)" -c "create database $DB"
-E2E_DATABASE_URL=$(echo "$DATABASE_URL" | sed -E "s#^(postgres(ql)?://[^/]*)/[^?]*#\1/$DB#")
+E2E_DATABASE_URL=$(bash scripts/fresh-db.sh $DB)
 LOG=$CARGO_TARGET_DIR/e2e-server.log
 # Many submissions come from one address in the suite: a high contact limit keeps tests
 # independent (the limit itself is covered by the HTTP tests).

@@ -8,14 +8,7 @@ bash scripts/setup.sh
 . scripts/env.sh
 
 # Tests need a PostgreSQL role that may create databases (#[sqlx::test] makes one per test).
-if [ -z "${DATABASE_URL:-}" ]; then
-  if pg_isready -q -h 127.0.0.1 -p 5432 && psql -q "postgresql://postgres@127.0.0.1:5432/postgres" -c "select 1" >/dev/null 2>&1; then
-    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres
-  else
-    eval "$(bash scripts/pg-local.sh start)"
-  fi
-fi
-export DATABASE_URL
+eval "$(bash scripts/test-db.sh)"
 echo "test: database $(echo "$DATABASE_URL" | sed 's#//[^@/]*@#//#')"
 
 echo "== unit, database and HTTP tests (cargo test)"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make bench`: figures printed beside a baseline measured on the same machine, in the same run.
+#   contact: submissions/s and latency at 32 connections (wrk → release server → PostgreSQL),
+#   beside pgbench's single-row INSERT rate on the same database with 32 clients.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+. scripts/env.sh
+eval "$(bash scripts/test-db.sh)"
+CONNS=${BENCH_CONNECTIONS:-32}
+SECS=${BENCH_SECONDS:-10}
+PORT=${BENCH_PORT:-3200}
+
+echo "bench: building the release server"
+cargo build -q --release -p server --bin ebb
+BENCH_URL=$(bash scripts/fresh-db.sh ebb_bench)
+LOG=$CARGO_TARGET_DIR/bench-server.log
+DATABASE_URL=$BENCH_URL EBB_BIND=127.0.0.1:$PORT EBB_TRUSTED_PROXY_HOPS=1 RUST_LOG=warn \
+  "$CARGO_TARGET_DIR/release/ebb" serve >"$LOG" 2>&1 &
+PID=$!
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+
+echo "bench: warm-up (3 s)"
+wrk -t2 -c"$CONNS" -d3s -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact" >/dev/null
+echo "bench: contact form, $CONNS connections, ${SECS} s"
+WRK=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact")
+echo "$WRK" | sed 's/^/  wrk | /'
+LINE=$(echo "$WRK" | grep '^BENCH')
+kv() { echo "$LINE" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+
+echo "bench: pgbench single-row INSERT, $CONNS clients, ${SECS} s (same database)"
+PGB=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
+echo "$PGB" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
+PG_TPS=$(echo "$PGB" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
+PG_LAT=$(echo "$PGB" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')
+
+awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
+    -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v c="$CONNS" 'BEGIN {
+  rps = req / (dur / 1e6);
+  printf "\n%-44s %14s %14s\n", "contact submissions, " c " connections", "Ebb (HTTP)", "pgbench INSERT";
+  printf "%-44s %14.0f %14.0f\n", "per second", rps, pgtps;
+  printf "%-44s %14.2f %14.2f\n", "latency p50 / average (ms)", p50 / 1000, pglat;
+  printf "%-44s %14.2f %14s\n", "latency p99 (ms)", p99 / 1000, "-";
+  printf "%-44s %14.1f%%\n", "Ebb as a share of the raw INSERT rate", 100 * rps / pgtps;
+  printf "%-44s %14d\n", "non-2xx responses / socket errors", non2xx + errs;
+}'
