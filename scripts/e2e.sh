@@ -3,16 +3,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-BIN=${1:?usage: e2e.sh path/to/ebb}
+BIN=$(readlink -f "${1:?usage: e2e.sh path/to/ebb}")
 : "${DATABASE_URL:?DATABASE_URL must name a database whose role may create databases}"
 PORT=${E2E_PORT:-3100}
 DB=ebb_e2e
 E2E_DATABASE_URL=$(bash scripts/fresh-db.sh $DB)
 LOG=$CARGO_TARGET_DIR/e2e-server.log
-# Many submissions come from one address in the suite: a high contact limit keeps tests
-# independent (the limit itself is covered by the HTTP tests).
+# Every test comes from one address: high contact and sign-in limits keep tests independent
+# (the limits themselves are covered by the HTTP tests).
 DATABASE_URL=$E2E_DATABASE_URL EBB_BIND=127.0.0.1:$PORT EBB_PUBLIC_URL=http://localhost:$PORT \
-  EBB_CONTACT_RATE_LIMIT=10000 RUST_LOG=${RUST_LOG:-info} "$BIN" serve >"$LOG" 2>&1 &
+  EBB_CONTACT_RATE_LIMIT=10000 EBB_AUTH_RATE_LIMIT=10000 RUST_LOG=${RUST_LOG:-info} "$BIN" serve >"$LOG" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
@@ -22,4 +22,5 @@ for _ in $(seq 1 100); do
 done
 cd end2end
 [ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
-BASE_URL=http://localhost:$PORT npx playwright test "${@:2}" || { echo "e2e: failed; server log: $LOG"; exit 1; }
+BASE_URL=http://localhost:$PORT EBB_BIN=$BIN E2E_DATABASE_URL=$E2E_DATABASE_URL \
+  EBB_PUBLIC_URL=http://localhost:$PORT npx playwright test "${@:2}" || { echo "e2e: failed; server log: $LOG"; exit 1; }

@@ -2,6 +2,8 @@
 //! behind the `ssr` feature; the browser build uses `hydrate`.
 #![recursion_limit = "256"]
 
+pub mod audit;
+pub mod auth;
 pub mod contact;
 pub mod error;
 pub mod maintenance;
@@ -16,7 +18,7 @@ pub mod state;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
-    components::{Route, Router, Routes},
+    components::{ParentRoute, Route, Router, Routes},
     path,
 };
 
@@ -54,6 +56,16 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage/>
+                    <Route path=path!("/signin") view=auth::ui::SignInPage/>
+                    <Route path=path!("/invite/:token") view=auth::ui::InvitePage/>
+                    <ParentRoute path=path!("/admin") view=auth::ui::AdminShell>
+                        <Route path=path!("") view=auth::ui::AdminHome/>
+                        <Route path=path!("inbox") view=|| view! { <auth::ui::ComingSoon title="Inbox"/> }/>
+                        <Route path=path!("shares") view=|| view! { <auth::ui::ComingSoon title="Shares"/> }/>
+                        <Route path=path!("audit") view=|| view! { <auth::ui::ComingSoon title="Audit"/> }/>
+                        <Route path=path!("settings") view=|| view! { <auth::ui::ComingSoon title="Settings"/> }/>
+                        <Route path=path!("account") view=auth::ui::AccountPage/>
+                    </ParentRoute>
                 </Routes>
             </main>
             <footer class="site-footer">

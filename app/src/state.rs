@@ -24,6 +24,28 @@ pub struct AppConfig {
     pub prune_batch_size: i64,
     /// Batches per step per run; the rest waits for the next run.
     pub prune_max_batches: u32,
+    /// The public origin (`http://localhost:3000`), without a trailing slash.
+    pub public_url: String,
+    /// A session unused this long ends (tower-sessions' inactivity expiry).
+    pub session_idle: Duration,
+    /// A session ends this long after sign-in, however active.
+    pub session_absolute: Duration,
+    /// Per-client limit of each authentication endpoint.
+    pub auth_limit: Limit,
+    /// Limit of each authentication endpoint over all clients together.
+    pub auth_total_limit: Limit,
+}
+
+impl AppConfig {
+    /// The bounds and clock of one prune run.
+    pub fn prune_ctx(&self, now: time::OffsetDateTime) -> crate::maintenance::prune::PruneCtx {
+        crate::maintenance::prune::PruneCtx {
+            now,
+            batch_size: self.prune_batch_size,
+            max_batches: self.prune_max_batches,
+            session_absolute: self.session_absolute,
+        }
+    }
 }
 
 impl Default for AppConfig {
@@ -34,6 +56,11 @@ impl Default for AppConfig {
             background_timeout: Duration::from_secs(60),
             prune_batch_size: 1000,
             prune_max_batches: 200,
+            public_url: "http://localhost:3000".into(),
+            session_idle: Duration::from_secs(12 * 3600),
+            session_absolute: Duration::from_secs(7 * 24 * 3600),
+            auth_limit: Limit { name: "auth", max: 20, window: Duration::from_secs(300) },
+            auth_total_limit: Limit { name: "auth", max: 300, window: Duration::from_secs(300) },
         }
     }
 }
@@ -47,6 +74,8 @@ pub struct AppState {
     pub background: Background,
     /// The prune job's steps; tests swap in a failing one to prove prune is best-effort.
     pub prune_steps: Arc<Vec<PruneStep>>,
+    /// The WebAuthn relying party (id and origin from the public URL).
+    pub webauthn: Arc<webauthn_rs::Webauthn>,
 }
 
 /// Best-effort work that runs after a response: tracked so shutdown can drain it, bounded by a

@@ -56,6 +56,22 @@ pub struct Config {
     #[arg(long, env = "EBB_PRUNE_BATCH_SIZE", default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
     pub prune_batch_size: i64,
 
+    /// Hours a signed-in session may stay unused before it ends.
+    #[arg(long, env = "EBB_SESSION_IDLE_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
+    pub session_idle_hours: u64,
+
+    /// Days after sign-in when a session ends, however active.
+    #[arg(long, env = "EBB_SESSION_ABSOLUTE_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=90))]
+    pub session_absolute_days: u64,
+
+    /// Attempts per client per 5 minutes on each authentication endpoint.
+    #[arg(long, env = "EBB_AUTH_RATE_LIMIT", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub auth_rate_limit: u32,
+
+    /// Attempts from all clients together per 5 minutes on each authentication endpoint.
+    #[arg(long, env = "EBB_AUTH_TOTAL_RATE_LIMIT", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub auth_total_rate_limit: u32,
+
     /// Log format.
     #[arg(long, env = "EBB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -70,6 +86,19 @@ pub enum LogFormat {
 impl Config {
     pub fn maintenance_interval(&self) -> Duration {
         Duration::from_secs(self.maintenance_interval_secs)
+    }
+
+    /// The public origin without a trailing slash (`http://localhost:3000`).
+    pub fn public_origin(&self) -> String {
+        self.public_url.origin().ascii_serialization()
+    }
+
+    /// The WebAuthn relying party: id = the public URL's host, origin = the public origin.
+    pub fn webauthn(&self) -> Result<webauthn_rs::Webauthn, String> {
+        let rp_id = self.public_url.host_str().ok_or("EBB_PUBLIC_URL has no host")?;
+        webauthn_rs::WebauthnBuilder::new(rp_id, &self.public_url)
+            .and_then(|b| b.rp_name("Ebb").build())
+            .map_err(|e| format!("EBB_PUBLIC_URL cannot be used for passkeys: {e}"))
     }
 }
 

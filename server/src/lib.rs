@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod maintenance;
+pub mod security;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -35,8 +36,37 @@ pub async fn connect(config: &Config) -> Result<PgPool, String> {
         .map_err(|e| format!("cannot connect to PostgreSQL at DATABASE_URL ({e}); is the server running and the URL right?"))
 }
 
+/// Creates a one-time admin invite and returns its link (the CLI's `admin invite`).
+pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -> Result<app::auth::NewInvite, String> {
+    if let Some(n) = name {
+        app::auth::parse_label(n, "the name").map_err(|e| format!("--name: {e}"))?;
+    }
+    let mut tx = pool.begin().await.map_err(|e| format!("database error: {e}"))?;
+    let invite = app::auth::service::create_invite(&mut tx, &config.public_origin(), name, None)
+        .await
+        .map_err(|e| format!("cannot create the invite: {e}"))?;
+    tx.commit().await.map_err(|e| format!("database error: {e}"))?;
+    Ok(invite)
+}
+
+/// At start-up, when there is no admin yet, logs a one-time invite link for the first one.
+pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Result<(), String> {
+    let admins = app::auth::db::admin_count(pool).await.map_err(|e| format!("database error: {e}"))?;
+    if admins == 0 {
+        let invite = create_invite(pool, config, None).await?;
+        // The link is a secret: it goes to the operator's console, valid once and for 30 minutes.
+        tracing::warn!(
+            "No admin yet. Open this one-time link within 30 minutes to become the first admin: {} \
+             (or run `ebb admin invite` for a new one)",
+            invite.url
+        );
+    }
+    Ok(())
+}
+
 /// Builds the application state from validated configuration.
 pub fn build_state(config: &Config, pool: PgPool) -> AppState {
+    let webauthn = config.webauthn().expect("public URL validated at start-up");
     let leptos_options = LeptosOptions::builder()
         .output_name("ebb")
         .site_root(config.site_root.to_string_lossy().to_string())
@@ -52,6 +82,11 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
             window: Duration::from_secs(config.contact_rate_window_secs),
         },
         prune_batch_size: config.prune_batch_size,
+        public_url: config.public_origin(),
+        session_idle: Duration::from_secs(config.session_idle_hours * 3600),
+        session_absolute: Duration::from_secs(config.session_absolute_days * 86_400),
+        auth_limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
+        auth_total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
         ..AppConfig::default()
     };
     AppState {
@@ -60,8 +95,13 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
         prune_steps: Arc::new(app::maintenance::prune::default_steps()),
+        webauthn: Arc::new(webauthn),
     }
 }
+
+/// Routes that are neither pages nor server functions: (path, needs an admin session). The
+/// router is built from this list and the gate test walks it.
+pub const PLAIN_ROUTES: &[(&str, bool)] = &[("/healthz", false), ("/readyz", false)];
 
 /// The complete router: pages, server functions, health checks and static files.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
@@ -78,6 +118,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             move || shell(shell_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
+        .layer(security::session_layer(&state))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
         // that grows past the limit fails as it is read.
         .layer(RequestBodyLimitLayer::new(max_body_bytes))

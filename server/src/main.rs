@@ -24,6 +24,21 @@ enum Command {
         #[command(subcommand)]
         command: MaintenanceCommand,
     },
+    /// Admin accounts.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Print a one-time invite link (valid 30 minutes) with which a person becomes an admin.
+    Invite {
+        /// The invited person's name, suggested on the invite page.
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -88,8 +103,16 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Err(e) => Err(format!("prune failed: {e}")),
             }
         }
+        Command::Admin { command: AdminCommand::Invite { name } } => {
+            migrate().await?;
+            let invite = server::create_invite(&pool, &config, name.as_deref()).await?;
+            println!("Invite link (works once, until {} UTC):", app::auth::format_time(invite.expires_at).trim_end_matches(" UTC"));
+            println!("{}", invite.url);
+            Ok(())
+        }
         Command::Serve => {
             migrate().await?;
+            server::invite_first_admin_if_none(&pool, &config).await?;
             let state = server::build_state(&config, pool);
             let listener = tokio::net::TcpListener::bind(config.bind)
                 .await

@@ -8,11 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 /// The run's bounds and clock.
 pub fn prune_ctx(state: &AppState) -> PruneCtx {
-    PruneCtx {
-        now: time::OffsetDateTime::now_utc(),
-        batch_size: state.config.prune_batch_size,
-        max_batches: state.config.prune_max_batches,
-    }
+    state.config.prune_ctx(time::OffsetDateTime::now_utc())
 }
 
 /// Runs prune (if its claim is won) every `every`, so a site without traffic still cleans up.

@@ -17,7 +17,7 @@ pub async fn submit_inquiry(
     website: Option<String>,
 ) -> Result<(), AppError> {
     use crate::contact::{db, parse_inquiry, ContactForm};
-    use crate::maintenance::prune::{prune_if_due, PruneCtx, Trigger};
+    use crate::maintenance::prune::{prune_if_due, Trigger};
     use crate::ratelimit::{self, Decision};
     use crate::server::{client_key, fail, is_plain_form_post};
     use crate::state::AppState;
@@ -50,7 +50,7 @@ pub async fn submit_inquiry(
     // Best-effort after the response: prune if due (seed 000). Never affects this response.
     let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
     state.background.spawn("prune", async move {
-        let ctx = PruneCtx { now: time::OffsetDateTime::now_utc(), batch_size: cfg.prune_batch_size, max_batches: cfg.prune_max_batches };
+        let ctx = cfg.prune_ctx(time::OffsetDateTime::now_utc());
         prune_if_due(&pool, &steps, ctx, Trigger::Contact, false).await.map(|_| ())
     });
 

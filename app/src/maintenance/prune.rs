@@ -21,6 +21,8 @@ pub struct PruneCtx {
     pub now: OffsetDateTime,
     pub batch_size: i64,
     pub max_batches: u32,
+    /// Sessions signed in longer ago than this are ended, however active.
+    pub session_absolute: Duration,
 }
 
 /// What a step did.
@@ -58,6 +60,9 @@ pub fn default_steps() -> Vec<PruneStep> {
         PruneStep::new("inquiries", |pool, ctx| async move { delete_old_inquiries(&pool, ctx).await }),
         PruneStep::new("rate_limit_counters", |pool, ctx| async move { delete_old_rate_limit_counters(&pool, ctx).await }),
         PruneStep::new("maintenance_runs", |pool, ctx| async move { delete_old_maintenance_runs(&pool, ctx).await }),
+        PruneStep::new("passkey_challenges", |pool, ctx| async move { delete_expired_challenges(&pool, ctx).await }),
+        PruneStep::new("sessions", |pool, ctx| async move { delete_expired_sessions(&pool, ctx).await }),
+        PruneStep::new("admin_invites", |pool, ctx| async move { delete_expired_invites(&pool, ctx).await }),
     ]
 }
 
@@ -150,11 +155,67 @@ pub async fn delete_old_maintenance_runs(pool: &PgPool, ctx: PruneCtx) -> Result
     .await
 }
 
+/// Deletes abandoned passkey ceremonies (used ones are deleted at once).
+pub async fn delete_expired_challenges(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
+    in_batches(ctx, || async {
+        let r = sqlx::query!(
+            r#"with doomed as (select id from passkey_challenges where expires_at < $1 limit $2)
+               delete from passkey_challenges c using doomed where c.id = doomed.id"#,
+            ctx.now,
+            ctx.batch_size,
+        )
+        .execute(pool)
+        .await?;
+        Ok(r.rows_affected())
+    })
+    .await
+}
+
+/// Deletes sessions past their idle expiry or their absolute lifetime (our session rows go with
+/// them: `on delete cascade`).
+pub async fn delete_expired_sessions(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
+    let absolute_cutoff = ctx.now - ctx.session_absolute;
+    in_batches(ctx, || async {
+        let r = sqlx::query!(
+            r#"with doomed as (
+                   select t.id from tower_sessions.session t
+                   left join admin_sessions s on s.session_id = t.id
+                   where t.expiry_date < $1 or s.created_at < $2
+                   limit $3)
+               delete from tower_sessions.session t using doomed where t.id = doomed.id"#,
+            ctx.now,
+            absolute_cutoff,
+            ctx.batch_size,
+        )
+        .execute(pool)
+        .await?;
+        Ok(r.rows_affected())
+    })
+    .await
+}
+
+/// Deletes invites that expired unredeemed (redeemed ones stay as the record of who joined how).
+pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
+    in_batches(ctx, || async {
+        let r = sqlx::query!(
+            r#"with doomed as (select id from admin_invites where redeemed_at is null and expires_at < $1 limit $2)
+               delete from admin_invites i using doomed where i.id = doomed.id"#,
+            ctx.now,
+            ctx.batch_size,
+        )
+        .execute(pool)
+        .await?;
+        Ok(r.rows_affected())
+    })
+    .await
+}
+
 /// What triggered a run (recorded with it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     Contact,
+    Signin,
     Ticker,
     Cli,
 }
@@ -163,6 +224,7 @@ impl Trigger {
     fn as_str(self) -> &'static str {
         match self {
             Trigger::Contact => "contact",
+            Trigger::Signin => "signin",
             Trigger::Ticker => "ticker",
             Trigger::Cli => "cli",
         }

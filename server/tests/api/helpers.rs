@@ -96,3 +96,61 @@ pub async fn inquiry_count(pool: &PgPool) -> i64 {
 }
 
 pub const VALID: [(&str, &str); 3] = [("name", "Ann Example"), ("email", "ann@example.org"), ("message", "Hello,\nplease call me back.")];
+
+/// Creates an admin with one (placeholder) passkey row and returns their id. Real passkeys are
+/// registered by the Playwright tests, which have an authenticator.
+pub async fn create_admin(pool: &PgPool, name: &str) -> uuid::Uuid {
+    let id = uuid::Uuid::new_v4();
+    sqlx::query("insert into admins (id, name) values ($1, $2)").bind(id).bind(name).execute(pool).await.unwrap();
+    add_placeholder_passkey(pool, id, "Laptop").await;
+    id
+}
+
+pub async fn add_placeholder_passkey(pool: &PgPool, admin: uuid::Uuid, name: &str) -> uuid::Uuid {
+    sqlx::query_scalar("insert into passkeys (admin_id, credential_id, passkey, name) values ($1, $2, '{}', $3) returning id")
+        .bind(admin)
+        .bind(uuid::Uuid::new_v4().as_bytes().to_vec())
+        .bind(name)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// A session for `admin` exactly as sign-in leaves it (store row + our row); returns the
+/// `Cookie` header value.
+pub async fn session_cookie_for(pool: &PgPool, admin: uuid::Uuid) -> String {
+    use tower_sessions::session::{Id, Record};
+    use tower_sessions::SessionStore;
+    let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
+    let mut record = Record {
+        id: Id::default(),
+        data: [("admin_id".to_string(), serde_json::json!(admin))].into_iter().collect(),
+        expiry_date: time::OffsetDateTime::now_utc() + time::Duration::hours(12),
+    };
+    store.create(&mut record).await.unwrap();
+    sqlx::query("insert into admin_sessions (session_id, admin_id, user_agent) values ($1, $2, 'test')")
+        .bind(record.id.to_string())
+        .bind(admin)
+        .execute(pool)
+        .await
+        .unwrap();
+    format!("ebb_session={}", record.id)
+}
+
+/// Calls a server function by path with a JSON body (as the hydrated client does).
+pub async fn call(app: &TestApp, path: &str, cookie: Option<&str>, body: serde_json::Value) -> reqwest::Response {
+    let mut req = app.client.post(app.url(path)).header("accept", "application/json").json(&body);
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+/// Calls a server function by path with a form body.
+pub async fn call_form(app: &TestApp, path: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> reqwest::Response {
+    let mut req = app.client.post(app.url(path)).header("accept", "application/json").form(form);
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
+}

@@ -1,5 +1,7 @@
 //! HTTP tests: the real router on a real socket, against the real PostgreSQL.
 
+mod auth;
 mod contact;
+mod gate;
 mod health;
 mod helpers;

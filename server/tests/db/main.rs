@@ -1,4 +1,5 @@
 //! Database behaviour of the lifecycle jobs, against the real PostgreSQL. Time is injected.
 
+mod auth;
 mod claim;
 mod prune;

@@ -3,7 +3,7 @@ use sqlx::PgPool;
 use time::OffsetDateTime;
 
 fn ctx(now: OffsetDateTime) -> PruneCtx {
-    PruneCtx { now, batch_size: 1000, max_batches: 200 }
+    PruneCtx { now, batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400) }
 }
 
 /// Inserts `n` inquiries created `age_days` days (plus `extra_secs` seconds) before `now`.
@@ -93,7 +93,7 @@ async fn a_10000_row_backlog_is_deleted_in_several_batches(pool: PgPool) {
 async fn a_run_stops_at_its_batch_bound_and_the_next_run_finishes(pool: PgPool) {
     let now = OffsetDateTime::now_utc();
     insert_aged(&pool, now, 2_500, 200, 0, "old").await;
-    let bounded = PruneCtx { now, batch_size: 1000, max_batches: 2 };
+    let bounded = PruneCtx { max_batches: 2, ..ctx(now) };
     let first = delete_old_inquiries(&pool, bounded).await.unwrap();
     assert_eq!((first.deleted, first.batches, first.more), (2000, 2, true));
     let second = delete_old_inquiries(&pool, bounded).await.unwrap();

@@ -1,0 +1,23 @@
+//! Writing admin actions.
+
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+/// Records that `admin` did `action` (e.g. `"passkey.remove"`) to `subject` (an id, never
+/// personal data). Call it with the same connection/transaction as the change it records.
+pub async fn record_admin_action(
+    conn: &mut PgConnection,
+    admin: Option<Uuid>,
+    action: &str,
+    subject: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "insert into admin_actions (admin_id, action, subject) values ($1, $2, $3)",
+        admin,
+        action,
+        subject,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! Authentication server functions: thin adapters over `service` and `db`.
+//!
+//! Public: `current_admin`, the invite ceremony and the sign-in ceremony. Every other function
+//! here starts with `require_admin()` (the gate test in server/tests/api/gate.rs checks all of
+//! them, and every server function not on its public list).
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use uuid::Uuid;
+use webauthn_rs_proto::{CreationChallengeResponse, PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse};
+
+use super::{AdminInfo, InviteInfo, NewInvite, PasskeyView, SessionView};
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+    move |e| crate::server::fail(AppError::internal(context, e))
+}
+
+/// The signed-in admin, or `None`.
+#[server(prefix = "/api", endpoint = "auth/me")]
+pub async fn current_admin() -> Result<Option<AdminInfo>, AppError> {
+    let state = super::service::state()?;
+    let session = super::service::session().await?;
+    super::service::session_admin(&state, &session).await
+}
+
+/// What the invite page shows; 404 for an unknown, used or expired link (all look the same).
+#[server(prefix = "/api", endpoint = "auth/invite")]
+pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
+    use super::{db, service};
+    let state = service::state()?;
+    service::limit_auth(&state, "auth.invite").await?;
+    let invite = db::open_invite(&state.pool, &service::hash_token(&token)).await.map_err(internal("invite lookup"))?;
+    invite
+        .map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at })
+        .ok_or_else(|| crate::server::fail(AppError::NotFound))
+}
+
+/// Starts registering the first passkey of a new admin from an invite.
+#[server(prefix = "/api", endpoint = "auth/invite/start", input = Json)]
+pub async fn start_invite_registration(token: String, name: String, passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
+    use super::{db, parse_label, service};
+    use crate::server::fail;
+    let state = service::state()?;
+    service::limit_auth(&state, "auth.register").await?;
+    let mut errors = crate::error::FieldErrors::new();
+    let name = parse_label(&name, "your name").map_err(|e| errors.insert("name".into(), e)).ok();
+    let passkey_name = parse_label(&passkey_name, "a name for this passkey").map_err(|e| errors.insert("passkey_name".into(), e)).ok();
+    let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
+        return Err(fail(AppError::Invalid(errors)));
+    };
+    let invite = db::open_invite(&state.pool, &service::hash_token(&token))
+        .await
+        .map_err(internal("invite lookup"))?
+        .ok_or_else(|| fail(AppError::NotFound))?;
+    let admin_id = Uuid::new_v4();
+    let (ccr, reg) = state
+        .webauthn
+        .start_passkey_registration(admin_id, &name, &name, None)
+        .map_err(|e| fail(AppError::internal("start registration", e)))?;
+    let challenge = Uuid::new_v4();
+    let stored = serde_json::json!({ "reg": reg, "name": name, "passkey_name": passkey_name, "admin_id": admin_id });
+    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
+    db::insert_challenge(&state.pool, challenge, "register", &stored, None, Some(invite.id), expires)
+        .await
+        .map_err(internal("store challenge"))?;
+    Ok((challenge, ccr))
+}
+
+/// Finishes an invite registration: verifies the new passkey, redeems the invite (at most once),
+/// creates the admin and signs them in.
+#[server(prefix = "/api", endpoint = "auth/invite/finish", input = Json)]
+pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
+    use super::{db, service};
+    use crate::server::fail;
+    let state = service::state()?;
+    service::limit_auth(&state, "auth.register").await?;
+    let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(internal("take challenge"))?;
+    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
+        return Err(fail(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into())));
+    };
+    let invite_id = taken.invite_id.ok_or_else(|| fail(AppError::internal("finish invite", "challenge without invite")))?;
+    let reg: webauthn_rs::prelude::PasskeyRegistration =
+        serde_json::from_value(taken.state["reg"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
+    let name = taken.state["name"].as_str().unwrap_or_default().to_owned();
+    let passkey_name = taken.state["passkey_name"].as_str().unwrap_or_default().to_owned();
+    let admin_id: Uuid = serde_json::from_value(taken.state["admin_id"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
+    let passkey = state.webauthn.finish_passkey_registration(&credential, &reg).map_err(|e| {
+        tracing::info!(error = %e, "passkey registration refused");
+        fail(AppError::BadRequest("The passkey could not be verified. Please try again.".into()))
+    })?;
+
+    let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
+    let new_admin = db::NewAdmin { id: admin_id, name: &name, credential_id: passkey.cred_id().as_ref(), passkey: &passkey_json, passkey_name: &passkey_name };
+    if !db::create_admin_from_invite(&state.pool, invite_id, new_admin).await.map_err(internal("create admin"))? {
+        // Someone else redeemed it first (or it expired meanwhile): no admin is created.
+        return Err(fail(AppError::NotFound));
+    }
+    tracing::info!(admin.id = %admin_id, invite.id = %invite_id, "invite redeemed; admin created");
+
+    let session = service::session().await?;
+    service::start_admin_session(&state, &session, admin_id).await.map_err(fail)
+}
+
+/// Starts a passkey sign-in (discoverable credentials: no user name needed).
+#[server(prefix = "/api", endpoint = "auth/signin/start")]
+pub async fn start_signin() -> Result<(Uuid, RequestChallengeResponse), AppError> {
+    use super::{db, service};
+    use crate::server::fail;
+    let state = service::state()?;
+    service::limit_auth(&state, "auth.signin").await?;
+    service::prune_after_signin(&state);
+    let (mut rcr, auth) = state.webauthn.start_discoverable_authentication().map_err(|e| fail(AppError::internal("start signin", e)))?;
+    // A button-started sign-in shows the browser's passkey dialog (not the autofill-only mode).
+    rcr.mediation = None;
+    let mut stored = serde_json::to_value(&auth).map_err(|e| fail(AppError::internal("signin state", e)))?;
+    service::allow_backup_eligible_upgrade(&mut stored).map_err(fail)?;
+    let challenge = Uuid::new_v4();
+    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
+    db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires)
+        .await
+        .map_err(internal("store challenge"))?;
+    Ok((challenge, rcr))
+}
+
+/// Finishes a passkey sign-in. The challenge is deleted before anything is checked, so neither a
+/// failed nor a successful answer can be replayed.
+#[server(prefix = "/api", endpoint = "auth/signin/finish", input = Json)]
+pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
+    use super::{db, service};
+    use crate::server::fail;
+    let state = service::state()?;
+    service::limit_auth(&state, "auth.signin").await?;
+    let refused = || fail(AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into()));
+    let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
+    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
+        return Err(fail(AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into())));
+    };
+    let auth: webauthn_rs::prelude::DiscoverableAuthentication =
+        serde_json::from_value(taken.state).map_err(|e| fail(AppError::internal("signin state", e)))?;
+    let (user, cred_id) = state.webauthn.identify_discoverable_authentication(&credential).map_err(|_| refused())?;
+    let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
+    let Some(stored) = stored.filter(|s| s.admin_id == user) else {
+        tracing::info!("sign-in with an unknown passkey refused");
+        return Err(refused());
+    };
+    let mut passkey: webauthn_rs::prelude::Passkey =
+        serde_json::from_value(stored.passkey).map_err(|e| fail(AppError::internal("stored passkey", e)))?;
+    let result = state
+        .webauthn
+        .finish_discoverable_authentication_v2(&credential, auth, &passkey)
+        .map_err(|e| {
+            tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
+            refused()
+        })?;
+    // Keep the counter and backup state current.
+    let changed = passkey.update_credential(&result).unwrap_or(false);
+    let updated = if changed { Some(serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?) } else { None };
+    let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
+    db::update_passkey_after_signin(&mut conn, stored.id, updated.as_ref()).await.map_err(internal("update passkey"))?;
+    drop(conn);
+    let session = service::session().await?;
+    service::start_admin_session(&state, &session, stored.admin_id).await.map_err(fail)
+}
+
+/// Signs out: the session is deleted from the store, so its cookie is refused from now on.
+#[server(prefix = "/api", endpoint = "admin/signout")]
+pub async fn sign_out() -> Result<(), AppError> {
+    let (state, session, admin) = super::service::require_admin().await?;
+    if let Some(id) = session.id() {
+        super::db::delete_session(&state.pool, &id.to_string()).await.map_err(internal("signout"))?;
+    }
+    session.flush().await.map_err(|e| crate::server::fail(AppError::internal("session flush", e)))?;
+    tracing::info!(admin.id = %admin.id, "admin signed out");
+    Ok(())
+}
+
+#[server(prefix = "/api", endpoint = "admin/passkeys")]
+pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
+    let (state, _, admin) = super::service::require_admin().await?;
+    super::db::list_passkeys(&state.pool, admin.id).await.map_err(internal("list passkeys"))
+}
+
+#[server(prefix = "/api", endpoint = "admin/passkeys/start")]
+pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
+    use super::{db, parse_label, service};
+    use crate::server::fail;
+    let (state, _, admin) = service::require_admin().await?;
+    let passkey_name = parse_label(&passkey_name, "a name for this passkey")
+        .map_err(|e| fail(AppError::Invalid([("passkey_name".to_string(), e)].into())))?;
+    let existing = db::credential_ids(&state.pool, admin.id).await.map_err(internal("credential ids"))?;
+    let exclude = existing.into_iter().map(Into::into).collect();
+    let (ccr, reg) = state
+        .webauthn
+        .start_passkey_registration(admin.id, &admin.name, &admin.name, Some(exclude))
+        .map_err(|e| fail(AppError::internal("start registration", e)))?;
+    let challenge = Uuid::new_v4();
+    let stored = serde_json::json!({ "reg": reg, "passkey_name": passkey_name });
+    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
+    db::insert_challenge(&state.pool, challenge, "register", &stored, Some(admin.id), None, expires)
+        .await
+        .map_err(internal("store challenge"))?;
+    Ok((challenge, ccr))
+}
+
+#[server(prefix = "/api", endpoint = "admin/passkeys/finish", input = Json)]
+pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
+    use super::{db, service};
+    use crate::server::fail;
+    let (state, _, admin) = service::require_admin().await?;
+    let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(internal("take challenge"))?;
+    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc() && t.admin_id == Some(admin.id)) else {
+        return Err(fail(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into())));
+    };
+    let reg: webauthn_rs::prelude::PasskeyRegistration =
+        serde_json::from_value(taken.state["reg"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
+    let passkey_name = taken.state["passkey_name"].as_str().unwrap_or("Passkey").to_owned();
+    let passkey = state.webauthn.finish_passkey_registration(&credential, &reg).map_err(|e| {
+        tracing::info!(error = %e, "passkey registration refused");
+        fail(AppError::BadRequest("The passkey could not be verified. Please try again.".into()))
+    })?;
+    let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name)
+        .await
+        .map_err(internal("insert passkey"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.add", Some(&id.to_string())).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    Ok(())
+}
+
+#[server(prefix = "/api", endpoint = "admin/passkeys/rename")]
+pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
+    use crate::server::fail;
+    let (state, _, admin) = super::service::require_admin().await?;
+    let name = super::parse_label(&name, "a name for this passkey").map_err(|e| fail(AppError::Invalid([("name".to_string(), e)].into())))?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
+        return Err(fail(AppError::NotFound));
+    }
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.rename", Some(&id.to_string())).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))
+}
+
+#[server(prefix = "/api", endpoint = "admin/passkeys/remove")]
+pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
+    use crate::server::fail;
+    let (state, _, admin) = super::service::require_admin().await?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? {
+        return Err(fail(AppError::Invalid(
+            [("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into(),
+        )));
+    }
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.remove", Some(&id.to_string())).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))
+}
+
+#[server(prefix = "/api", endpoint = "admin/sessions")]
+pub async fn list_sessions() -> Result<Vec<SessionView>, AppError> {
+    let (state, session, admin) = super::service::require_admin().await?;
+    let current = session.id().map(|i| i.to_string()).unwrap_or_default();
+    super::db::list_sessions(&state.pool, admin.id, &current).await.map_err(internal("list sessions"))
+}
+
+#[server(prefix = "/api", endpoint = "admin/sessions/revoke")]
+pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
+    use crate::server::fail;
+    let (state, _, admin) = super::service::require_admin().await?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !super::db::revoke_session(&mut tx, admin.id, handle).await.map_err(internal("revoke"))? {
+        return Err(fail(AppError::NotFound));
+    }
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "session.revoke", Some(&handle.to_string())).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))
+}
+
+/// Creates an invite for another admin; the link is returned once and never stored.
+#[server(prefix = "/api", endpoint = "admin/invites")]
+pub async fn create_invite(name: Option<String>) -> Result<NewInvite, AppError> {
+    use crate::server::fail;
+    let (state, _, admin) = super::service::require_admin().await?;
+    let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => Some(super::parse_label(n, "a name").map_err(|e| fail(AppError::Invalid([("name".to_string(), e)].into())))?),
+        None => None,
+    };
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let invite = super::service::create_invite(&mut tx, &state.config.public_url, name.as_deref(), Some(admin.id)).await.map_err(internal("invite"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    Ok(invite)
+}

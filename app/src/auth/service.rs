@@ -1,0 +1,154 @@
+//! Server-side sign-in machinery shared by the auth server functions and the admin gate.
+
+use std::time::Duration;
+
+use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+use leptos::prelude::*;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use tower_sessions::Session;
+use uuid::Uuid;
+
+use super::{db, AdminInfo};
+use crate::error::AppError;
+use crate::ratelimit::{self, Decision, Limit};
+use crate::server::{client_key, fail};
+use crate::state::AppState;
+
+/// How long a ceremony may take.
+pub const CHALLENGE_TTL: time::Duration = time::Duration::minutes(5);
+/// How long an invite link is valid.
+pub const INVITE_TTL: time::Duration = time::Duration::minutes(30);
+/// Session key holding the admin id.
+const SESSION_ADMIN_KEY: &str = "admin_id";
+
+/// A new 256-bit random token (URL-safe base64) and the SHA-256 hash we store instead of it.
+pub fn new_token() -> (String, Vec<u8>) {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let token = URL_SAFE_NO_PAD.encode(bytes);
+    let hash = hash_token(&token);
+    (token, hash)
+}
+
+/// The stored form of a token.
+pub fn hash_token(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// The context's state, or an opaque error.
+pub fn state() -> Result<AppState, AppError> {
+    use_context::<AppState>().ok_or_else(|| AppError::internal("auth", "AppState missing from context"))
+}
+
+/// The request's session (the session layer wraps every route).
+pub async fn session() -> Result<Session, AppError> {
+    leptos_axum::extract::<Session>().await.map_err(|e| AppError::internal("session extractor", e))
+}
+
+/// The admin signed in on `session`, if any.
+pub async fn session_admin(state: &AppState, session: &Session) -> Result<Option<AdminInfo>, AppError> {
+    let Some(id) = session.id() else { return Ok(None) };
+    let cutoff = time::OffsetDateTime::now_utc() - state.config.session_absolute;
+    db::session_admin(&state.pool, &id.to_string(), cutoff)
+        .await
+        .map_err(|e| AppError::internal("session lookup", e))
+}
+
+/// The gate of every admin server function: the signed-in admin, or 401.
+pub async fn require_admin() -> Result<(AppState, Session, AdminInfo), AppError> {
+    let state = state()?;
+    let session = session().await?;
+    match session_admin(&state, &session).await? {
+        Some(admin) => Ok((state, session, admin)),
+        None => Err(fail(AppError::Unauthorized)),
+    }
+}
+
+/// Counts one attempt against the per-client and the total limit of an authentication endpoint.
+pub async fn limit_auth(state: &AppState, endpoint: &'static str) -> Result<(), AppError> {
+    let now = time::OffsetDateTime::now_utc();
+    let client = client_key(state);
+    let per_client = Limit { name: endpoint, ..state.config.auth_limit };
+    let total = Limit { name: endpoint, ..state.config.auth_total_limit };
+    for (limit, key) in [(per_client, client.as_str()), (total, "*")] {
+        match ratelimit::hit(&state.pool, &limit, key, now).await {
+            Ok(Decision::Allowed) => {}
+            Ok(Decision::Limited { retry_after_secs }) => {
+                tracing::info!(event = "auth.rate_limited", endpoint, "authentication attempt rate-limited");
+                return Err(fail(AppError::RateLimited { retry_after_secs }));
+            }
+            Err(e) => return Err(fail(AppError::internal("auth rate limit", e))),
+        }
+    }
+    Ok(())
+}
+
+/// Signs `admin` in on this session: a new session id (no fixation), the admin id in the
+/// session, and our row describing it (for the account page and revocation).
+pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uuid) -> Result<(), AppError> {
+    session.cycle_id().await.map_err(|e| AppError::internal("session cycle", e))?;
+    session.insert(SESSION_ADMIN_KEY, admin).await.map_err(|e| AppError::internal("session insert", e))?;
+    // Save now: the store row must exist (and the id be assigned) before our row refers to it.
+    session.save().await.map_err(|e| AppError::internal("session save", e))?;
+    let id = session.id().ok_or_else(|| AppError::internal("session", "no id after save"))?;
+    let user_agent = use_context::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(300).collect::<String>()))
+        .unwrap_or_default();
+    let mut tx = state.pool.begin().await.map_err(|e| AppError::internal("session tx", e))?;
+    db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent)
+        .await
+        .map_err(|e| AppError::internal("admin session insert", e))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin), "auth.signin", None)
+        .await
+        .map_err(|e| AppError::internal("record signin", e))?;
+    tx.commit().await.map_err(|e| AppError::internal("session commit", e))?;
+    tracing::info!(admin.id = %admin, "admin signed in");
+    Ok(())
+}
+
+/// Best-effort after a sign-in attempt: prune if due (seed 000).
+pub fn prune_after_signin(state: &AppState) {
+    let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
+    state.background.spawn("prune", async move {
+        let ctx = cfg.prune_ctx(time::OffsetDateTime::now_utc());
+        crate::maintenance::prune::prune_if_due(&pool, &steps, ctx, crate::maintenance::prune::Trigger::Signin, false)
+            .await
+            .map(|_| ())
+    });
+}
+
+/// Webauthn-rs keeps the discoverable sign-in state private and refuses any change of the
+/// backup-eligible flag. Ebb allows the one safe change — a credential that becomes backup
+/// eligible (e.g. a passkey provider starts syncing it) — by setting the state's
+/// `allow_backup_eligible_upgrade`. Fails loudly if webauthn-rs renames the field.
+pub fn allow_backup_eligible_upgrade(state: &mut serde_json::Value) -> Result<(), AppError> {
+    match state.get_mut("ast").and_then(|a| a.get_mut("allow_backup_eligible_upgrade")) {
+        Some(flag) => {
+            *flag = serde_json::Value::Bool(true);
+            Ok(())
+        }
+        None => Err(AppError::internal("webauthn state", "allow_backup_eligible_upgrade not found in state")),
+    }
+}
+
+/// A duration as the `time` crate's.
+pub fn to_time(d: Duration) -> time::Duration {
+    time::Duration::seconds(d.as_secs() as i64)
+}
+
+/// Creates a one-time invite valid for 30 minutes and returns its link (the only copy of the
+/// token). Used by the CLI, the start-up message and the account page.
+pub async fn create_invite(
+    conn: &mut sqlx::PgConnection,
+    public_url: &str,
+    name: Option<&str>,
+    created_by: Option<Uuid>,
+) -> Result<super::NewInvite, sqlx::Error> {
+    let (token, hash) = new_token();
+    let expires_at = time::OffsetDateTime::now_utc() + INVITE_TTL;
+    let id = db::insert_invite(conn, &hash, name, created_by, expires_at).await?;
+    crate::audit::db::record_admin_action(conn, created_by, "invite.create", Some(&id.to_string())).await?;
+    tracing::info!(invite.id = %id, "invite created");
+    Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
+}

@@ -1,0 +1,451 @@
+//! Sign-in, invite and account pages, and the admin shell.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::{Outlet, A};
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use super::api::*;
+use super::{format_time, PasskeyView, SessionView};
+use crate::error::AppError;
+
+/// What to tell a person about a failed auth call.
+pub fn describe(err: &AppError) -> String {
+    match err {
+        AppError::BadRequest(msg) => msg.clone(),
+        AppError::Invalid(fields) => fields.values().cloned().collect::<Vec<_>>().join(" "),
+        AppError::RateLimited { retry_after_secs } => format!(
+            "Too many attempts. Please wait {} minute(s) and try again.",
+            retry_after_secs.div_ceil(60)
+        ),
+        AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
+        AppError::Forbidden => "This request came from another site and was refused.".into(),
+        AppError::NotFound => "This link is not valid: it was already used, has expired, or was mistyped. Ask an admin for a new invite.".into(),
+        AppError::Internal => "Something went wrong on our side. Please try again in a moment.".into(),
+    }
+}
+
+/// Sends the browser to `path` with a full page load (the server renders the signed-in state).
+#[cfg(feature = "hydrate")]
+fn go(path: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().set_href(path);
+    }
+}
+
+/// Only admin paths are valid return targets (no open redirect).
+fn safe_next(next: Option<String>) -> String {
+    next.filter(|n| (n == "/admin" || n.starts_with("/admin/")) && !n.starts_with("//"))
+        .unwrap_or_else(|| "/admin".into())
+}
+
+/// Shown inside forms that need the hydrated client.
+#[component]
+fn NeedsJavascript() -> impl IntoView {
+    view! {
+        <noscript><p class="notice error">"Passkeys need JavaScript. Please enable it for this site."</p></noscript>
+    }
+}
+
+#[component]
+pub fn SignInPage() -> impl IntoView {
+    let next = safe_next(use_query_map().read_untracked().get("next"));
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    let sign_in = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let next = next.clone();
+            leptos::task::spawn_local(async move {
+                busy.set(true);
+                error.set(None);
+                let result: Result<(), String> = async {
+                    let (challenge, rcr) = start_signin().await.map_err(|e| describe(&e))?;
+                    let credential = super::browser::use_passkey(rcr).await?;
+                    finish_signin(challenge, credential).await.map_err(|e| describe(&e))
+                }
+                .await;
+                match result {
+                    Ok(()) => go(&next),
+                    Err(msg) => {
+                        error.set(Some(msg));
+                        busy.set(false);
+                    }
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &next;
+    };
+
+    view! {
+        <Title text="Sign in — Ebb"/>
+        <div class="page narrow">
+            <div class="card">
+                <h1>"Sign in"</h1>
+                <p>"Ebb admins sign in with a passkey: your device checks your fingerprint, face or PIN. There is no password."</p>
+                {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="signin-error">{m}</p> })}
+                <NeedsJavascript/>
+                <button type="button" class="primary" data-testid="signin" on:click=sign_in
+                    disabled=move || busy.get() || !hydrated.get() aria-busy=move || busy.get().to_string()>
+                    {move || if busy.get() { "Waiting for your passkey…" } else { "Sign in with a passkey" }}
+                </button>
+                <p class="hint left">"No passkey yet? Ask an admin for an invite link."</p>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+pub fn InvitePage() -> impl IntoView {
+    let token = use_params_map().read_untracked().get("token").unwrap_or_default();
+    let info = {
+        let token = token.clone();
+        Resource::new(|| (), move |_| lookup_invite(token.clone()))
+    };
+    let name = RwSignal::new(String::new());
+    let passkey_name = RwSignal::new("This device".to_string());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    let register = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        #[cfg(feature = "hydrate")]
+        {
+            let token = token.clone();
+            leptos::task::spawn_local(async move {
+                busy.set(true);
+                error.set(None);
+                let result: Result<(), String> = async {
+                    let (challenge, ccr) = start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked())
+                        .await
+                        .map_err(|e| describe(&e))?;
+                    let credential = super::browser::create_passkey(ccr).await?;
+                    finish_invite_registration(challenge, credential).await.map_err(|e| describe(&e))
+                }
+                .await;
+                match result {
+                    Ok(()) => go("/admin"),
+                    Err(msg) => {
+                        error.set(Some(msg));
+                        busy.set(false);
+                    }
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &token;
+    };
+
+    view! {
+        <Title text="Join as an admin — Ebb"/>
+        <div class="page narrow">
+            <div class="card">
+                <h1>"Join Ebb as an admin"</h1>
+                <Suspense fallback=|| view! { <p>"Checking your invite…"</p> }>
+                    {move || info.get().map(|r| match r {
+                        Err(e) => view! { <p class="notice error" role="alert" data-testid="invite-invalid">{describe(&e)}</p> }.into_any(),
+                        Ok(invite) => {
+                            if let Some(n) = invite.suggested_name.clone() {
+                                if name.get_untracked().is_empty() { name.set(n); }
+                            }
+                            view! {
+                                <p>"Create a passkey to finish. This link works once and expires at " {format_time(invite.expires_at)} "."</p>
+                                {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="invite-error">{m}</p> })}
+                                <NeedsJavascript/>
+                                <form on:submit=register.clone()>
+                                    <div class="field">
+                                        <label for="invite-name">"Your name"</label>
+                                        <input id="invite-name" type="text" required maxlength="100" autocomplete="name"
+                                            prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
+                                    </div>
+                                    <div class="field">
+                                        <label for="invite-passkey-name">"Name for this passkey"</label>
+                                        <input id="invite-passkey-name" type="text" required maxlength="100"
+                                            prop:value=passkey_name on:input=move |ev| passkey_name.set(event_target_value(&ev))/>
+                                        <p class="hint left">"So you can tell your passkeys apart later, e.g. “Work laptop”."</p>
+                                    </div>
+                                    <button type="submit" class="primary" disabled=move || busy.get() || !hydrated.get()>
+                                        {move || if busy.get() { "Waiting for your passkey…" } else { "Create passkey and join" }}
+                                    </button>
+                                </form>
+                            }.into_any()
+                        }
+                    })}
+                </Suspense>
+            </div>
+        </div>
+    }
+}
+
+/// The frame of every admin page: navigation, who is signed in, sign out.
+#[component]
+pub fn AdminShell() -> impl IntoView {
+    let me = Resource::new(|| (), |_| current_admin());
+    let sign_out_now = move |_| {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let _ = sign_out().await;
+            go("/signin");
+        });
+    };
+    view! {
+        <div class="admin">
+            <nav class="admin-nav" aria-label="Admin">
+                <A href="/admin" exact=true>"Dashboard"</A>
+                <A href="/admin/inbox">"Inbox"</A>
+                <A href="/admin/shares">"Shares"</A>
+                <A href="/admin/audit">"Audit"</A>
+                <A href="/admin/settings">"Settings"</A>
+                <A href="/admin/account">"Account"</A>
+                <span class="spacer"></span>
+                <Suspense fallback=|| ()>
+                    {move || me.get().and_then(Result::ok).flatten().map(|a| view! {
+                        <span class="who" data-testid="admin-name">{a.name}</span>
+                    })}
+                </Suspense>
+                <button type="button" class="secondary small" data-testid="signout" on:click=sign_out_now>"Sign out"</button>
+            </nav>
+            <div class="admin-main">
+                <Outlet/>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+pub fn ComingSoon(title: &'static str) -> impl IntoView {
+    view! {
+        <Title text=format!("{title} — Ebb admin")/>
+        <h1>{title}</h1>
+        <p class="notice">"Coming soon."</p>
+    }
+}
+
+#[component]
+pub fn AdminHome() -> impl IntoView {
+    view! {
+        <Title text="Dashboard — Ebb admin"/>
+        <h1>"Dashboard"</h1>
+        <p>"Welcome. The inbox, shares and audit sections arrive with their features; manage your passkeys and sessions under Account."</p>
+    }
+}
+
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let changed = RwSignal::new(0u32);
+    let bump = move || changed.update(|n| *n += 1);
+    let passkeys = Resource::new(move || changed.get(), |_| list_passkeys());
+    let sessions = Resource::new(move || changed.get(), |_| list_sessions());
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let new_passkey_name = RwSignal::new(String::new());
+    let invite_name = RwSignal::new(String::new());
+    let invite = RwSignal::new(None::<super::NewInvite>);
+    let busy = RwSignal::new(false);
+
+    let report = move |r: Result<String, AppError>| {
+        message.set(Some(r.map_err(|e| describe(&e))));
+        bump();
+    };
+
+    let add_passkey = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            busy.set(true);
+            let result: Result<(), String> = async {
+                let (challenge, ccr) = start_add_passkey(new_passkey_name.get_untracked()).await.map_err(|e| describe(&e))?;
+                let credential = super::browser::create_passkey(ccr).await?;
+                finish_add_passkey(challenge, credential).await.map_err(|e| describe(&e))
+            }
+            .await;
+            message.set(Some(result.map(|_| "Passkey added.".to_string())));
+            if message.get_untracked().is_some_and(|m| m.is_ok()) {
+                new_passkey_name.set(String::new());
+            }
+            busy.set(false);
+            bump();
+        });
+    };
+
+    let make_invite = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            let name = Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty());
+            match create_invite(name).await {
+                Ok(i) => {
+                    invite.set(Some(i));
+                    message.set(None);
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    view! {
+        <Title text="Account — Ebb admin"/>
+        <h1>"Account"</h1>
+        {move || message.get().map(|m| match m {
+            Ok(text) => view! { <p class="notice success" role="status" data-testid="account-message">{text}</p> }.into_any(),
+            Err(text) => view! { <p class="notice error" role="alert" data-testid="account-message">{text}</p> }.into_any(),
+        })}
+
+        <section class="card" aria-labelledby="passkeys-title">
+            <h2 id="passkeys-title">"Your passkeys"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || passkeys.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Ok(list) => {
+                        let only_one = list.len() <= 1;
+                        view! {
+                            <table class="list" data-testid="passkeys">
+                                <thead><tr><th>"Name"</th><th>"Created"</th><th>"Last used"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                                <tbody>
+                                    {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
+                                </tbody>
+                            </table>
+                            {only_one.then(|| view! { <p class="hint left">"Your only passkey cannot be removed. Add another one first."</p> })}
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+            <form class="inline" on:submit=add_passkey>
+                <label for="new-passkey-name">"Name for a new passkey"</label>
+                <input id="new-passkey-name" type="text" maxlength="100" required placeholder="e.g. Phone"
+                    prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
+                <button type="submit" class="primary" disabled=move || busy.get()>"Add a passkey"</button>
+            </form>
+        </section>
+
+        <section class="card" aria-labelledby="sessions-title">
+            <h2 id="sessions-title">"Your sessions"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || sessions.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="list" data-testid="sessions">
+                            <thead><tr><th>"Browser"</th><th>"Signed in"</th><th>"Last seen"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                })}
+            </Transition>
+        </section>
+
+        <section class="card" aria-labelledby="invite-title">
+            <h2 id="invite-title">"Invite another admin"</h2>
+            <p>"An invite link works once and expires after 30 minutes. It is shown only now: copy it and send it to the person."</p>
+            <form class="inline" on:submit=make_invite>
+                <label for="invite-for">"Their name (optional)"</label>
+                <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
+                <button type="submit" class="primary">"Create invite link"</button>
+            </form>
+            {move || invite.get().map(|i| view! { <InviteLink invite=i/> })}
+        </section>
+    }
+}
+
+#[component]
+fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let id = passkey.id;
+    let name = RwSignal::new(passkey.name.clone());
+    let editing = RwSignal::new(false);
+    let rename = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            let r = rename_passkey(id, name.get_untracked()).await.map(|_| "Passkey renamed.".to_string());
+            editing.set(false);
+            report(r);
+        });
+    };
+    let remove = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let confirmed = web_sys::window()
+                .and_then(|w| w.confirm_with_message("Remove this passkey? You will no longer be able to sign in with it.").ok())
+                .unwrap_or(false);
+            if !confirmed {
+                return;
+            }
+        }
+        leptos::task::spawn_local(async move {
+            report(remove_passkey(id).await.map(|_| "Passkey removed.".to_string()));
+        });
+    };
+    view! {
+        <tr data-testid="passkey-row">
+            <td>
+                <Show when=move || editing.get() fallback=move || view! { <span class="name">{move || name.get()}</span> }>
+                    <form class="inline tight" on:submit=rename>
+                        <label class="sr-only" for=format!("rename-{id}")>"New name"</label>
+                        <input id=format!("rename-{id}") type="text" maxlength="100" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
+                        <button type="submit" class="small">"Save"</button>
+                    </form>
+                </Show>
+            </td>
+            <td>{format_time(passkey.created_at)}</td>
+            <td>{passkey.last_used_at.map(format_time).unwrap_or_else(|| "never".into())}</td>
+            <td class="actions">
+                <button type="button" class="secondary small" on:click=move |_| editing.update(|e| *e = !*e)>"Rename"</button>
+                <button type="button" class="danger small" disabled=only_one on:click=remove
+                    title=if only_one { "Your only passkey cannot be removed" } else { "Remove this passkey" }>"Remove"</button>
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let handle = session.handle;
+    let current = session.current;
+    let revoke = move |_| {
+        leptos::task::spawn_local(async move {
+            let r = revoke_session(handle).await.map(|_| "Session ended.".to_string());
+            #[cfg(feature = "hydrate")]
+            if current && r.is_ok() {
+                go("/signin");
+                return;
+            }
+            report(r);
+        });
+    };
+    view! {
+        <tr data-testid="session-row">
+            <td>{session.browser.clone()} {current.then(|| view! { <span class="badge">"this browser"</span> })}</td>
+            <td>{format_time(session.created_at)}</td>
+            <td>{format_time(session.last_seen_at)}</td>
+            <td class="actions"><button type="button" class="secondary small" on:click=revoke>{if current { "Sign out here" } else { "Revoke" }}</button></td>
+        </tr>
+    }
+}
+
+#[component]
+fn InviteLink(invite: super::NewInvite) -> impl IntoView {
+    let url = invite.url.clone();
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(w) = web_sys::window() {
+            let _ = w.navigator().clipboard().write_text(&url);
+            copied.set(true);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &url;
+    };
+    view! {
+        <div class="notice success" role="status">
+            <label for="invite-url">"Invite link (valid until " {format_time(invite.expires_at)} ")"</label>
+            <div class="inline tight">
+                <input id="invite-url" type="text" readonly data-testid="invite-url" prop:value=invite.url.clone()/>
+                <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
+            </div>
+        </div>
+    }
+}

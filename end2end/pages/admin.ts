@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import { expect, type CDPSession, type Page } from '@playwright/test';
+
+/** Chromium's virtual authenticator (CDP WebAuthn domain): a platform passkey with user verification. */
+export class VirtualAuthenticator {
+  private constructor(readonly cdp: CDPSession, readonly id: string) {}
+
+  static async attach(page: Page): Promise<VirtualAuthenticator> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    return new VirtualAuthenticator(cdp, authenticatorId);
+  }
+
+  async credentials() {
+    const { credentials } = await this.cdp.send('WebAuthn.getCredentials', { authenticatorId: this.id });
+    return credentials;
+  }
+
+  async remove() {
+    await this.cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: this.id });
+  }
+}
+
+/** A fresh one-time invite link from the CLI, as an operator gets it. */
+export function newInviteLink(name?: string): string {
+  const bin = process.env.EBB_BIN;
+  if (!bin) throw new Error('EBB_BIN must name the ebb binary (scripts/e2e.sh sets it)');
+  const args = ['admin', 'invite', ...(name ? ['--name', name] : [])];
+  const out = execFileSync(bin, args, { env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL } }).toString();
+  const link = out.split('\n').find((l) => l.startsWith('http'));
+  if (!link) throw new Error(`no link in: ${out}`);
+  return link.trim();
+}
+
+export class InvitePage {
+  constructor(readonly page: Page) {}
+  async join(link: string, name: string, passkeyName = 'Virtual key') {
+    await this.page.goto(link);
+    await expect(this.page.getByRole('heading', { name: 'Join Ebb as an admin' })).toBeVisible();
+    await this.page.getByLabel('Your name').fill(name);
+    await this.page.getByLabel('Name for this passkey').fill(passkeyName);
+    await expect(this.page.getByRole('button', { name: 'Create passkey and join' })).toBeEnabled();
+    await this.page.getByRole('button', { name: 'Create passkey and join' }).click();
+    await this.page.waitForURL(/\/admin$/);
+  }
+}
+
+export class SignInPage {
+  constructor(readonly page: Page) {}
+  async signIn() {
+    const button = this.page.getByTestId('signin');
+    await expect(button).toBeEnabled();
+    await button.click();
+  }
+}
+
+export class AdminShell {
+  constructor(readonly page: Page) {}
+  async expectSignedInAs(name: string) {
+    await expect(this.page.getByTestId('admin-name')).toHaveText(name);
+  }
+  async signOut() {
+    await this.page.getByTestId('signout').click();
+    await this.page.waitForURL(/\/signin/);
+  }
+  async sessionCookie(): Promise<string | undefined> {
+    const cookies = await this.page.context().cookies();
+    return cookies.find((c) => c.name === 'ebb_session')?.value;
+  }
+}
+
+export class AccountPage {
+  constructor(readonly page: Page) {}
+  rows() {
+    return this.page.getByTestId('passkey-row');
+  }
+  async open() {
+    await this.page.goto('/admin/account');
+    await expect(this.page.getByRole('heading', { name: 'Account' })).toBeVisible();
+  }
+  async addPasskey(name: string) {
+    await this.page.getByLabel('Name for a new passkey').fill(name);
+    await this.page.getByRole('button', { name: 'Add a passkey' }).click();
+    await expect(this.page.getByTestId('account-message')).toHaveText('Passkey added.');
+  }
+  removeButton(name: string) {
+    return this.rows().filter({ hasText: name }).getByRole('button', { name: 'Remove' });
+  }
+}

@@ -1,0 +1,82 @@
+//! Request-level protections: sessions, the admin page gate and the cross-site request check.
+
+use app::state::AppState;
+use axum::{
+    extract::{Request, State},
+    http::{header, Method, StatusCode},
+    middleware::Next,
+    response::{IntoResponse, Redirect, Response},
+};
+use tower_sessions::{cookie::SameSite, Expiry, Session, SessionManagerLayer};
+use tower_sessions_sqlx_store::PostgresStore;
+
+/// Sessions in PostgreSQL (the table comes from our migrations). The cookie is HttpOnly,
+/// SameSite=Lax, Secure when the public URL is https, and expires after the idle lifetime.
+pub fn session_layer(state: &AppState) -> SessionManagerLayer<PostgresStore> {
+    let idle = time::Duration::seconds(state.config.session_idle.as_secs() as i64);
+    SessionManagerLayer::new(PostgresStore::new(state.pool.clone()))
+        .with_name("ebb_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(state.config.public_url.starts_with("https://"))
+        .with_path("/")
+        .with_expiry(Expiry::OnInactivity(idle))
+        // Save on every request that has a session, so the idle expiry moves with activity
+        // (only admins have sessions; visitors never get a session row).
+        .with_always_save(true)
+}
+
+/// True for the paths of admin pages.
+pub fn is_admin_page(path: &str) -> bool {
+    path == "/admin" || path.starts_with("/admin/")
+}
+
+/// Prefix of every admin server function and admin API route.
+pub const ADMIN_API_PREFIX: &str = "/api/admin/";
+
+/// Admin pages and admin API calls need a live admin session. Without one, a page request goes
+/// to sign-in (and comes back afterwards) and an API call gets 401 before its arguments are even
+/// read. Every admin server function also checks the session itself (defence in depth).
+pub async fn admin_gate(State(state): State<AppState>, session: Session, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let api = path.starts_with(ADMIN_API_PREFIX);
+    if !api && !is_admin_page(path) {
+        return next.run(req).await;
+    }
+    match app::auth::service::session_admin(&state, &session).await {
+        Ok(Some(_)) => next.run(req).await,
+        Ok(None) if api => {
+            let body = serde_json::to_string(&app::error::AppError::Unauthorized).unwrap_or_default();
+            (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
+        Ok(None) => {
+            let target = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/admin");
+            let next_param: String = url::form_urlencoded::byte_serialize(target.as_bytes()).collect();
+            Redirect::to(&format!("/signin?next={next_param}")).into_response()
+        }
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong; please try again.").into_response(),
+    }
+}
+
+/// Refuses state-changing requests from other sites: the `Origin` must be the public origin;
+/// without `Origin`, `Sec-Fetch-Site` must say same-origin (or none: typed by the user). Requests
+/// with neither header come from non-browser clients, which cannot carry a victim's cookies.
+pub async fn same_origin_only(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(req).await;
+    }
+    let headers = req.headers();
+    let allowed = match headers.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("")) {
+        Some(origin) => origin == state.config.public_url,
+        None => match headers.get("sec-fetch-site").map(|v| v.to_str().unwrap_or("")) {
+            Some(site) => site == "same-origin" || site == "none",
+            None => true,
+        },
+    };
+    if allowed {
+        next.run(req).await
+    } else {
+        tracing::info!(event = "csrf.refused", method = %req.method(), "cross-site request refused");
+        (StatusCode::FORBIDDEN, "This request came from another site and was refused. Open Ebb at its own address and try again.").into_response()
+    }
+}
