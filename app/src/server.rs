@@ -36,3 +36,12 @@ pub fn client_key(state: &AppState) -> String {
         None => "unknown".into(),
     }
 }
+
+/// Answers a plain form post with a 303 to `path` (so a reload does not post again).
+pub fn redirect_plain_form_post(path: &'static str) {
+    use axum::http::{header::LOCATION, HeaderValue, StatusCode};
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(StatusCode::SEE_OTHER);
+        res.insert_header(LOCATION, HeaderValue::from_static(path));
+    }
+}

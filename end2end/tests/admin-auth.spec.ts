@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { AccountPage, AdminShell, InvitePage, SignInPage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
@@ -5,6 +6,13 @@ import { AccountPage, AdminShell, InvitePage, SignInPage, VirtualAuthenticator, 
 /** A request context with no cookies of its own: only the cookie we hand it is sent. */
 async function bareRequest(playwright: any, baseURL: string | undefined): Promise<APIRequestContext> {
   return playwright.request.newContext({ baseURL });
+}
+
+/** The stored credential's backup-eligible flag and counter, read from the database. */
+function storedCredential(adminName: string): string {
+  const sql = `select (p.passkey->'cred'->>'backup_eligible') || '|' || (p.passkey->'cred'->>'counter')
+               from passkeys p join admins a on a.id = p.admin_id where a.name = '${adminName.replace(/'/g, "''")}'`;
+  return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
 }
 
 function uniqueName(tag: string) {
@@ -97,6 +105,7 @@ test('a passkey whose backup-eligible flag changed still signs in, and the chang
   const authenticator = await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(name), name);
   await new AdminShell(page).signOut();
+  expect(storedCredential(name)).toMatch(/^false\|/);
 
   const [credential] = await authenticator.credentials();
   await authenticator.cdp.send('WebAuthn.setCredentialProperties', {
@@ -107,6 +116,8 @@ test('a passkey whose backup-eligible flag changed still signs in, and the chang
   });
   await new SignInPage(page).signIn();
   await page.waitForURL(/\/admin$/);
+  // The stored credential was updated after the sign-in (backup eligibility and counter).
+  expect(storedCredential(name)).toMatch(/^true\|[1-9]\d*$/);
   // Signing in once more proves the stored credential now carries the new flag.
   await new AdminShell(page).signOut();
   await new SignInPage(page).signIn();

@@ -55,10 +55,11 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
         .map_err(internal("invite lookup"))?
         .ok_or_else(|| fail(AppError::NotFound))?;
     let admin_id = Uuid::new_v4();
-    let (ccr, reg) = state
+    let (mut ccr, reg) = state
         .webauthn
         .start_passkey_registration(admin_id, &name, &name, None)
         .map_err(|e| fail(AppError::internal("start registration", e)))?;
+    service::require_discoverable(&mut ccr);
     let challenge = Uuid::new_v4();
     let stored = serde_json::json!({ "reg": reg, "name": name, "passkey_name": passkey_name, "admin_id": admin_id });
     let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
@@ -173,6 +174,9 @@ pub async fn sign_out() -> Result<(), AppError> {
     }
     session.flush().await.map_err(|e| crate::server::fail(AppError::internal("session flush", e)))?;
     tracing::info!(admin.id = %admin.id, "admin signed out");
+    if crate::server::is_plain_form_post() {
+        crate::server::redirect_plain_form_post("/signin");
+    }
     Ok(())
 }
 
@@ -191,10 +195,11 @@ pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationCh
         .map_err(|e| fail(AppError::Invalid([("passkey_name".to_string(), e)].into())))?;
     let existing = db::credential_ids(&state.pool, admin.id).await.map_err(internal("credential ids"))?;
     let exclude = existing.into_iter().map(Into::into).collect();
-    let (ccr, reg) = state
+    let (mut ccr, reg) = state
         .webauthn
         .start_passkey_registration(admin.id, &admin.name, &admin.name, Some(exclude))
         .map_err(|e| fail(AppError::internal("start registration", e)))?;
+    service::require_discoverable(&mut ccr);
     let challenge = Uuid::new_v4();
     let stored = serde_json::json!({ "reg": reg, "passkey_name": passkey_name });
     let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;

@@ -152,3 +152,17 @@ pub async fn create_invite(
     tracing::info!(invite.id = %id, "invite created");
     Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
 }
+
+/// webauthn-rs' passkey registration leaves the resident-key choice to the authenticator; Ebb
+/// signs in with discoverable credentials (no user name to type), so it asks for one.
+pub fn require_discoverable(ccr: &mut webauthn_rs::prelude::CreationChallengeResponse) {
+    use webauthn_rs_proto::{AuthenticatorSelectionCriteria, ResidentKeyRequirement, UserVerificationPolicy};
+    let selection = ccr.public_key.authenticator_selection.get_or_insert(AuthenticatorSelectionCriteria {
+        authenticator_attachment: None,
+        require_resident_key: true,
+        resident_key: None,
+        user_verification: UserVerificationPolicy::Required,
+    });
+    selection.require_resident_key = true;
+    selection.resident_key = Some(ResidentKeyRequirement::Required);
+}

@@ -187,13 +187,14 @@ pub fn InvitePage() -> impl IntoView {
 #[component]
 pub fn AdminShell() -> impl IntoView {
     let me = Resource::new(|| (), |_| current_admin());
-    let sign_out_now = move |_| {
-        #[cfg(feature = "hydrate")]
-        leptos::task::spawn_local(async move {
-            let _ = sign_out().await;
+    // A plain form: signing out works before hydration and without JavaScript too.
+    let sign_out_action = ServerAction::<SignOut>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = sign_out_action.value().get() {
+            #[cfg(feature = "hydrate")]
             go("/signin");
-        });
-    };
+        }
+    });
     view! {
         <div class="admin">
             <nav class="admin-nav" aria-label="Admin">
@@ -209,7 +210,9 @@ pub fn AdminShell() -> impl IntoView {
                         <span class="who" data-testid="admin-name">{a.name}</span>
                     })}
                 </Suspense>
-                <button type="button" class="secondary small" data-testid="signout" on:click=sign_out_now>"Sign out"</button>
+                <ActionForm action=sign_out_action>
+                    <button type="submit" class="secondary small" data-testid="signout">"Sign out"</button>
+                </ActionForm>
             </nav>
             <div class="admin-main">
                 <Outlet/>

@@ -62,11 +62,7 @@ pub async fn submit_inquiry(
 #[cfg(feature = "ssr")]
 fn finish_success(plain_form_post: bool) -> Result<(), AppError> {
     if plain_form_post {
-        use axum::http::{header::LOCATION, HeaderValue, StatusCode};
-        if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
-            res.set_status(StatusCode::SEE_OTHER);
-            res.insert_header(LOCATION, HeaderValue::from_static("/?sent=1#contact"));
-        }
+        crate::server::redirect_plain_form_post("/?sent=1#contact");
     }
     Ok(())
 }
