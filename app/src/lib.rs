@@ -6,6 +6,7 @@ pub mod audit;
 pub mod auth;
 pub mod contact;
 pub mod error;
+pub mod inbox;
 pub mod maintenance;
 pub mod pages;
 #[cfg(feature = "ssr")]
@@ -59,11 +60,11 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/signin") view=auth::ui::SignInPage/>
                     <Route path=path!("/invite/:token") view=auth::ui::InvitePage/>
                     <ParentRoute path=path!("/admin") view=auth::ui::AdminShell>
-                        <Route path=path!("") view=auth::ui::AdminHome/>
-                        <Route path=path!("inbox") view=|| view! { <auth::ui::ComingSoon title="Inbox"/> }/>
+                        <Route path=path!("") view=pages::DashboardPage/>
+                        <Route path=path!("inbox") view=inbox::ui::InboxPage/>
                         <Route path=path!("shares") view=|| view! { <auth::ui::ComingSoon title="Shares"/> }/>
                         <Route path=path!("audit") view=|| view! { <auth::ui::ComingSoon title="Audit"/> }/>
-                        <Route path=path!("settings") view=|| view! { <auth::ui::ComingSoon title="Settings"/> }/>
+                        <Route path=path!("settings") view=maintenance::ui::SettingsPage/>
                         <Route path=path!("account") view=auth::ui::AccountPage/>
                     </ParentRoute>
                 </Routes>

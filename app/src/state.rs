@@ -76,6 +76,8 @@ pub struct AppState {
     pub prune_steps: Arc<Vec<PruneStep>>,
     /// The WebAuthn relying party (id and origin from the public URL).
     pub webauthn: Arc<webauthn_rs::Webauthn>,
+    /// Counters of the CSV export (queries issued, rows written).
+    pub export_metrics: Arc<crate::inbox::export::ExportMetrics>,
 }
 
 /// Best-effort work that runs after a response: tracked so shutdown can drain it, bounded by a

@@ -3,6 +3,7 @@
 #![recursion_limit = "256"]
 
 pub mod config;
+pub mod export;
 pub mod maintenance;
 pub mod security;
 
@@ -96,12 +97,13 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         config: Arc::new(app_config),
         prune_steps: Arc::new(app::maintenance::prune::default_steps()),
         webauthn: Arc::new(webauthn),
+        export_metrics: Default::default(),
     }
 }
 
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The
 /// router is built from this list and the gate test walks it.
-pub const PLAIN_ROUTES: &[(&str, bool)] = &[("/healthz", false), ("/readyz", false)];
+pub const PLAIN_ROUTES: &[(&str, bool)] = &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true)];
 
 /// The complete router: pages, server functions, health checks and static files.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
@@ -111,6 +113,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         .leptos_routes_with_context(
             &state,
             routes,

@@ -109,13 +109,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
 
 /// Best-effort after a sign-in attempt: prune if due (seed 000).
 pub fn prune_after_signin(state: &AppState) {
-    let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
-    state.background.spawn("prune", async move {
-        let ctx = cfg.prune_ctx(time::OffsetDateTime::now_utc());
-        crate::maintenance::prune::prune_if_due(&pool, &steps, ctx, crate::maintenance::prune::Trigger::Signin, false)
-            .await
-            .map(|_| ())
-    });
+    crate::maintenance::api::prune_in_background(state, crate::maintenance::prune::Trigger::Signin);
 }
 
 /// Webauthn-rs keeps the discoverable sign-in state private and refuses any change of the

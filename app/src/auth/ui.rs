@@ -231,15 +231,6 @@ pub fn ComingSoon(title: &'static str) -> impl IntoView {
 }
 
 #[component]
-pub fn AdminHome() -> impl IntoView {
-    view! {
-        <Title text="Dashboard — Ebb admin"/>
-        <h1>"Dashboard"</h1>
-        <p>"Welcome. The inbox, shares and audit sections arrive with their features; manage your passkeys and sessions under Account."</p>
-    }
-}
-
-#[component]
 pub fn AccountPage() -> impl IntoView {
     let changed = RwSignal::new(0u32);
     let bump = move || changed.update(|n| *n += 1);

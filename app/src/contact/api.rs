@@ -17,7 +17,7 @@ pub async fn submit_inquiry(
     website: Option<String>,
 ) -> Result<(), AppError> {
     use crate::contact::{db, parse_inquiry, ContactForm};
-    use crate::maintenance::prune::{prune_if_due, Trigger};
+    use crate::maintenance::prune::Trigger;
     use crate::ratelimit::{self, Decision};
     use crate::server::{client_key, fail, is_plain_form_post};
     use crate::state::AppState;
@@ -48,11 +48,7 @@ pub async fn submit_inquiry(
     tracing::info!(inquiry.id = %id, "inquiry received");
 
     // Best-effort after the response: prune if due (seed 000). Never affects this response.
-    let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
-    state.background.spawn("prune", async move {
-        let ctx = cfg.prune_ctx(time::OffsetDateTime::now_utc());
-        prune_if_due(&pool, &steps, ctx, Trigger::Contact, false).await.map(|_| ())
-    });
+    crate::maintenance::api::prune_in_background(&state, Trigger::Contact);
 
     finish_success(is_plain_form_post())
 }

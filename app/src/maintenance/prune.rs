@@ -74,6 +74,61 @@ pub async fn retention_days(pool: &PgPool) -> Result<u32, sqlx::Error> {
     Ok(retention_days_or_default(stored.as_deref()))
 }
 
+/// How many inquiries a prune at `now` with `days` of retention would delete (the dry run).
+pub async fn count_older_than(pool: &PgPool, now: OffsetDateTime, days: u32) -> Result<i64, sqlx::Error> {
+    let cutoff = now - time::Duration::days(days as i64);
+    sqlx::query_scalar!(r#"select count(*) as "n!" from inquiries where created_at < $1"#, cutoff)
+        .fetch_one(pool)
+        .await
+}
+
+/// Stores a (validated) retention period.
+pub async fn set_retention_days(conn: &mut sqlx::PgConnection, days: u32) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "insert into settings (key, value, updated_at) values ('retention_days', $1, now())
+         on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",
+        days.to_string(),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The last prune run and when the next may start.
+pub async fn status(pool: &PgPool) -> Result<super::MaintenanceStatus, sqlx::Error> {
+    let last = sqlx::query!(
+        "select started_at, trigger, ok, steps from maintenance_runs where job = 'prune' order by started_at desc limit 1"
+    )
+    .fetch_optional(pool)
+    .await?;
+    let claimed_ms = sqlx::query_scalar!("select value from settings where key = $1", CLAIM_KEY).fetch_optional(pool).await?;
+    let next_possible_at = claimed_ms
+        .and_then(|v| v.parse::<i64>().ok())
+        .and_then(|ms| OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).ok())
+        .map(|t| t + CLAIM_INTERVAL)
+        .filter(|t| *t > OffsetDateTime::now_utc());
+    let last_run = last.map(|r| super::RunSummary {
+        started_at: r.started_at,
+        trigger: r.trigger,
+        ok: r.ok,
+        steps: r
+            .steps
+            .as_array()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .map(|s| super::StepSummary {
+                        step: s["step"].as_str().unwrap_or_default().to_owned(),
+                        deleted: s["deleted"].as_i64().unwrap_or(0),
+                        error: s["error"].as_str().map(str::to_owned),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
+    Ok(super::MaintenanceStatus { last_run, next_possible_at, ran_now: None })
+}
+
 /// Runs `delete_batch` (which must delete at most `ctx.batch_size` rows and return the count)
 /// until it deletes fewer than a full batch or `ctx.max_batches` is reached.
 async fn in_batches<F, Fut>(ctx: PruneCtx, mut delete_batch: F) -> Result<StepReport, sqlx::Error>
@@ -216,6 +271,8 @@ pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<Step
 pub enum Trigger {
     Contact,
     Signin,
+    AdminInbox,
+    Admin,
     Ticker,
     Cli,
 }
@@ -225,6 +282,8 @@ impl Trigger {
         match self {
             Trigger::Contact => "contact",
             Trigger::Signin => "signin",
+            Trigger::AdminInbox => "admin_inbox",
+            Trigger::Admin => "admin",
             Trigger::Ticker => "ticker",
             Trigger::Cli => "cli",
         }

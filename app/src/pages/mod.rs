@@ -33,3 +33,34 @@ pub fn NotFound() -> impl IntoView {
         </div>
     }
 }
+
+/// The admin dashboard: inbox counts and maintenance at a glance.
+#[component]
+pub fn DashboardPage() -> impl IntoView {
+    use crate::inbox::{api::count_inquiries, ui::CountsBar};
+    use crate::maintenance::{api::get_maintenance_status, ui::MaintenanceSummary};
+    let counts = Resource::new(|| (), |_| count_inquiries());
+    let status = Resource::new(|| (), |_| get_maintenance_status());
+    view! {
+        <Title text="Dashboard — Ebb admin"/>
+        <h1>"Dashboard"</h1>
+        <section class="card" aria-labelledby="dash-inbox">
+            <h2 id="dash-inbox">"Inbox"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || counts.get().map(|r| match r {
+                    Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">"Open the inbox"</a> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
+                })}
+            </Transition>
+        </section>
+        <section class="card" aria-labelledby="dash-maintenance">
+            <h2 id="dash-maintenance">"Cleanup"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || status.get().map(|r| match r {
+                    Ok(s) => view! { <MaintenanceSummary status=s/> <a href="/admin/settings">"Settings"</a> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}

@@ -4,4 +4,5 @@ mod auth;
 mod contact;
 mod gate;
 mod health;
+mod inbox;
 mod helpers;

@@ -2,4 +2,5 @@
 
 mod auth;
 mod claim;
+mod inbox;
 mod prune;

@@ -1,0 +1,70 @@
+//! Inbox server functions (admin only: every one starts with `require_admin`).
+
+use leptos::prelude::*;
+use uuid::Uuid;
+
+use super::{InboxCounts, InquiryDetail, InquiryPage};
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+    move |e| crate::server::fail(AppError::internal(context, e))
+}
+
+/// A page of inquiries, newest first. Opening the list (the first page) also triggers prune,
+/// best-effort (seed 000).
+#[server(prefix = "/api", endpoint = "admin/inbox")]
+pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Result<InquiryPage, AppError> {
+    use super::{db, normalise_search, Cursor, PAGE_SIZE};
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    let search = normalise_search(search.as_deref());
+    let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
+        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| crate::server::fail(AppError::BadRequest("invalid page cursor".into())))?),
+        None => {
+            crate::maintenance::api::prune_in_background(&state, crate::maintenance::prune::Trigger::AdminInbox);
+            None
+        }
+    };
+    let mut items = db::list_page(&state.pool, search.as_deref(), cursor, PAGE_SIZE + 1).await.map_err(internal("inbox list"))?;
+    let next = if items.len() as i64 > PAGE_SIZE {
+        items.truncate(PAGE_SIZE as usize);
+        items.last().map(|i| Cursor { created_at: i.created_at, id: i.id }.encode())
+    } else {
+        None
+    };
+    Ok(InquiryPage { items, next })
+}
+
+#[server(prefix = "/api", endpoint = "admin/inbox/detail")]
+pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    super::db::detail(&state.pool, id)
+        .await
+        .map_err(internal("inbox detail"))?
+        .ok_or_else(|| crate::server::fail(AppError::NotFound))
+}
+
+/// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.
+#[server(prefix = "/api", endpoint = "admin/inbox/delete", input = leptos::server_fn::codec::Json)]
+pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
+    let (state, _, admin) = crate::auth::service::require_admin().await?;
+    if ids.is_empty() || ids.len() > 1000 {
+        return Err(crate::server::fail(AppError::BadRequest("select between 1 and 1,000 inquiries".into())));
+    }
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
+    for id in &deleted {
+        crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "inquiry.delete", Some(&id.to_string()))
+            .await
+            .map_err(internal("record"))?;
+    }
+    tx.commit().await.map_err(internal("commit"))?;
+    tracing::info!(admin.id = %admin.id, deleted = deleted.len(), "inquiries deleted");
+    Ok(deleted.len() as u64)
+}
+
+#[server(prefix = "/api", endpoint = "admin/inbox/counts")]
+pub async fn count_inquiries() -> Result<InboxCounts, AppError> {
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    super::db::counts(&state.pool).await.map_err(internal("inbox counts"))
+}

@@ -1,0 +1,119 @@
+//! The admin inbox: inquiries newest first (keyset pages), search, detail, delete, counts and
+//! the streamed CSV export.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod db;
+#[cfg(feature = "ssr")]
+pub mod export;
+pub mod ui;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Rows per page in the admin list.
+pub const PAGE_SIZE: i64 = 50;
+/// Longest search text accepted.
+pub const SEARCH_MAX_CHARS: usize = 200;
+
+/// A row of the inbox list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InquirySummary {
+    pub id: Uuid,
+    pub name: String,
+    pub email: String,
+    /// The first 160 characters of the message.
+    pub preview: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+}
+
+/// One inquiry in full.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InquiryDetail {
+    pub id: Uuid,
+    pub name: String,
+    pub email: String,
+    pub message: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+}
+
+/// A page of the list and the cursor of the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InquiryPage {
+    pub items: Vec<InquirySummary>,
+    pub next: Option<String>,
+}
+
+/// How many inquiries there are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxCounts {
+    pub total: i64,
+    pub last_24h: i64,
+    pub last_7d: i64,
+}
+
+/// A keyset cursor: the (created_at, id) of the last row shown, as an opaque string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: OffsetDateTime,
+    pub id: Uuid,
+}
+
+impl Cursor {
+    pub fn encode(&self) -> String {
+        format!("{}_{}", self.created_at.unix_timestamp_nanos() / 1000, self.id)
+    }
+
+    pub fn decode(raw: &str) -> Option<Cursor> {
+        let (micros, id) = raw.split_once('_')?;
+        let micros: i128 = micros.parse().ok()?;
+        let created_at = OffsetDateTime::from_unix_timestamp_nanos(micros * 1000).ok()?;
+        Some(Cursor { created_at, id: id.parse().ok()? })
+    }
+}
+
+/// Normalises a search: trimmed, at most 200 characters, `None` when empty.
+pub fn normalise_search(raw: Option<&str>) -> Option<String> {
+    raw.map(str::trim).filter(|s| !s.is_empty()).map(|s| s.chars().take(SEARCH_MAX_CHARS).collect())
+}
+
+/// A cell as written to CSV: text a spreadsheet would run as a formula (leading `=`, `+`, `-`,
+/// `@`, tab or carriage return) gets a leading apostrophe, so it is shown, not executed.
+pub fn neutralise_formula(cell: &str) -> std::borrow::Cow<'_, str> {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => std::borrow::Cow::Owned(format!("'{cell}")),
+        _ => std::borrow::Cow::Borrowed(cell),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_to_the_microsecond() {
+        let c = Cursor { created_at: OffsetDateTime::from_unix_timestamp_nanos(1_764_460_800_123_456_000).unwrap(), id: Uuid::nil() };
+        assert_eq!(Cursor::decode(&c.encode()), Some(c));
+        assert_eq!(Cursor::decode("garbage"), None);
+        assert_eq!(Cursor::decode("12_not-a-uuid"), None);
+    }
+
+    #[test]
+    fn formulas_are_neutralised_and_plain_text_is_not() {
+        for f in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(neutralise_formula(f), format!("'{f}"));
+        }
+        assert_eq!(neutralise_formula("Hello = world"), "Hello = world");
+        assert_eq!(neutralise_formula(""), "");
+    }
+
+    #[test]
+    fn searches_are_trimmed_bounded_and_empty_means_none() {
+        assert_eq!(normalise_search(Some("  ")), None);
+        assert_eq!(normalise_search(Some(" ann ")), Some("ann".into()));
+        assert_eq!(normalise_search(Some(&"x".repeat(500))).unwrap().chars().count(), 200);
+    }
+}

@@ -1,0 +1,216 @@
+//! The inbox page.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use uuid::Uuid;
+
+use super::api::*;
+use super::{InboxCounts, InquiryDetail, InquirySummary};
+use crate::auth::format_time;
+use crate::auth::ui::describe;
+
+/// Total, last 24 hours and last 7 days.
+#[component]
+pub fn CountsBar(counts: InboxCounts) -> impl IntoView {
+    view! {
+        <dl class="counts" data-testid="inbox-counts">
+            <div><dt>"Inquiries"</dt><dd data-testid="count-total">{counts.total}</dd></div>
+            <div><dt>"Last 24 hours"</dt><dd data-testid="count-24h">{counts.last_24h}</dd></div>
+            <div><dt>"Last 7 days"</dt><dd data-testid="count-7d">{counts.last_7d}</dd></div>
+        </dl>
+    }
+}
+
+#[component]
+pub fn InboxPage() -> impl IntoView {
+    let search = RwSignal::new(String::new());
+    let applied = RwSignal::new(String::new());
+    let reload = RwSignal::new(0u32);
+    let first_page = Resource::new(move || (applied.get(), reload.get()), |(q, _)| list_inquiries(Some(q), None));
+    let counts = Resource::new(move || reload.get(), |_| count_inquiries());
+    // Rows loaded by "Show older" and the cursor after them; reset whenever the first page changes.
+    let more = RwSignal::new(Vec::<InquirySummary>::new());
+    let next = RwSignal::new(None::<String>);
+    let selected = RwSignal::new(std::collections::BTreeSet::<Uuid>::new());
+    let removed = RwSignal::new(std::collections::BTreeSet::<Uuid>::new());
+    let open = RwSignal::new(None::<InquiryDetail>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let bom = RwSignal::new(false);
+
+    Effect::new(move |_| {
+        if let Some(Ok(page)) = first_page.get() {
+            more.set(Vec::new());
+            next.set(page.next.clone());
+            selected.set(Default::default());
+        }
+    });
+
+    let load_more = move |_| {
+        let cursor = next.get_untracked();
+        leptos::task::spawn_local(async move {
+            match list_inquiries(Some(applied.get_untracked()), cursor).await {
+                Ok(page) => {
+                    more.update(|m| m.extend(page.items));
+                    next.set(page.next);
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    let delete = move |ids: Vec<Uuid>| {
+        if ids.is_empty() {
+            return;
+        }
+        #[cfg(feature = "hydrate")]
+        {
+            let question = if ids.len() == 1 { "Delete this inquiry? This cannot be undone.".to_string() } else { format!("Delete {} inquiries? This cannot be undone.", ids.len()) };
+            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
+            if !confirmed {
+                return;
+            }
+        }
+        leptos::task::spawn_local(async move {
+            match delete_inquiries(ids.clone()).await {
+                Ok(n) => {
+                    removed.update(|r| r.extend(ids.iter().copied()));
+                    selected.update(|s| ids.iter().for_each(|id| { s.remove(id); }));
+                    if open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
+                        open.set(None);
+                    }
+                    message.set(Some(Ok(if n == 1 { "1 inquiry deleted.".into() } else { format!("{n} inquiries deleted.") })));
+                    counts.refetch();
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    let show = move |id: Uuid| {
+        leptos::task::spawn_local(async move {
+            match get_inquiry(id).await {
+                Ok(d) => open.set(Some(d)),
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    let rows = move || {
+        let gone = removed.get();
+        let mut all = first_page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
+        all.extend(more.get());
+        all.into_iter().filter(|r| !gone.contains(&r.id)).collect::<Vec<_>>()
+    };
+
+    let export_href = move || {
+        let q: String = url_encode(&applied.get());
+        format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
+    };
+
+    view! {
+        <Title text="Inbox — Ebb admin"/>
+        <h1>"Inbox"</h1>
+        <Transition fallback=|| ()>
+            {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
+        </Transition>
+        {move || message.get().map(|m| match m {
+            Ok(t) => view! { <p class="notice success" role="status" data-testid="inbox-message">{t}</p> }.into_any(),
+            Err(t) => view! { <p class="notice error" role="alert" data-testid="inbox-message">{t}</p> }.into_any(),
+        })}
+        <div class="toolbar">
+            <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
+                <label class="sr-only" for="inbox-search">"Search name, email and message"</label>
+                <input id="inbox-search" type="search" placeholder="Search name, email, message" maxlength="200"
+                    prop:value=search on:input=move |ev| search.set(event_target_value(&ev))/>
+                <button type="submit" class="small">"Search"</button>
+            </form>
+            <span class="spacer"></span>
+            <label class="check"><input type="checkbox" prop:checked=bom on:change=move |ev| bom.set(event_target_checked(&ev))/>" UTF-8 BOM (for Excel)"</label>
+            <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { "Export CSV" } else { "Export results as CSV" }}</a>
+            <button type="button" class="danger small" data-testid="delete-selected"
+                disabled=move || selected.get().is_empty()
+                on:click=move |_| delete(selected.get_untracked().into_iter().collect())>
+                {move || format!("Delete selected ({})", selected.get().len())}
+            </button>
+        </div>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || first_page.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                Ok(_) => view! {
+                    <table class="list inbox" data-testid="inbox">
+                        <thead><tr>
+                            <th><span class="sr-only">"Select"</span></th><th>"Received"</th><th>"From"</th><th>"Message"</th><th><span class="sr-only">"Actions"</span></th>
+                        </tr></thead>
+                        <tbody>
+                            <For each=rows key=|r| r.id let:row>
+                                <InquiryRow row selected on_open=show on_delete=delete/>
+                            </For>
+                        </tbody>
+                    </table>
+                    <Show when=move || rows().is_empty()>
+                        <p class="empty">{move || if applied.get().is_empty() { "No inquiries yet." } else { "No inquiry matches this search." }}</p>
+                    </Show>
+                    <Show when=move || next.get().is_some()>
+                        <button type="button" class="secondary" on:click=load_more>"Show older"</button>
+                    </Show>
+                }.into_any(),
+            })}
+        </Transition>
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete/> })}
+    }
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[component]
+fn InquiryRow(
+    row: InquirySummary,
+    selected: RwSignal<std::collections::BTreeSet<Uuid>>,
+    on_open: impl Fn(Uuid) + Copy + Send + Sync + 'static,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let id = row.id;
+    view! {
+        <tr data-testid="inquiry-row">
+            <td><input type="checkbox" aria-label=format!("Select the inquiry from {}", row.name)
+                prop:checked=move || selected.read().contains(&id)
+                on:change=move |ev| { let on = event_target_checked(&ev); selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } }); }/></td>
+            <td class="nowrap">{format_time(row.created_at)}</td>
+            <td><div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div></td>
+            <td class="preview">{row.preview.clone()}</td>
+            <td class="actions">
+                <button type="button" class="secondary small" on:click=move |_| on_open(id)>"Open"</button>
+                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>"Delete"</button>
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+fn InquiryView(
+    detail: InquiryDetail,
+    on_close: impl Fn() + Copy + Send + Sync + 'static,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let id = detail.id;
+    let mailto = format!("mailto:{}", detail.email);
+    view! {
+        <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
+            <h2 id="detail-title">"Inquiry from " {detail.name.clone()}</h2>
+            <p class="muted">{format_time(detail.created_at)} " · " <a href=mailto>{detail.email.clone()}</a></p>
+            // Text, never HTML: the message is a text node, with line breaks kept by CSS.
+            <div class="message" data-testid="inquiry-message">{detail.message.clone()}</div>
+            <div class="actions">
+                <button type="button" class="secondary small" on:click=move |_| on_close()>"Close"</button>
+                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>"Delete"</button>
+            </div>
+        </section>
+    }
+}
