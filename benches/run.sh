@@ -35,7 +35,7 @@ echo "$PGB" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PG_TPS=$(echo "$PGB" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 PG_LAT=$(echo "$PGB" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')
 
-awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
+CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
     -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v c="$CONNS" 'BEGIN {
   rps = req / (dur / 1e6);
   printf "\n%-44s %14s %14s\n", "contact submissions, " c " connections", "Ebb (HTTP)", "pgbench INSERT";
@@ -44,4 +44,8 @@ awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" 
   printf "%-44s %14.2f %14s\n", "latency p99 (ms)", p99 / 1000, "-";
   printf "%-44s %14.1f%%\n", "Ebb as a share of the raw INSERT rate", 100 * rps / pgtps;
   printf "%-44s %14d\n", "non-2xx responses / socket errors", non2xx + errs;
-}'
+}')
+kill $PID 2>/dev/null; wait $PID 2>/dev/null || true
+echo "$CONTACT_SUMMARY"
+echo
+bash benches/export.sh
