@@ -14,7 +14,7 @@ LOG=$CARGO_TARGET_DIR/e2e-server.log
 DATABASE_URL=$E2E_DATABASE_URL EBB_BIND=127.0.0.1:$PORT EBB_PUBLIC_URL=http://localhost:$PORT \
   EBB_CONTACT_RATE_LIMIT=10000 EBB_AUTH_RATE_LIMIT=10000 RUST_LOG=${RUST_LOG:-info} "$BIN" serve >"$LOG" 2>&1 &
 PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true' EXIT
+trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
   curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
   kill -0 $PID 2>/dev/null || { echo "e2e: server exited; log:"; cat "$LOG"; exit 1; }

@@ -200,3 +200,31 @@ async fn run_cleanup_now_honours_the_claim_and_says_when_the_next_may_start(pool
     let runs: i64 = sqlx::query_scalar("select count(*) from maintenance_runs").fetch_one(&pool).await.unwrap();
     assert_eq!(runs, 1);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
+    let (app, cookie) = signed_in(&pool).await;
+    sqlx::query(
+        "insert into inquiries (name, email, message, created_at)
+         select 'N' || g, 'n@example.org', repeat('x', 2000), now() - make_interval(secs => g) from generate_series(1, 40000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut res = export(&app, &cookie, "").await;
+    let first = res.chunk().await.unwrap().expect("the header arrives");
+    assert!(first.starts_with(b"id,"));
+    drop(res); // the client goes away after the first chunk
+    // Wait until the server stops issuing queries (polling, not sleeping a guessed time).
+    let metrics = app.state.export_metrics.clone();
+    let mut last = metrics.page_queries.load(Ordering::SeqCst);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let now = metrics.page_queries.load(Ordering::SeqCst);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    assert!(last < 200, "a 200-page export stopped after {last} page queries once its client left");
+}
