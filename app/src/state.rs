@@ -76,6 +76,9 @@ pub struct AppState {
     pub prune_steps: Arc<Vec<PruneStep>>,
     /// The WebAuthn relying party (id and origin from the public URL).
     pub webauthn: Arc<webauthn_rs::Webauthn>,
+    /// Epoch milliseconds before which traffic-triggered prune need not ask for its claim (see
+    /// `maintenance::api::prune_in_background`).
+    pub prune_hint: Arc<std::sync::atomic::AtomicI64>,
     /// Counters of the CSV export (queries issued, rows written).
     pub export_metrics: Arc<crate::inbox::export::ExportMetrics>,
 }

@@ -47,9 +47,10 @@ export class InvitePage {
   async join(link: string, name: string, passkeyName = 'Virtual key') {
     await this.page.goto(link);
     await expect(this.page.getByRole('heading', { name: 'Join Ebb as an admin' })).toBeVisible();
+    // The button is enabled once the page has hydrated; typing earlier would be overwritten.
+    await expect(this.page.getByRole('button', { name: 'Create passkey and join' })).toBeEnabled();
     await this.page.getByLabel('Your name').fill(name);
     await this.page.getByLabel('Name for this passkey').fill(passkeyName);
-    await expect(this.page.getByRole('button', { name: 'Create passkey and join' })).toBeEnabled();
     await this.page.getByRole('button', { name: 'Create passkey and join' }).click();
     await this.page.waitForURL(/\/admin$/);
   }
@@ -62,6 +63,11 @@ export class SignInPage {
     await expect(button).toBeEnabled();
     await button.click();
   }
+}
+
+/** Admin pages are usable once the shell has hydrated. */
+export async function waitForAdminHydration(page: Page) {
+  await expect(page.locator('.admin')).toHaveAttribute('data-hydrated', 'true');
 }
 
 export class AdminShell {
@@ -87,6 +93,7 @@ export class AccountPage {
   async open() {
     await this.page.goto('/admin/account');
     await expect(this.page.getByRole('heading', { name: 'Account' })).toBeVisible();
+    await waitForAdminHydration(this.page);
   }
   async addPasskey(name: string) {
     await this.page.getByLabel('Name for a new passkey').fill(name);

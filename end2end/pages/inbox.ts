@@ -1,4 +1,5 @@
 import { expect, type Page } from '@playwright/test';
+import { waitForAdminHydration } from './admin';
 
 export class InboxPage {
   constructor(readonly page: Page) {}
@@ -7,6 +8,7 @@ export class InboxPage {
     await this.page.goto('/admin/inbox');
     await expect(this.page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
     await expect(this.page.getByTestId('inbox')).toBeVisible();
+    await waitForAdminHydration(this.page);
   }
 
   async search(text: string) {

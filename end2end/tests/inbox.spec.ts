@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
+import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { InboxPage } from '../pages/inbox';
 
@@ -57,6 +57,7 @@ test('the settings page shows the effect of a retention value before saving', as
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
   await page.goto('/admin/settings');
+  await waitForAdminHydration(page);
   const days = page.getByLabel('Keep inquiries for (days)');
   await expect(days).toHaveValue(/^\d+$/);
   await days.fill('0');

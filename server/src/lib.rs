@@ -98,6 +98,7 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         prune_steps: Arc::new(app::maintenance::prune::default_steps()),
         webauthn: Arc::new(webauthn),
         export_metrics: Default::default(),
+        prune_hint: Default::default(),
     }
 }
 

@@ -54,19 +54,9 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
         .await
         .map_err(internal("invite lookup"))?
         .ok_or_else(|| fail(AppError::NotFound))?;
-    let admin_id = Uuid::new_v4();
-    let (mut ccr, reg) = state
-        .webauthn
-        .start_passkey_registration(admin_id, &name, &name, None)
-        .map_err(|e| fail(AppError::internal("start registration", e)))?;
-    service::require_discoverable(&mut ccr);
-    let challenge = Uuid::new_v4();
-    let stored = serde_json::json!({ "reg": reg, "name": name, "passkey_name": passkey_name, "admin_id": admin_id });
-    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "register", &stored, None, Some(invite.id), expires)
+    service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id))
         .await
-        .map_err(internal("store challenge"))?;
-    Ok((challenge, ccr))
+        .map_err(fail)
 }
 
 /// Finishes an invite registration: verifies the new passkey, redeems the invite (at most once),
@@ -77,21 +67,9 @@ pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPub
     use crate::server::fail;
     let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
-    let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(internal("take challenge"))?;
-    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
-        return Err(fail(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into())));
-    };
-    let invite_id = taken.invite_id.ok_or_else(|| fail(AppError::internal("finish invite", "challenge without invite")))?;
-    let reg: webauthn_rs::prelude::PasskeyRegistration =
-        serde_json::from_value(taken.state["reg"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
-    let name = taken.state["name"].as_str().unwrap_or_default().to_owned();
-    let passkey_name = taken.state["passkey_name"].as_str().unwrap_or_default().to_owned();
-    let admin_id: Uuid = serde_json::from_value(taken.state["admin_id"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
-    let passkey = state.webauthn.finish_passkey_registration(&credential, &reg).map_err(|e| {
-        tracing::info!(error = %e, "passkey registration refused");
-        fail(AppError::BadRequest("The passkey could not be verified. Please try again.".into()))
-    })?;
-
+    let (passkey, pending, invite_id) = service::complete_registration(&state, challenge, &credential, None).await.map_err(fail)?;
+    let invite_id = invite_id.ok_or_else(|| fail(AppError::internal("finish invite", "challenge without invite")))?;
+    let (admin_id, name, passkey_name) = (pending.admin_id, pending.name.unwrap_or_default(), pending.passkey_name);
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
     let new_admin = db::NewAdmin { id: admin_id, name: &name, credential_id: passkey.cred_id().as_ref(), passkey: &passkey_json, passkey_name: &passkey_name };
     if !db::create_admin_from_invite(&state.pool, invite_id, new_admin).await.map_err(internal("create admin"))? {
@@ -188,25 +166,14 @@ pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/start")]
 pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
-    use super::{db, parse_label, service};
+    use super::{parse_label, service};
     use crate::server::fail;
     let (state, _, admin) = service::require_admin().await?;
     let passkey_name = parse_label(&passkey_name, "a name for this passkey")
         .map_err(|e| fail(AppError::Invalid([("passkey_name".to_string(), e)].into())))?;
-    let existing = db::credential_ids(&state.pool, admin.id).await.map_err(internal("credential ids"))?;
-    let exclude = existing.into_iter().map(Into::into).collect();
-    let (mut ccr, reg) = state
-        .webauthn
-        .start_passkey_registration(admin.id, &admin.name, &admin.name, Some(exclude))
-        .map_err(|e| fail(AppError::internal("start registration", e)))?;
-    service::require_discoverable(&mut ccr);
-    let challenge = Uuid::new_v4();
-    let stored = serde_json::json!({ "reg": reg, "passkey_name": passkey_name });
-    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "register", &stored, Some(admin.id), None, expires)
+    service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None)
         .await
-        .map_err(internal("store challenge"))?;
-    Ok((challenge, ccr))
+        .map_err(fail)
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/finish", input = Json)]
@@ -214,17 +181,8 @@ pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCr
     use super::{db, service};
     use crate::server::fail;
     let (state, _, admin) = service::require_admin().await?;
-    let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(internal("take challenge"))?;
-    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc() && t.admin_id == Some(admin.id)) else {
-        return Err(fail(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into())));
-    };
-    let reg: webauthn_rs::prelude::PasskeyRegistration =
-        serde_json::from_value(taken.state["reg"].clone()).map_err(|e| fail(AppError::internal("challenge state", e)))?;
-    let passkey_name = taken.state["passkey_name"].as_str().unwrap_or("Passkey").to_owned();
-    let passkey = state.webauthn.finish_passkey_registration(&credential, &reg).map_err(|e| {
-        tracing::info!(error = %e, "passkey registration refused");
-        fail(AppError::BadRequest("The passkey could not be verified. Please try again.".into()))
-    })?;
+    let (passkey, pending, _) = service::complete_registration(&state, challenge, &credential, Some(admin.id)).await.map_err(fail)?;
+    let passkey_name = pending.passkey_name;
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name)

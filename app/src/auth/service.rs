@@ -160,3 +160,67 @@ pub fn require_discoverable(ccr: &mut webauthn_rs::prelude::CreationChallengeRes
     selection.require_resident_key = true;
     selection.resident_key = Some(ResidentKeyRequirement::Required);
 }
+
+/// What a registration ceremony remembers between its two requests.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct PendingRegistration {
+    pub reg: webauthn_rs::prelude::PasskeyRegistration,
+    /// The (new or existing) admin the passkey is for.
+    pub admin_id: Uuid,
+    /// The new admin's name (invites only).
+    pub name: Option<String>,
+    pub passkey_name: String,
+}
+
+/// Starts registering a discoverable passkey for `admin_id` and stores the ceremony state.
+/// `owner` is the signed-in admin adding a passkey, `invite` the invite being redeemed.
+pub async fn begin_registration(
+    state: &AppState,
+    admin_id: Uuid,
+    user_name: &str,
+    name: Option<String>,
+    passkey_name: String,
+    owner: Option<Uuid>,
+    invite: Option<Uuid>,
+) -> Result<(Uuid, webauthn_rs::prelude::CreationChallengeResponse), AppError> {
+    let exclude = match owner {
+        Some(owner) => {
+            let ids = db::credential_ids(&state.pool, owner).await.map_err(|e| AppError::internal("credential ids", e))?;
+            Some(ids.into_iter().map(Into::into).collect())
+        }
+        None => None,
+    };
+    let (mut ccr, reg) = state
+        .webauthn
+        .start_passkey_registration(admin_id, user_name, user_name, exclude)
+        .map_err(|e| AppError::internal("start registration", e))?;
+    require_discoverable(&mut ccr);
+    let pending = PendingRegistration { reg, admin_id, name, passkey_name };
+    let stored = serde_json::to_value(&pending).map_err(|e| AppError::internal("registration state", e))?;
+    let challenge = Uuid::new_v4();
+    let expires = time::OffsetDateTime::now_utc() + CHALLENGE_TTL;
+    db::insert_challenge(&state.pool, challenge, "register", &stored, owner, invite, expires)
+        .await
+        .map_err(|e| AppError::internal("store challenge", e))?;
+    Ok((challenge, ccr))
+}
+
+/// Takes a registration challenge (once) and verifies the new passkey. `owner` must match the
+/// admin who started it (None for invites).
+pub async fn complete_registration(
+    state: &AppState,
+    challenge: Uuid,
+    credential: &webauthn_rs::prelude::RegisterPublicKeyCredential,
+    owner: Option<Uuid>,
+) -> Result<(webauthn_rs::prelude::Passkey, PendingRegistration, Option<Uuid>), AppError> {
+    let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(|e| AppError::internal("take challenge", e))?;
+    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc() && t.admin_id == owner) else {
+        return Err(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into()));
+    };
+    let pending: PendingRegistration = serde_json::from_value(taken.state).map_err(|e| AppError::internal("registration state", e))?;
+    let passkey = state.webauthn.finish_passkey_registration(credential, &pending.reg).map_err(|e| {
+        tracing::info!(error = %e, "passkey registration refused");
+        AppError::BadRequest("The passkey could not be verified. Please try again.".into())
+    })?;
+    Ok((passkey, pending, taken.invite_id))
+}

@@ -187,6 +187,9 @@ pub fn InvitePage() -> impl IntoView {
 #[component]
 pub fn AdminShell() -> impl IntoView {
     let me = Resource::new(|| (), |_| current_admin());
+    // Marks the page as hydrated (tests wait for it before typing).
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
     // A plain form: signing out works before hydration and without JavaScript too.
     let sign_out_action = ServerAction::<SignOut>::new();
     Effect::new(move |_| {
@@ -196,7 +199,7 @@ pub fn AdminShell() -> impl IntoView {
         }
     });
     view! {
-        <div class="admin">
+        <div class="admin" data-hydrated=move || hydrated.get().to_string()>
             <nav class="admin-nav" aria-label="Admin">
                 <A href="/admin" exact=true>"Dashboard"</A>
                 <A href="/admin/inbox">"Inbox"</A>

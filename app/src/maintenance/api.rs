@@ -12,11 +12,28 @@ fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
 
 /// Best-effort after the response: prune if due.
 #[cfg(feature = "ssr")]
+///
+/// Traffic-triggered prune skips the claim while this process knows it would lose it: after a
+/// won claim for the claim interval, after a lost one for a minute. The claim in PostgreSQL still
+/// decides; the hint only spares every request a futile upsert on one hot row (a due prune may
+/// start up to a minute late). The ticker, the CLI and "Run cleanup now" always ask the claim.
 pub fn prune_in_background(state: &crate::state::AppState, trigger: super::prune::Trigger) {
-    let (pool, steps, cfg) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone());
+    use std::sync::atomic::Ordering;
+    let now_ms = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+    if now_ms < state.prune_hint.load(Ordering::Relaxed) {
+        return;
+    }
+    let (pool, steps, cfg, hint) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone(), state.prune_hint.clone());
     state.background.spawn("prune", async move {
         let ctx = cfg.prune_ctx(time::OffsetDateTime::now_utc());
-        super::prune::prune_if_due(&pool, &steps, ctx, trigger, false).await.map(|_| ())
+        let outcome = super::prune::prune_if_due(&pool, &steps, ctx, trigger, false).await;
+        let wait = match &outcome {
+            Ok(super::prune::PruneOutcome::NotDue) => std::time::Duration::from_secs(60),
+            Ok(super::prune::PruneOutcome::Ran(_)) | Err(super::prune::PruneError::Steps(_)) => super::prune::CLAIM_INTERVAL,
+            Err(super::prune::PruneError::Database(_)) => std::time::Duration::ZERO,
+        };
+        hint.store(now_ms + wait.as_millis() as i64, Ordering::Relaxed);
+        outcome.map(|_| ())
     });
 }
 

@@ -212,3 +212,22 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
     shutting_down.await.unwrap();
     assert!(finished.load(std::sync::atomic::Ordering::SeqCst), "the task ran to completion before shutdown returned");
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn after_a_lost_claim_submissions_skip_the_claim_for_a_minute(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    // Another instance ran prune just now.
+    app::maintenance::claim::force_claim(&pool, "last_cleanup_at", time::OffsetDateTime::now_utc()).await.unwrap();
+    assert_eq!(app.post_contact(&VALID).await.status(), 200);
+    app.state.background.settle().await;
+    let runs = || async { sqlx::query_scalar::<_, i64>("select count(*) from maintenance_runs").fetch_one(&pool).await.unwrap() };
+    assert_eq!(runs().await, 0, "the claim was lost");
+    // The claim becomes winnable, but this instance does not ask again within the minute.
+    sqlx::query("update settings set value = '0' where key = 'last_cleanup_at'").execute(&pool).await.unwrap();
+    assert_eq!(app.post_contact(&VALID).await.status(), 200);
+    app.state.background.settle().await;
+    assert_eq!(runs().await, 0, "no claim attempt from traffic for a minute");
+    // The ticker and the CLI always ask the claim.
+    assert!(matches!(server::maintenance::run_now(&app.state, false).await.unwrap(), app::maintenance::prune::PruneOutcome::Ran(_)));
+    assert_eq!(runs().await, 1);
+}
