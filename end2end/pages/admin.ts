@@ -5,7 +5,20 @@ import { expect, type CDPSession, type Page } from '@playwright/test';
 export class VirtualAuthenticator {
   private constructor(readonly cdp: CDPSession, readonly id: string) {}
 
-  static async attach(page: Page): Promise<VirtualAuthenticator> {
+  /**
+   * Attaches an authenticator to `page`. Chromium's virtual authenticator answers a passkey
+   * autofill (conditional) request at once, which would sign in before a test clicks anything;
+   * unless `autofill` is asked for, the page is told autofill is unavailable so tests drive the
+   * button flow deterministically.
+   */
+  static async attach(page: Page, { autofill = false } = {}): Promise<VirtualAuthenticator> {
+    if (!autofill) {
+      await page.addInitScript(() => {
+        if (window.PublicKeyCredential) {
+          (window.PublicKeyCredential as any).isConditionalMediationAvailable = async () => false;
+        }
+      });
+    }
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {

@@ -144,6 +144,17 @@ test('an unknown passkey is refused with a clear message', async ({ page }) => {
   await expect(page).toHaveURL(/\/signin$/);
 });
 
+test('where the browser offers passkey autofill, picking the passkey signs in without the button', async ({ page }) => {
+  const name = uniqueName('Autofill');
+  await VirtualAuthenticator.attach(page, { autofill: true });
+  await new InvitePage(page).join(newInviteLink(name), name);
+  await new AdminShell(page).signOut();
+  // The virtual authenticator answers the autofill request as if the person picked their passkey.
+  await page.goto('/signin?next=%2Fadmin%2Fsettings');
+  await page.waitForURL(/\/admin\/settings$/);
+  await new AdminShell(page).expectSignedInAs(name);
+});
+
 test('a used or unknown invite link says so', async ({ page }) => {
   await page.goto('/invite/this-is-not-a-valid-token');
   await expect(page.getByTestId('invite-invalid')).toContainText('not valid');

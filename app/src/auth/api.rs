@@ -82,17 +82,21 @@ pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPub
     service::start_admin_session(&state, &session, admin_id).await.map_err(fail)
 }
 
-/// Starts a passkey sign-in (discoverable credentials: no user name needed).
+/// Starts a passkey sign-in (discoverable credentials: no user name needed). `conditional`
+/// asks for the autofill form (the browser lists passkeys in the field's suggestions); otherwise
+/// the browser shows its passkey dialog.
 #[server(prefix = "/api", endpoint = "auth/signin/start")]
-pub async fn start_signin() -> Result<(Uuid, RequestChallengeResponse), AppError> {
+pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestChallengeResponse), AppError> {
     use super::{db, service};
     use crate::server::fail;
     let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
     service::prune_after_signin(&state);
     let (mut rcr, auth) = state.webauthn.start_discoverable_authentication().map_err(|e| fail(AppError::internal("start signin", e)))?;
-    // A button-started sign-in shows the browser's passkey dialog (not the autofill-only mode).
-    rcr.mediation = None;
+    if !conditional.unwrap_or(false) {
+        // A button-started sign-in shows the browser's passkey dialog (not the autofill mode).
+        rcr.mediation = None;
+    }
     let mut stored = serde_json::to_value(&auth).map_err(|e| fail(AppError::internal("signin state", e)))?;
     service::allow_backup_eligible_upgrade(&mut stored).map_err(fail)?;
     let challenge = Uuid::new_v4();

@@ -47,13 +47,64 @@ fn NeedsJavascript() -> impl IntoView {
     }
 }
 
+#[cfg(feature = "hydrate")]
+thread_local! {
+    /// The pending autofill (conditional) sign-in request, aborted when the button is used.
+    static CONDITIONAL: std::cell::RefCell<Option<(web_sys::AbortController, js_sys::Promise)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Aborts the pending autofill request, if any, and waits until the browser has let it go (a
+/// new request while one is pending would be refused).
+#[cfg(feature = "hydrate")]
+async fn cancel_conditional() {
+    if let Some((controller, promise)) = CONDITIONAL.with(|c| c.borrow_mut().take()) {
+        controller.abort();
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let next = safe_next(use_query_map().read_untracked().get("next"));
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
+    let autofill = RwSignal::new(false);
+    {
+        #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+        let next = next.clone();
+        Effect::new(move |_| {
+            hydrated.set(true);
+            // Where the browser supports it, passkeys are also offered in the field's autofill.
+            #[cfg(feature = "hydrate")]
+            {
+                let next = next.clone();
+                leptos::task::spawn_local(async move {
+                    if !super::browser::conditional_mediation_available().await {
+                        return;
+                    }
+                    let Ok((challenge, rcr)) = start_signin(Some(true)).await else { return };
+                    let Ok(controller) = web_sys::AbortController::new() else { return };
+                    let Ok(promise) = super::browser::start_conditional(rcr, &controller.signal()) else { return };
+                    CONDITIONAL.with(|c| *c.borrow_mut() = Some((controller, promise.clone())));
+                    autofill.set(true);
+                    // Resolves when a passkey is picked from the autofill list; rejects when the
+                    // button's dialog replaces it.
+                    if let Ok(credential) = super::browser::finish_conditional(promise).await {
+                        CONDITIONAL.with(|c| c.borrow_mut().take());
+                        busy.set(true);
+                        match finish_signin(challenge, credential).await {
+                            Ok(()) => go(&next),
+                            Err(e) => {
+                                error.set(Some(describe(&e)));
+                                busy.set(false);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    }
 
     let sign_in = move |_| {
         #[cfg(feature = "hydrate")]
@@ -62,8 +113,9 @@ pub fn SignInPage() -> impl IntoView {
             leptos::task::spawn_local(async move {
                 busy.set(true);
                 error.set(None);
+                cancel_conditional().await;
                 let result: Result<(), String> = async {
-                    let (challenge, rcr) = start_signin().await.map_err(|e| describe(&e))?;
+                    let (challenge, rcr) = start_signin(None).await.map_err(|e| describe(&e))?;
                     let credential = super::browser::use_passkey(rcr).await?;
                     finish_signin(challenge, credential).await.map_err(|e| describe(&e))
                 }
@@ -89,6 +141,13 @@ pub fn SignInPage() -> impl IntoView {
                 <p>"Ebb admins sign in with a passkey: your device checks your fingerprint, face or PIN. There is no password."</p>
                 {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="signin-error">{m}</p> })}
                 <NeedsJavascript/>
+                <Show when=move || autofill.get()>
+                    <div class="field">
+                        <label for="signin-passkey">"Or choose your passkey here"</label>
+                        <input id="signin-passkey" name="username" type="text" autocomplete="username webauthn"
+                            placeholder="Your saved passkeys appear as suggestions"/>
+                    </div>
+                </Show>
                 <button type="button" class="primary" data-testid="signin" on:click=sign_in
                     disabled=move || busy.get() || !hydrated.get() aria-busy=move || busy.get().to_string()>
                     {move || if busy.get() { "Waiting for your passkey…" } else { "Sign in with a passkey" }}
