@@ -13,8 +13,11 @@ pub mod pages;
 pub mod ratelimit;
 #[cfg(feature = "ssr")]
 pub mod server;
+pub mod shares;
 #[cfg(feature = "ssr")]
 pub mod state;
+#[cfg(feature = "ssr")]
+pub mod storage;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

@@ -1,0 +1,73 @@
+//! The share state machine: active → consumed → purged, forward only. Every transition is one
+//! autocommit conditional UPDATE whose WHERE holds the rule; the row count says who won.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+/// A share the GC may purge now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Purgeable {
+    pub id: i64,
+    pub blob_key: String,
+}
+
+/// Claims a download: only an active, unexpired share moves to consumed, once. Call it before
+/// sending a byte, outside any transaction (the claim must be committed first).
+pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update shares set status = 'consumed', consumed_at = now()
+         where id = $1 and status = 'active' and expires_at > now()",
+        id,
+    )
+    .execute(pool)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Shares whose file may be deleted now: consumed longer ago than `grace` (longer than any
+/// download), or never consumed and expired — and whose retry time has come.
+pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Result<Vec<Purgeable>, sqlx::Error> {
+    sqlx::query_as!(
+        Purgeable,
+        r#"select id, blob_key from shares
+           where status <> 'purged'
+             and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
+             and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
+                  or (status <> 'consumed' and expires_at <= now()))
+           order by next_purge_attempt_at nulls first, id
+           limit $1"#,
+        limit,
+        grace.as_secs_f64(),
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Marks a share purged after its file was deleted. The WHERE re-checks eligibility, so an
+/// active, unexpired share can never be purged (its file would then never be collected).
+pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update shares set status = 'purged', purged_at = now()
+         where id = $1 and status <> 'purged' and (status = 'consumed' or expires_at <= now())",
+        id,
+    )
+    .execute(pool)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Records a failed delete: counts it and pushes the next attempt out by
+/// `base × 2^min(attempts, 6)`, so a failing row never blocks the rows behind it.
+pub async fn mark_purge_failed(pool: &PgPool, id: i64, base: Duration) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "update shares set purge_attempts = purge_attempts + 1,
+                next_purge_attempt_at = now() + make_interval(secs => $2 * power(2, least(purge_attempts, 6)))
+         where id = $1 and status <> 'purged'",
+        id,
+        base.as_secs_f64(),
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}

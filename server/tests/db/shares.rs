@@ -1,0 +1,294 @@
+//! Seed 002's fourteen lifecycle behaviours, against PostgreSQL and the real local blob store,
+//! with a fault-injecting wrapper where a delete must fail.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use app::shares::gc::{collect, GcRules, ACCESS_TIME_BATCH};
+use app::shares::lifecycle::{mark_consumed, mark_purge_failed, mark_purged};
+use app::storage::{BlobError, BlobStore, LocalDirStore};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use sqlx::PgPool;
+
+/// The real local store, whose deletes of chosen keys fail (as a read-only mount would).
+struct FailingDeletes {
+    inner: LocalDirStore,
+    failing: Mutex<HashSet<String>>,
+}
+
+impl FailingDeletes {
+    fn fail(&self, key: &str) {
+        self.failing.lock().unwrap().insert(key.to_owned());
+    }
+    fn heal(&self) {
+        self.failing.lock().unwrap().clear();
+    }
+}
+
+impl BlobStore for FailingDeletes {
+    fn put<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<(), BlobError>> {
+        self.inner.put(key, data)
+    }
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, BlobError>> {
+        self.inner.get(key)
+    }
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
+        if self.failing.lock().unwrap().contains(key) {
+            return Box::pin(async { Err(BlobError::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "injected failure"))) });
+        }
+        self.inner.delete(key)
+    }
+}
+
+struct Fixture {
+    pool: PgPool,
+    store: FailingDeletes,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(pool: PgPool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FailingDeletes { inner: LocalDirStore::new(dir.path()), failing: Mutex::new(HashSet::new()) };
+        Fixture { pool, store, _dir: dir }
+    }
+
+    /// A share whose file exists, expiring in `ttl_mins` minutes.
+    async fn share(&self, ttl_mins: i32) -> (i64, String) {
+        let key = uuid::Uuid::new_v4().simple().to_string();
+        self.store.put(&key, Bytes::from_static(b"file body")).await.unwrap();
+        let id: i64 = sqlx::query_scalar(
+            "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+             values ($1, $2, 'report.pdf', 9, 'application/pdf', now() + make_interval(mins => $3)) returning id",
+        )
+        .bind(uuid::Uuid::new_v4().as_bytes().to_vec())
+        .bind(&key)
+        .bind(ttl_mins)
+        .fetch_one(&self.pool)
+        .await
+        .unwrap();
+        (id, key)
+    }
+
+    async fn exec(&self, sql: &str, id: i64) {
+        sqlx::query(sql).bind(id).execute(&self.pool).await.unwrap();
+    }
+
+    async fn status(&self, id: i64) -> String {
+        sqlx::query_scalar("select status from shares where id = $1").bind(id).fetch_one(&self.pool).await.unwrap()
+    }
+
+    async fn attempts(&self, id: i64) -> i32 {
+        sqlx::query_scalar("select purge_attempts from shares where id = $1").bind(id).fetch_one(&self.pool).await.unwrap()
+    }
+
+    async fn file_exists(&self, key: &str) -> bool {
+        self.store.get(key).await.unwrap().is_some()
+    }
+
+    async fn gc(&self, limit: i64) -> app::shares::gc::GcReport {
+        collect(&self.pool, &self.store, limit, GcRules::default()).await.unwrap()
+    }
+}
+
+const EXPIRE: &str = "update shares set expires_at = now() - interval '1 minute' where id = $1";
+const PAST_GRACE: &str = "update shares set consumed_at = now() - interval '16 minutes' where id = $1";
+const RETRY_DUE: &str = "update shares set next_purge_attempt_at = now() - interval '1 minute' where id = $1";
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn first_download_is_claimed_and_second_is_refused(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, _) = f.share(60).await;
+    assert!(mark_consumed(&f.pool, id).await.unwrap());
+    assert!(!mark_consumed(&f.pool, id).await.unwrap());
+    assert_eq!(f.status(id).await, "consumed");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_expired_share_cannot_be_claimed(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, _) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    assert!(!mark_consumed(&f.pool, id).await.unwrap());
+    assert_eq!(f.status(id).await, "active");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn gc_purges_a_consumed_share_after_the_grace(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    mark_consumed(&f.pool, id).await.unwrap();
+    f.exec(PAST_GRACE, id).await;
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(id).await, "purged");
+    assert!(!f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn gc_purges_an_expired_share_that_was_never_downloaded(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(id).await, "purged");
+    assert!(!f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn gc_leaves_an_active_unexpired_share_untouched(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    assert_eq!(f.gc(10).await.purged, 0);
+    assert_eq!(f.status(id).await, "active");
+    assert!(f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_consumed_share_is_protected_during_the_delivery_grace(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    mark_consumed(&f.pool, id).await.unwrap();
+    assert_eq!(f.gc(10).await.purged, 0);
+    assert_eq!(f.status(id).await, "consumed");
+    assert!(f.file_exists(&key).await, "the file is still being delivered");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_share_consumed_just_before_expiry_is_not_purged_by_the_expiry_branch_during_grace(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(1).await;
+    mark_consumed(&f.pool, id).await.unwrap();
+    f.exec(EXPIRE, id).await; // the download is still running when the expiry passes
+    assert_eq!(f.gc(10).await.purged, 0);
+    assert!(f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn gc_heals_itself_when_a_delete_fails(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    f.store.fail(&key);
+    let report = f.gc(10).await;
+    assert_eq!((report.purged, report.failed), (0, 1));
+    assert_eq!(f.status(id).await, "active", "not purged while the file remains");
+    assert_eq!(f.attempts(id).await, 1);
+    assert!(f.file_exists(&key).await);
+    f.store.heal();
+    f.exec(RETRY_DUE, id).await;
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(id).await, "purged");
+    assert!(!f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_failing_row_does_not_block_the_rows_behind_it(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let mut failing = Vec::new();
+    for _ in 0..5 {
+        let (id, key) = f.share(60).await;
+        f.exec(EXPIRE, id).await;
+        f.store.fail(&key);
+        failing.push(id);
+    }
+    let mut healthy = Vec::new();
+    for _ in 0..3 {
+        let (id, _) = f.share(60).await;
+        f.exec(EXPIRE, id).await;
+        healthy.push(id);
+    }
+    assert_eq!(f.gc(5).await, app::shares::gc::GcReport { purged: 0, failed: 5 });
+    assert_eq!(f.gc(5).await.purged, 3, "the backed-off rows are skipped, the healthy ones collected");
+    for id in healthy {
+        assert_eq!(f.status(id).await, "purged");
+    }
+    for id in failing {
+        assert_eq!(f.status(id).await, "active");
+    }
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_failed_purge_is_retried_once_the_backoff_has_passed(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    f.store.fail(&key);
+    f.gc(10).await;
+    assert_eq!(f.gc(10).await, app::shares::gc::GcReport::default(), "not retried before its time");
+    f.exec(RETRY_DUE, id).await;
+    assert_eq!(f.gc(10).await.failed, 1, "retried once due");
+    assert_eq!(f.attempts(id).await, 2);
+    // The delay doubles per attempt, capped at 64 × base.
+    let secs: f64 = sqlx::query_scalar("select extract(epoch from next_purge_attempt_at - now())::float8 from shares where id = $1")
+        .bind(id)
+        .fetch_one(&f.pool)
+        .await
+        .unwrap();
+    assert!((7000.0..=7200.0).contains(&secs), "second failure waits 2 × 60 min, got {secs} s");
+    for _ in 0..10 {
+        mark_purge_failed(&f.pool, id, std::time::Duration::from_secs(3600)).await.unwrap();
+    }
+    let secs: f64 = sqlx::query_scalar("select extract(epoch from next_purge_attempt_at - now())::float8 from shares where id = $1")
+        .bind(id)
+        .fetch_one(&f.pool)
+        .await
+        .unwrap();
+    assert!((64.0 * 3600.0 - 100.0..=64.0 * 3600.0).contains(&secs), "capped at 64 hours, got {secs} s");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn gc_advances_when_the_file_was_already_absent(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    // A crash after the delete, before the update: the file is gone, the row says otherwise.
+    f.store.delete(&key).await.unwrap();
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(id).await, "purged");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_active_share_cannot_be_purged_directly(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, _) = f.share(60).await;
+    assert!(!mark_purged(&f.pool, id).await.unwrap());
+    assert_eq!(f.status(id).await, "active");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_purged_share_only_moves_forward(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, _) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    f.gc(10).await;
+    assert_eq!(f.status(id).await, "purged");
+    assert!(!mark_consumed(&f.pool, id).await.unwrap());
+    assert!(!mark_purged(&f.pool, id).await.unwrap());
+    mark_purge_failed(&f.pool, id, std::time::Duration::from_secs(3600)).await.unwrap();
+    assert_eq!(f.status(id).await, "purged");
+    assert_eq!(f.attempts(id).await, 0, "a purged row is not touched");
+    let bad = sqlx::query("update shares set status = 'deleted' where id = $1").bind(id).execute(&f.pool).await;
+    assert!(bad.is_err(), "the CHECK constraint refuses unknown states");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_request_time_gc_run_is_bounded(pool: PgPool) {
+    let f = Fixture::new(pool);
+    for _ in 0..12 {
+        let (id, _) = f.share(60).await;
+        f.exec(EXPIRE, id).await;
+    }
+    assert_eq!(f.gc(ACCESS_TIME_BATCH).await.purged, 5);
+    let left: i64 = sqlx::query_scalar("select count(*) from shares where status <> 'purged'").fetch_one(&f.pool).await.unwrap();
+    assert_eq!(left, 7, "the rest waits for the next request");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_storage_self_check_passes_on_a_writable_folder_and_fails_on_a_missing_one(pool: PgPool) {
+    let f = Fixture::new(pool);
+    assert!(app::storage::self_check(&f.store.inner).await.is_ok());
+    let missing = LocalDirStore::new(f.store.inner.dir().join("does-not-exist"));
+    let err = app::storage::self_check(&missing).await.unwrap_err();
+    assert!(err.contains("cannot write"), "{err}");
+}
