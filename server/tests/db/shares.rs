@@ -292,3 +292,36 @@ async fn the_storage_self_check_passes_on_a_writable_folder_and_fails_on_a_missi
     let err = app::storage::self_check(&missing).await.unwrap_err();
     assert!(err.contains("cannot write"), "{err}");
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPool) {
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, status, expires_at, purged_at)
+         select decode(md5(g::text), 'hex'), 'k' || g, 'f', 1, 'text/plain', 'purged', now() - interval '1 day', now()
+         from generate_series(1, 200000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let f = Fixture::new(pool);
+    for _ in 0..5 {
+        f.share(60).await;
+    }
+    sqlx::query("analyze shares").execute(&f.pool).await.unwrap();
+    // The GC's own statement, as select_purgeable sends it.
+    let plan: Vec<String> = sqlx::query_scalar(
+        "explain select id, blob_key from shares
+         where status <> 'purged'
+           and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
+           and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => 900::float8))
+                or (status <> 'consumed' and expires_at <= now()))
+         order by next_purge_attempt_at nulls first, id
+         limit 5",
+    )
+    .fetch_all(&f.pool)
+    .await
+    .unwrap();
+    let plan = plan.join("\n");
+    assert!(plan.contains("shares_purgeable_idx"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+}
