@@ -39,6 +39,20 @@ fn safe_next(next: Option<String>) -> String {
         .unwrap_or_else(|| "/admin".into())
 }
 
+/// The outcome of an admin action: a success (status) or an error (alert) line, or nothing.
+#[component]
+pub fn Outcome(message: RwSignal<Option<Result<String, String>>>, testid: &'static str) -> impl IntoView {
+    move || {
+        message.get().map(|m| {
+            let (class, role, text) = match m {
+                Ok(text) => ("notice success", "status", text),
+                Err(text) => ("notice error", "alert", text),
+            };
+            view! { <p class=class role=role data-testid=testid>{text}</p> }
+        })
+    }
+}
+
 /// Shown inside forms that need the hydrated client.
 #[component]
 fn NeedsJavascript() -> impl IntoView {
@@ -346,10 +360,7 @@ pub fn AccountPage() -> impl IntoView {
     view! {
         <Title text="Account — Ebb admin"/>
         <h1>"Account"</h1>
-        {move || message.get().map(|m| match m {
-            Ok(text) => view! { <p class="notice success" role="status" data-testid="account-message">{text}</p> }.into_any(),
-            Err(text) => view! { <p class="notice error" role="alert" data-testid="account-message">{text}</p> }.into_any(),
-        })}
+        <Outcome message testid="account-message"/>
 
         <section class="card" aria-labelledby="passkeys-title">
             <h2 id="passkeys-title">"Your passkeys"</h2>

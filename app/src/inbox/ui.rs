@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::api::*;
 use super::{InboxCounts, InquiryDetail, InquirySummary};
 use crate::auth::format_time;
-use crate::auth::ui::describe;
+use crate::auth::ui::{describe, Outcome};
 
 /// Total, last 24 hours and last 7 days.
 #[component]
@@ -113,10 +113,7 @@ pub fn InboxPage() -> impl IntoView {
         <Transition fallback=|| ()>
             {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
         </Transition>
-        {move || message.get().map(|m| match m {
-            Ok(t) => view! { <p class="notice success" role="status" data-testid="inbox-message">{t}</p> }.into_any(),
-            Err(t) => view! { <p class="notice error" role="alert" data-testid="inbox-message">{t}</p> }.into_any(),
-        })}
+        <Outcome message testid="inbox-message"/>
         <div class="toolbar">
             <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
                 <label class="sr-only" for="inbox-search">"Search name, email and message"</label>

@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use super::api::*;
 use super::{parse_retention_input, MaintenanceStatus, RetentionPreview};
 use crate::auth::format_time;
-use crate::auth::ui::describe;
+use crate::auth::ui::{describe, Outcome};
 
 fn trigger_label(trigger: &str) -> &'static str {
     match trigger {
@@ -141,10 +141,7 @@ pub fn SettingsPage() -> impl IntoView {
     view! {
         <Title text="Settings — Ebb admin"/>
         <h1>"Settings"</h1>
-        {move || message.get().map(|m| match m {
-            Ok(t) => view! { <p class="notice success" role="status" data-testid="settings-message">{t}</p> }.into_any(),
-            Err(t) => view! { <p class="notice error" role="alert" data-testid="settings-message">{t}</p> }.into_any(),
-        })}
+        <Outcome message testid="settings-message"/>
         <section class="card" aria-labelledby="retention-title">
             <h2 id="retention-title">"How long inquiries are kept"</h2>
             <form class="inline" on:submit=save>
