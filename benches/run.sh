@@ -16,7 +16,7 @@ cargo build -q --release -p server --bin ebb
 BENCH_URL=$(bash scripts/fresh-db.sh ebb_bench)
 LOG=$CARGO_TARGET_DIR/bench-server.log
 DATABASE_URL=$BENCH_URL EBB_BIND=127.0.0.1:$PORT EBB_TRUSTED_PROXY_HOPS=1 RUST_LOG=warn \
-  "$CARGO_TARGET_DIR/release/ebb" serve >"$LOG" 2>&1 &
+  EBB_STORAGE_DIR=$(mktemp -d) "$CARGO_TARGET_DIR/release/ebb" serve >"$LOG" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.2; done

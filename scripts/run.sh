@@ -10,6 +10,9 @@ if [ -z "${DATABASE_URL:-}" ]; then
   echo "run: using the project-local PostgreSQL (.data/postgres)"
 fi
 export DATABASE_URL
+# Shared files live outside the served folder; created here, never by Ebb itself.
+export EBB_STORAGE_DIR=${EBB_STORAGE_DIR:-$PWD/.data/blobs}
+mkdir -p "$EBB_STORAGE_DIR"
 bash scripts/build-client.sh
 cargo build -q --release -p server --bin ebb
 echo "run: Ebb on ${EBB_PUBLIC_URL:-http://localhost:3000} (Ctrl-C stops it)"

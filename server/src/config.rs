@@ -30,6 +30,12 @@ pub struct Config {
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
 
+    /// Folder where shared files are stored (outside any served folder). It must exist: Ebb does
+    /// not create it, so a mistyped path fails the start-up self-check instead of silently
+    /// starting empty.
+    #[arg(long, env = "EBB_STORAGE_DIR", default_value = "data/blobs")]
+    pub storage_dir: PathBuf,
+
     /// Seconds between runs of the in-process maintenance ticker (each run still honours the
     /// jobs' claims, so several instances do not multiply the work).
     #[arg(long, env = "EBB_MAINTENANCE_INTERVAL_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(5..=86_400))]

@@ -111,6 +111,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Serve => {
+            // A wrong storage path must stop the server here, not make every delete "succeed".
+            let store = app::storage::LocalDirStore::new(&config.storage_dir);
+            app::storage::self_check(&store)
+                .await
+                .map_err(|e| format!("storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb) or fix the path", config.storage_dir.display()))?;
             migrate().await?;
             server::invite_first_admin_if_none(&pool, &config).await?;
             let state = server::build_state(&config, pool);

@@ -91,7 +91,6 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
     use crate::server::fail;
     let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
-    service::prune_after_signin(&state);
     let (mut rcr, auth) = state.webauthn.start_discoverable_authentication().map_err(|e| fail(AppError::internal("start signin", e)))?;
     if !conditional.unwrap_or(false) {
         // A button-started sign-in shows the browser's passkey dialog (not the autofill mode).
@@ -104,6 +103,8 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
     db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires)
         .await
         .map_err(internal("store challenge"))?;
+    // Best-effort, once the answer is ready: prune if due (seed 000).
+    service::prune_after_signin(&state);
     Ok((challenge, rcr))
 }
 

@@ -20,10 +20,7 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
     let search = normalise_search(search.as_deref());
     let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
         Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| crate::server::fail(AppError::BadRequest("invalid page cursor".into())))?),
-        None => {
-            crate::maintenance::api::prune_in_background(&state, crate::maintenance::prune::Trigger::AdminInbox);
-            None
-        }
+        None => None,
     };
     let mut items = db::list_page(&state.pool, search.as_deref(), cursor, PAGE_SIZE + 1).await.map_err(internal("inbox list"))?;
     let next = if items.len() as i64 > PAGE_SIZE {
@@ -32,6 +29,10 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
     } else {
         None
     };
+    if after.as_deref().is_none_or(str::is_empty) {
+        // Best-effort, after this page was read: prune if due (seed 000).
+        crate::maintenance::api::prune_in_background(&state, crate::maintenance::prune::Trigger::AdminInbox);
+    }
     Ok(InquiryPage { items, next })
 }
 

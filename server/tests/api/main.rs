@@ -5,4 +5,5 @@ mod contact;
 mod gate;
 mod health;
 mod inbox;
+mod startup;
 mod helpers;
