@@ -45,3 +45,8 @@ pub fn redirect_plain_form_post(path: &'static str) {
         res.insert_header(LOCATION, HeaderValue::from_static(path));
     }
 }
+
+/// Maps a database error to the opaque `Internal` (logged once with `context`) and sets 500.
+pub fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+    move |e| fail(AppError::internal(context, e))
+}

@@ -37,14 +37,18 @@ pub const ADMIN_API_PREFIX: &str = "/api/admin/";
 /// Admin pages and admin API calls need a live admin session. Without one, a page request goes
 /// to sign-in (and comes back afterwards) and an API call gets 401 before its arguments are even
 /// read. Every admin server function also checks the session itself (defence in depth).
-pub async fn admin_gate(State(state): State<AppState>, session: Session, req: Request, next: Next) -> Response {
+pub async fn admin_gate(State(state): State<AppState>, session: Session, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let api = path.starts_with(ADMIN_API_PREFIX);
     if !api && !is_admin_page(path) {
         return next.run(req).await;
     }
     match app::auth::service::session_admin(&state, &session).await {
-        Ok(Some(_)) => next.run(req).await,
+        Ok(Some(admin)) => {
+            // Handlers behind the gate read the admin from here instead of querying again.
+            req.extensions_mut().insert(admin);
+            next.run(req).await
+        }
         Ok(None) if api => {
             let body = serde_json::to_string(&app::error::AppError::Unauthorized).unwrap_or_default();
             (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "application/json")], body).into_response()

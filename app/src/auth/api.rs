@@ -13,9 +13,7 @@ use super::{AdminInfo, InviteInfo, NewInvite, PasskeyView, SessionView};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
-fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| crate::server::fail(AppError::internal(context, e))
-}
+use crate::server::internal;
 
 /// The signed-in admin, or `None`.
 #[server(prefix = "/api", endpoint = "auth/me")]

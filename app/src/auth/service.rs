@@ -59,6 +59,11 @@ pub async fn session_admin(state: &AppState, session: &Session) -> Result<Option
 pub async fn require_admin() -> Result<(AppState, Session, AdminInfo), AppError> {
     let state = state()?;
     let session = session().await?;
+    // The admin gate already looked the session up for this request (one query, not two).
+    let checked = use_context::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<AdminInfo>().cloned());
+    if let Some(admin) = checked {
+        return Ok((state, session, admin));
+    }
     match session_admin(&state, &session).await? {
         Some(admin) => Ok((state, session, admin)),
         None => Err(fail(AppError::Unauthorized)),

@@ -7,9 +7,7 @@ use super::{InboxCounts, InquiryDetail, InquiryPage};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
-fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| crate::server::fail(AppError::internal(context, e))
-}
+use crate::server::internal;
 
 /// A page of inquiries, newest first. Opening the list (the first page) also triggers prune,
 /// best-effort (seed 000).

@@ -6,9 +6,7 @@ use super::{MaintenanceStatus, RetentionPreview};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
-fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| crate::server::fail(AppError::internal(context, e))
-}
+use crate::server::internal;
 
 /// Best-effort after the response: prune if due.
 #[cfg(feature = "ssr")]
