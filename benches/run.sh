@@ -49,3 +49,4 @@ kill $PID 2>/dev/null; wait $PID 2>/dev/null || true
 echo "$CONTACT_SUMMARY"
 echo
 bash benches/export.sh
+echo; bash benches/shares.sh

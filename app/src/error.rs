@@ -26,6 +26,9 @@ pub enum AppError {
     /// The request itself was malformed (missing or mistyped fields) (HTTP 400).
     #[error("the request was malformed: {0}")]
     BadRequest(String),
+    /// The upload is larger than the configured limit (HTTP 413).
+    #[error("the file is larger than the limit of {limit_bytes} bytes")]
+    TooLarge { limit_bytes: u64 },
     /// Too many requests from this client; retry after this many seconds (HTTP 429).
     #[error("too many requests; try again in {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -51,6 +54,7 @@ impl AppError {
             AppError::Unauthorized => 401,
             AppError::Forbidden => 403,
             AppError::NotFound => 404,
+            AppError::TooLarge { .. } => 413,
             AppError::RateLimited { .. } => 429,
             AppError::Internal => 500,
         }

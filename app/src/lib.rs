@@ -23,7 +23,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
-    path,
+    path, SsrMode,
 };
 
 /// The HTML document around the app (server side only renders it).
@@ -62,10 +62,12 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::HomePage/>
                     <Route path=path!("/signin") view=auth::ui::SignInPage/>
                     <Route path=path!("/invite/:token") view=auth::ui::InvitePage/>
+                    // Async: the status (404 / 410) is known before the first byte is sent.
+                    <Route path=path!("/s/:token") view=shares::ui::SharePage ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=auth::ui::AdminShell>
                         <Route path=path!("") view=pages::DashboardPage/>
                         <Route path=path!("inbox") view=inbox::ui::InboxPage/>
-                        <Route path=path!("shares") view=|| view! { <auth::ui::ComingSoon title="Shares"/> }/>
+                        <Route path=path!("shares") view=shares::ui::SharesPage/>
                         <Route path=path!("audit") view=|| view! { <auth::ui::ComingSoon title="Audit"/> }/>
                         <Route path=path!("settings") view=maintenance::ui::SettingsPage/>
                         <Route path=path!("account") view=auth::ui::AccountPage/>

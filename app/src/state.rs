@@ -18,6 +18,12 @@ pub struct AppConfig {
     pub trusted_proxy_hops: usize,
     /// Contact submissions allowed per client per window.
     pub contact_limit: Limit,
+    /// Largest file a share may hold, in bytes.
+    pub share_max_bytes: u64,
+    /// Longest expiry an admin may choose for a share, in hours (at most 720).
+    pub share_max_expiry_hours: u32,
+    /// The share GC's timing (delivery grace, retry backoff).
+    pub share_gc: crate::shares::gc::GcRules,
     /// How long a best-effort background task may run before it is abandoned.
     pub background_timeout: Duration,
     /// Rows deleted per statement by prune (each batch is its own short transaction).
@@ -53,6 +59,9 @@ impl Default for AppConfig {
         AppConfig {
             trusted_proxy_hops: 0,
             contact_limit: Limit { name: "contact", max: 5, window: Duration::from_secs(600) },
+            share_max_bytes: 1 << 30,
+            share_max_expiry_hours: crate::shares::MAX_EXPIRY_HOURS,
+            share_gc: Default::default(),
             background_timeout: Duration::from_secs(60),
             prune_batch_size: 1000,
             prune_max_batches: 200,
@@ -78,7 +87,12 @@ pub struct AppState {
     pub webauthn: Arc<webauthn_rs::Webauthn>,
     /// Epoch milliseconds before which traffic-triggered prune need not ask for its claim (see
     /// `maintenance::api::prune_in_background`).
-    pub prune_hint: Arc<std::sync::atomic::AtomicI64>,
+    pub prune_hint: crate::maintenance::claim::ClaimHint,
+    /// The same for the traffic-triggered share GC.
+    #[from_ref(skip)]
+    pub share_gc_hint: crate::maintenance::claim::ClaimHint,
+    /// Where shared files are stored.
+    pub blobs: Arc<dyn crate::storage::BlobStore>,
     /// Counters of the CSV export (queries issued, rows written).
     pub export_metrics: Arc<crate::inbox::export::ExportMetrics>,
 }

@@ -36,6 +36,19 @@ pub struct Config {
     #[arg(long, env = "EBB_STORAGE_DIR", default_value = "data/blobs")]
     pub storage_dir: PathBuf,
 
+    /// Largest file an admin may share, in bytes (default 1 GiB).
+    #[arg(long, env = "EBB_SHARE_MAX_BYTES", default_value_t = 1 << 30, value_parser = clap::value_parser!(u64).range(1..=1_099_511_627_776))]
+    pub share_max_bytes: u64,
+
+    /// Longest expiry an admin may choose for a share, in hours (1 to 720 = 30 days).
+    #[arg(long, env = "EBB_SHARE_MAX_EXPIRY_HOURS", default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=720))]
+    pub share_max_expiry_hours: u32,
+
+    /// Minutes a downloaded share's file is kept before the GC deletes it. Must be longer than
+    /// any download takes: a download in progress reads the file.
+    #[arg(long, env = "EBB_SHARE_DELIVERY_GRACE_MINS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=10_080))]
+    pub share_delivery_grace_mins: u64,
+
     /// Seconds between runs of the in-process maintenance ticker (each run still honours the
     /// jobs' claims, so several instances do not multiply the work).
     #[arg(long, env = "EBB_MAINTENANCE_INTERVAL_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(5..=86_400))]

@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod maintenance;
 pub mod security;
+pub mod shares;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -14,7 +15,8 @@ use app::{shell, App};
 use axum::{
     extract::{MatchedPath, State},
     http::{header, HeaderValue, Request, StatusCode},
-    routing::get,
+    extract::DefaultBodyLimit,
+    routing::{get, post},
     Router,
 };
 use leptos::prelude::*;
@@ -65,6 +67,17 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Resul
     Ok(())
 }
 
+/// The blob store's self-check (write, read back, delete a probe), with what to do when it fails.
+pub async fn check_storage(config: &Config) -> Result<(), String> {
+    let store = app::storage::LocalDirStore::new(&config.storage_dir);
+    app::storage::self_check(&store).await.map_err(|e| {
+        format!(
+            "storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb) or fix the path",
+            config.storage_dir.display()
+        )
+    })
+}
+
 /// Builds the application state from validated configuration.
 pub fn build_state(config: &Config, pool: PgPool) -> AppState {
     let webauthn = config.webauthn().expect("public URL validated at start-up");
@@ -83,6 +96,12 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
             window: Duration::from_secs(config.contact_rate_window_secs),
         },
         prune_batch_size: config.prune_batch_size,
+        share_max_bytes: config.share_max_bytes,
+        share_max_expiry_hours: config.share_max_expiry_hours,
+        share_gc: app::shares::gc::GcRules {
+            delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60),
+            ..Default::default()
+        },
         public_url: config.public_origin(),
         session_idle: Duration::from_secs(config.session_idle_hours * 3600),
         session_absolute: Duration::from_secs(config.session_absolute_days * 86_400),
@@ -99,22 +118,32 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         webauthn: Arc::new(webauthn),
         export_metrics: Default::default(),
         prune_hint: Default::default(),
+        share_gc_hint: Default::default(),
+        blobs: Arc::new(app::storage::LocalDirStore::new(&config.storage_dir)),
     }
 }
 
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The
 /// router is built from this list and the gate test walks it.
-pub const PLAIN_ROUTES: &[(&str, bool)] = &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true)];
+pub const PLAIN_ROUTES: &[(&str, bool)] = &[
+    ("/healthz", false),
+    ("/readyz", false),
+    ("/admin/inbox/export.csv", true),
+    (shares::UPLOAD_PATH, true),
+    ("/s/{token}", false),
+];
 
 /// The complete router: pages, server functions, health checks and static files.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let routes = generate_route_list(App);
     let context_state = state.clone();
     let shell_options = state.leptos_options.clone();
-    Router::new()
+    let small_bodies = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
+        // GET /s/{token} is the share page (a Leptos route); the POST downloads.
+        .route("/s/{token}", post(shares::download))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -122,12 +151,17 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             move || shell(shell_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // 413 before any handler reads a byte when Content-Length is too large; a streamed body
+        // that grows past the limit fails as it is read.
+        .layer(RequestBodyLimitLayer::new(max_body_bytes));
+    // Uploads stream to the blob store under their own (much larger) limit.
+    let upload_limit = (state.config.share_max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
+    let uploads = Router::new().route(shares::UPLOAD_PATH, post(shares::upload)).layer(DefaultBodyLimit::max(upload_limit));
+    small_bodies
+        .merge(uploads)
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(security::session_layer(&state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
-        // 413 before any handler reads a byte when Content-Length is too large; a streamed body
-        // that grows past the limit fails as it is read.
-        .layer(RequestBodyLimitLayer::new(max_body_bytes))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))

@@ -87,20 +87,36 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Maintenance { command: MaintenanceCommand::Run { force } } => {
+            // The GC trusts the store's deletes: check the store first.
+            server::check_storage(&config).await?;
             migrate().await?;
             let state = server::build_state(&config, pool);
-            match server::maintenance::run_now(&state, force).await {
+            let report = server::maintenance::run_now(&state, force).await;
+            let mut failed = Vec::new();
+            match report.prune {
                 Ok(app::maintenance::prune::PruneOutcome::NotDue) => {
-                    println!("prune: not due (it ran less than an hour ago); use --force to run it anyway");
-                    Ok(())
+                    println!("prune: not due (it ran less than an hour ago); use --force to run it anyway")
                 }
                 Ok(app::maintenance::prune::PruneOutcome::Ran(steps)) => {
                     for s in steps {
                         println!("prune: {:<22} deleted {:>8} in {} batch(es){}", s.step, s.report.deleted, s.report.batches, if s.report.more { " (more left for the next run)" } else { "" });
                     }
-                    Ok(())
                 }
-                Err(e) => Err(format!("prune failed: {e}")),
+                Err(e) => failed.push(format!("prune failed: {e}")),
+            }
+            match report.share_gc {
+                Ok(None) => println!("share GC: another run started less than a minute ago; use --force to run it anyway"),
+                Ok(Some(r)) => println!("share GC: purged {} share(s), {} failed delete(s) (retried later, see the log)", r.purged, r.failed),
+                Err(e) => failed.push(format!("share GC failed: {e}")),
+            }
+            match report.abandoned_uploads {
+                Ok(n) => println!("uploads: removed {n} file(s) left by interrupted uploads"),
+                Err(e) => failed.push(format!("removing interrupted uploads failed: {e}")),
+            }
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(failed.join("; "))
             }
         }
         Command::Admin { command: AdminCommand::Invite { name } } => {
@@ -112,10 +128,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Serve => {
             // A wrong storage path must stop the server here, not make every delete "succeed".
-            let store = app::storage::LocalDirStore::new(&config.storage_dir);
-            app::storage::self_check(&store)
-                .await
-                .map_err(|e| format!("storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb) or fix the path", config.storage_dir.display()))?;
+            server::check_storage(&config).await?;
             migrate().await?;
             server::invite_first_admin_if_none(&pool, &config).await?;
             let state = server::build_state(&config, pool);

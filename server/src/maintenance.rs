@@ -3,16 +3,21 @@
 use std::time::Duration;
 
 use app::maintenance::prune::{prune_if_due, PruneCtx, PruneError, PruneOutcome, Trigger};
+use app::shares::gc::{sweep, GcReport};
 use app::state::AppState;
 use tokio_util::sync::CancellationToken;
+
+/// Partly written uploads older than this were interrupted (no upload takes a day).
+pub const ABANDONED_UPLOAD_AGE: Duration = Duration::from_secs(24 * 3600);
 
 /// The run's bounds and clock.
 pub fn prune_ctx(state: &AppState) -> PruneCtx {
     state.config.prune_ctx(time::OffsetDateTime::now_utc())
 }
 
-/// Runs prune (if its claim is won) every `every`, so a site without traffic still cleans up.
-/// Periodic claimed job: several instances tick, one runs.
+/// Runs the claimed jobs every `every`, so a site without traffic still cleans up: prune, the
+/// share GC's larger sweep, and leftovers of interrupted uploads. Several instances tick, one
+/// runs each job.
 pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -21,14 +26,35 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
             _ = stop.cancelled() => return,
             _ = interval.tick() => {}
         }
-        match prune_if_due(&state.pool, &state.prune_steps, prune_ctx(&state), Trigger::Ticker, false).await {
+        if let Err(e) = prune_if_due(&state.pool, &state.prune_steps, prune_ctx(&state), Trigger::Ticker, false).await {
+            tracing::warn!(job = "prune", error = %e, "maintenance tick failed");
+        }
+        match sweep(&state.pool, &*state.blobs, state.config.share_gc, false).await {
+            Ok(Some(r)) if r != GcReport::default() => tracing::info!(job = "share-gc", purged = r.purged, failed = r.failed, "share GC sweep ran"),
             Ok(_) => {}
-            Err(e) => tracing::warn!(job = "prune", error = %e, "maintenance tick failed"),
+            Err(e) => tracing::warn!(job = "share-gc", error = %e, "maintenance tick failed"),
+        }
+        match state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(job = "uploads", removed = n, "removed files of interrupted uploads"),
+            Err(e) => tracing::warn!(job = "uploads", error = %e, "maintenance tick failed"),
         }
     }
 }
 
-/// `ebb maintenance run [--force]`: runs prune now (honouring the claim unless forced).
-pub async fn run_now(state: &AppState, force: bool) -> Result<PruneOutcome, PruneError> {
-    prune_if_due(&state.pool, &state.prune_steps, prune_ctx(state), Trigger::Cli, force).await
+/// What `ebb maintenance run` did.
+pub struct RunReport {
+    pub prune: Result<PruneOutcome, PruneError>,
+    /// `None`: another run had the claim less than a minute ago.
+    pub share_gc: Result<Option<GcReport>, sqlx::Error>,
+    pub abandoned_uploads: Result<u64, app::storage::BlobError>,
+}
+
+/// `ebb maintenance run [--force]`: every job now (honouring the claims unless forced).
+pub async fn run_now(state: &AppState, force: bool) -> RunReport {
+    RunReport {
+        prune: prune_if_due(&state.pool, &state.prune_steps, prune_ctx(state), Trigger::Cli, force).await,
+        share_gc: sweep(&state.pool, &*state.blobs, state.config.share_gc, force).await,
+        abandoned_uploads: state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await,
+    }
 }

@@ -18,6 +18,7 @@ pub fn describe(err: &AppError) -> String {
             "Too many attempts. Please wait {} minute(s) and try again.",
             retry_after_secs.div_ceil(60)
         ),
+        AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}. Share a smaller file.", crate::shares::format_bytes(*limit_bytes)),
         AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
         AppError::Forbidden => "This request came from another site and was refused.".into(),
         AppError::NotFound => "This link is not valid: it was already used, has expired, or was mistyped. Ask an admin for a new invite.".into(),

@@ -16,9 +16,8 @@ use crate::server::internal;
 /// decides; the hint only spares every request a futile upsert on one hot row (a due prune may
 /// start up to a minute late). The ticker, the CLI and "Run cleanup now" always ask the claim.
 pub fn prune_in_background(state: &crate::state::AppState, trigger: super::prune::Trigger) {
-    use std::sync::atomic::Ordering;
-    let now_ms = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
-    if now_ms < state.prune_hint.load(Ordering::Relaxed) {
+    let now_ms = super::claim::epoch_ms(time::OffsetDateTime::now_utc());
+    if !state.prune_hint.worth_trying(now_ms) {
         return;
     }
     let (pool, steps, cfg, hint) = (state.pool.clone(), state.prune_steps.clone(), state.config.clone(), state.prune_hint.clone());
@@ -30,7 +29,7 @@ pub fn prune_in_background(state: &crate::state::AppState, trigger: super::prune
             Ok(super::prune::PruneOutcome::Ran(_)) | Err(super::prune::PruneError::Steps(_)) => super::prune::CLAIM_INTERVAL,
             Err(super::prune::PruneError::Database(_)) => std::time::Duration::ZERO,
         };
-        hint.store(now_ms + wait.as_millis() as i64, Ordering::Relaxed);
+        hint.wait(now_ms, wait);
         outcome.map(|_| ())
     });
 }

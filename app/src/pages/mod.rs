@@ -41,6 +41,7 @@ pub fn DashboardPage() -> impl IntoView {
     use crate::maintenance::{api::get_maintenance_status, ui::MaintenanceSummary};
     let counts = Resource::new(|| (), |_| count_inquiries());
     let status = Resource::new(|| (), |_| get_maintenance_status());
+    let shares = Resource::new(|| (), |_| crate::shares::api::get_share_overview());
     view! {
         <Title text="Dashboard — Ebb admin"/>
         <h1>"Dashboard"</h1>
@@ -49,6 +50,15 @@ pub fn DashboardPage() -> impl IntoView {
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || counts.get().map(|r| match r {
                     Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">"Open the inbox"</a> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
+                })}
+            </Transition>
+        </section>
+        <section class="card" aria-labelledby="dash-shares">
+            <h2 id="dash-shares">"Shares"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || shares.get().map(|r| match r {
+                    Ok(o) => view! { <crate::shares::ui::SharesSummary overview=o/> <a href="/admin/shares">"Open shares"</a> }.into_any(),
                     Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
                 })}
             </Transition>

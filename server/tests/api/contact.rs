@@ -228,6 +228,6 @@ async fn after_a_lost_claim_submissions_skip_the_claim_for_a_minute(pool: PgPool
     app.state.background.settle().await;
     assert_eq!(runs().await, 0, "no claim attempt from traffic for a minute");
     // The ticker and the CLI always ask the claim.
-    assert!(matches!(server::maintenance::run_now(&app.state, false).await.unwrap(), app::maintenance::prune::PruneOutcome::Ran(_)));
+    assert!(matches!(server::maintenance::run_now(&app.state, false).await.prune.unwrap(), app::maintenance::prune::PruneOutcome::Ran(_)));
     assert_eq!(runs().await, 1);
 }

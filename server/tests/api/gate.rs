@@ -16,10 +16,11 @@ const PUBLIC_SERVER_FNS: &[&str] = &[
     "/api/auth/invite/finish",
     "/api/auth/signin/start",
     "/api/auth/signin/finish",
+    "/api/share",
 ];
 
 /// Pages anyone may open. Everything else must be under /admin.
-const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}"];
+const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}", "/s/{token}"];
 
 fn admin_server_fns() -> Vec<String> {
     let mut paths: Vec<String> = server_fn_paths().map(|(p, _)| p.to_string()).collect();

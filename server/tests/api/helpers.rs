@@ -24,6 +24,8 @@ pub struct TestApp {
     pub base: String,
     pub state: AppState,
     pub client: reqwest::Client,
+    /// The blob store's folder (a fresh temporary one per app).
+    pub storage: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -31,6 +33,13 @@ pub struct TestApp {
 impl TestApp {
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// Names of the files in the blob store's folder.
+    pub fn stored_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.storage.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
     }
 
     /// Posts the contact form as the hydrated client does (expects JSON, gets status codes).
@@ -70,7 +79,11 @@ impl TestApp {
 /// Starts Ebb on 127.0.0.1:0 with the given pool and extra flags; `customize` may change the
 /// state (tests use it to sabotage a prune step).
 pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce(&mut AppState)) -> TestApp {
-    let config = test_config(extra);
+    let storage = tempfile::tempdir().unwrap();
+    let storage_arg = storage.path().to_str().unwrap().to_owned();
+    let mut args = vec!["--storage-dir", storage_arg.as_str()];
+    args.extend_from_slice(extra);
+    let config = test_config(&args);
     let mut state = server::build_state(&config, pool);
     customize(&mut state);
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
@@ -84,7 +97,7 @@ pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce
         .await
     });
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    TestApp { base, state, client, stop: Some(tx), handle: Some(handle) }
+    TestApp { base, state, client, storage, stop: Some(tx), handle: Some(handle) }
 }
 
 pub async fn spawn_app(pool: PgPool) -> TestApp {

@@ -5,5 +5,6 @@ mod contact;
 mod gate;
 mod health;
 mod inbox;
+mod shares;
 mod startup;
 mod helpers;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use app::shares::gc::{collect, GcRules, ACCESS_TIME_BATCH};
 use app::shares::lifecycle::{mark_consumed, mark_purge_failed, mark_purged};
-use app::storage::{BlobError, BlobStore, LocalDirStore};
+use app::storage::{Blob, BlobError, BlobStore, ByteStream, LocalDirStore};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use sqlx::PgPool;
@@ -27,11 +27,14 @@ impl FailingDeletes {
 }
 
 impl BlobStore for FailingDeletes {
-    fn put<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<(), BlobError>> {
-        self.inner.put(key, data)
+    fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<u64, BlobError>> {
+        self.inner.put_stream(key, body, max_len)
     }
-    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, BlobError>> {
-        self.inner.get(key)
+    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        self.inner.open(key)
+    }
+    fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
+        self.inner.remove_abandoned_uploads(age)
     }
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         if self.failing.lock().unwrap().contains(key) {

@@ -1,0 +1,138 @@
+//! Share queries other than the lifecycle transitions (those are in `lifecycle`).
+
+use sqlx::{PgPool, Postgres, Transaction};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{ShareOverview, ShareProblem, ShareState, ShareSummary, PROBLEM_ATTEMPTS};
+
+/// A share to create; its file is already stored under `blob_key`.
+pub struct NewShareRow<'a> {
+    pub token_hash: &'a [u8],
+    pub blob_key: &'a str,
+    pub file_name: &'a str,
+    pub size_bytes: i64,
+    pub content_type: &'a str,
+    pub note: Option<&'a str>,
+    pub created_by: Uuid,
+    pub expires_hours: u32,
+}
+
+/// Inserts a share; returns its id and expiry.
+pub async fn insert(tx: &mut Transaction<'_, Postgres>, s: &NewShareRow<'_>) -> Result<(i64, OffsetDateTime), sqlx::Error> {
+    let row = sqlx::query!(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, note, created_by, expires_at)
+         values ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8))
+         returning id, expires_at",
+        s.token_hash,
+        s.blob_key,
+        s.file_name,
+        s.size_bytes,
+        s.content_type,
+        s.note,
+        s.created_by,
+        s.expires_hours as i32,
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok((row.id, row.expires_at))
+}
+
+/// What the download needs of a share.
+#[derive(Debug, Clone)]
+pub struct ShareRecord {
+    pub id: i64,
+    pub blob_key: String,
+    pub file_name: String,
+    pub size_bytes: i64,
+    pub content_type: String,
+    pub status: String,
+    pub expires_at: OffsetDateTime,
+    pub consumed_at: Option<OffsetDateTime>,
+    pub now: OffsetDateTime,
+}
+
+impl ShareRecord {
+    /// The state at the database's clock (the one the claim uses).
+    pub fn state(&self) -> ShareState {
+        ShareState::of(&self.status, self.expires_at, self.consumed_at.is_some(), self.now)
+    }
+}
+
+/// Looks a share up by the hash of its token.
+pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<ShareRecord>, sqlx::Error> {
+    sqlx::query_as!(
+        ShareRecord,
+        r#"select id, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, now() as "now!"
+           from shares where token_hash = $1"#,
+        hash,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// A page of shares, newest first, below `before` (an id) when given.
+pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"select s.id, s.file_name, s.size_bytes, s.note, s.status, s.created_at, a.name as "created_by?",
+                  s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, now() as "now!"
+           from shares s left join admins a on a.id = s.created_by
+           where s.id < coalesce($1, 9223372036854775807)
+           order by s.id desc
+           limit $2"#,
+        before,
+        limit,
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ShareSummary {
+            id: r.id,
+            state: ShareState::of(&r.status, r.expires_at, r.consumed_at.is_some(), r.now),
+            file_name: r.file_name,
+            size_bytes: r.size_bytes,
+            note: r.note,
+            created_at: r.created_at,
+            created_by: r.created_by,
+            expires_at: r.expires_at,
+            consumed_at: r.consumed_at,
+            purged_at: r.purged_at,
+            purge_attempts: r.purge_attempts,
+            next_purge_attempt_at: r.next_purge_attempt_at,
+        })
+        .collect())
+}
+
+/// Revokes a share: an active, unexpired share expires now (the GC then deletes its file).
+/// Returns the file name when something changed.
+pub async fn revoke(tx: &mut Transaction<'_, Postgres>, id: i64) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "update shares set expires_at = now() where id = $1 and status = 'active' and expires_at > now() returning file_name",
+        id,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// Counts and the shares whose file could not be deleted several times.
+pub async fn overview(pool: &PgPool) -> Result<ShareOverview, sqlx::Error> {
+    // Both counts read the partial index only (purged rows are not in it).
+    let counts = sqlx::query!(
+        r#"select count(*) filter (where status = 'active' and expires_at > now()) as "active!",
+                  count(*) filter (where not (status = 'active' and expires_at > now())) as "awaiting!"
+           from shares where status <> 'purged'"#
+    )
+    .fetch_one(pool)
+    .await?;
+    let problems = sqlx::query_as!(
+        ShareProblem,
+        "select id, file_name, purge_attempts, next_purge_attempt_at from shares
+         where status <> 'purged' and purge_attempts >= $1
+         order by purge_attempts desc, id limit 20",
+        PROBLEM_ATTEMPTS,
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(ShareOverview { active: counts.active, awaiting_deletion: counts.awaiting, problems })
+}

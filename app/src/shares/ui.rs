@@ -1,0 +1,420 @@
+//! Share pages: the admin's `/admin/shares` (upload, the link shown once, the list) and the
+//! recipient's `/s/{token}` (file, size, expiry, Download).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::api::*;
+use super::{format_bytes, NewShare, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
+use crate::auth::format_time;
+use crate::auth::ui::{describe, Outcome};
+use crate::error::AppError;
+
+/// The upload's progress: bytes sent and bytes in all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Progress {
+    loaded: f64,
+    total: f64,
+}
+
+#[component]
+pub fn SharesPage() -> impl IntoView {
+    let reload = RwSignal::new(0u32);
+    let list = Resource::new(move || reload.get(), |_| list_shares(None));
+    let more = RwSignal::new(Vec::<ShareSummary>::new());
+    let next = RwSignal::new(None::<i64>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let created = RwSignal::new(None::<NewShare>);
+
+    Effect::new(move |_| {
+        if let Some(Ok(page)) = list.get() {
+            more.set(Vec::new());
+            next.set(page.next);
+        }
+    });
+
+    let load_more = move |_| {
+        let before = next.get_untracked();
+        leptos::task::spawn_local(async move {
+            match list_shares(before).await {
+                Ok(page) => {
+                    more.update(|m| m.extend(page.items));
+                    next.set(page.next);
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    let revoke = move |share: ShareSummary| {
+        #[cfg(feature = "hydrate")]
+        {
+            let question = format!("Revoke the link to “{}”? It stops working now and the file is deleted.", share.file_name);
+            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+                return;
+            }
+        }
+        leptos::task::spawn_local(async move {
+            match revoke_share(share.id).await {
+                Ok(()) => {
+                    message.set(Some(Ok(format!("The link to “{}” was revoked.", share.file_name))));
+                    reload.update(|n| *n += 1);
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+
+    let rows = move || {
+        let mut all = list.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
+        all.extend(more.get());
+        all
+    };
+
+    view! {
+        <Title text="Shares — Ebb admin"/>
+        <h1>"Shares"</h1>
+        <p class="lead">"Share a file through a link that works for one download. Files are deleted automatically after the download or when the link expires."</p>
+        <section class="card" aria-labelledby="share-new">
+            <h2 id="share-new">"Share a file"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || list.get().map(|r| match r {
+                    Ok(page) => view! { <UploadForm limits=page.limits created reload/> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                })}
+            </Transition>
+            {move || created.get().map(|share| view! { <ShareLink share/> })}
+        </section>
+        <Outcome message testid="shares-message"/>
+        <h2>"All shares"</h2>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                let rows = rows();
+                if rows.is_empty() {
+                    return view! { <p class="empty">"No shares yet."</p> }.into_any();
+                }
+                view! {
+                    <table class="list shares" data-testid="shares">
+                        <thead><tr>
+                            <th>"File"</th><th>"Status"</th><th>"Expires"</th><th>"Failed deletes"</th><th>"Created"</th><th><span class="sr-only">"Actions"</span></th>
+                        </tr></thead>
+                        <tbody>
+                            <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts) let:share>
+                                <ShareRow share=share.clone() revoke=move || revoke(share.clone())/>
+                            </For>
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
+        </Transition>
+        <Show when=move || next.get().is_some()>
+            <button type="button" class="secondary" on:click=load_more>"Show older"</button>
+        </Show>
+    }
+}
+
+#[component]
+fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static) -> impl IntoView {
+    let active = share.state == ShareState::Active;
+    let expires = match share.state {
+        ShareState::Purged { .. } => share.purged_at.map(|t| format!("file deleted {}", format_time(t))).unwrap_or_default(),
+        ShareState::Downloaded => share.consumed_at.map(|t| format!("downloaded {}", format_time(t))).unwrap_or_default(),
+        _ => format_time(share.expires_at),
+    };
+    let attempts = match (share.purge_attempts, share.next_purge_attempt_at) {
+        (0, _) => "—".to_string(),
+        (n, Some(t)) if !matches!(share.state, ShareState::Purged { .. }) => format!("{n} (next try {})", format_time(t)),
+        (n, _) => n.to_string(),
+    };
+    let attempts_class = if share.purge_attempts >= super::PROBLEM_ATTEMPTS { "bad" } else { "" };
+    view! {
+        <tr data-testid="share-row" data-share-id=share.id>
+            <td>
+                <span class="file-name">{share.file_name.clone()}</span>
+                <span class="muted">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
+                {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
+            </td>
+            <td><span class=share.state.badge() data-testid="share-status">{share.state.label()}</span></td>
+            <td class="nowrap">{expires}</td>
+            <td class=attempts_class>{attempts}</td>
+            <td class="nowrap">{format_time(share.created_at)} {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
+            <td class="actions">
+                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>"Revoke"</button> })}
+            </td>
+        </tr>
+    }
+}
+
+/// The form: file, expiry, note; the upload shows its progress and can be cancelled.
+#[component]
+fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: RwSignal<u32>) -> impl IntoView {
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = reload;
+    let choices: Vec<(u32, &'static str)> = EXPIRY_CHOICES.iter().copied().filter(|(h, _)| *h <= limits.max_expiry_hours).collect();
+    let default_hours = choices.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
+    let expiry = RwSignal::new(default_hours.to_string());
+    let note = RwSignal::new(String::new());
+    let errors = RwSignal::new(crate::error::FieldErrors::new());
+    let progress = RwSignal::new(None::<Progress>);
+    let failure = RwSignal::new(None::<String>);
+    let file_input = NodeRef::<leptos::html::Input>::new();
+    #[cfg(feature = "hydrate")]
+    let current = StoredValue::new_local(None::<web_sys::XmlHttpRequest>);
+
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        failure.set(None);
+        created.set(None);
+        #[cfg(feature = "hydrate")]
+        {
+            let mut errs = crate::error::FieldErrors::new();
+            let file = file_input.get_untracked().and_then(|i| i.files()).and_then(|f| f.get(0));
+            match &file {
+                None => {
+                    errs.insert("file".into(), "Choose a file to share.".into());
+                }
+                Some(f) if f.size() > limits.max_bytes as f64 => {
+                    errs.insert("file".into(), format!("This file is {}; the limit is {}.", format_bytes(f.size() as u64), format_bytes(limits.max_bytes)));
+                }
+                Some(_) => {}
+            }
+            if let Err(m) = super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours) {
+                errs.insert("expires_hours".into(), m);
+            }
+            if let Err(m) = super::parse_note(&note.get_untracked()) {
+                errs.insert("note".into(), m);
+            }
+            errors.set(errs.clone());
+            let Some(file) = file.filter(|_| errs.is_empty()) else { return };
+            progress.set(Some(Progress { loaded: 0.0, total: file.size() }));
+            let started = super::upload::start(
+                &file,
+                &expiry.get_untracked(),
+                &note.get_untracked(),
+                move |loaded, total| progress.set(Some(Progress { loaded, total })),
+                move |result: Result<NewShare, UploadError>| {
+                    progress.set(None);
+                    current.set_value(None);
+                    match result {
+                        Ok(share) => {
+                            created.set(Some(share));
+                            note.set(String::new());
+                            if let Some(input) = file_input.get_untracked() {
+                                input.set_value("");
+                            }
+                            reload.update(|n| *n += 1);
+                        }
+                        Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
+                        Err(UploadError::Server(e)) => failure.set(Some(describe(&e))),
+                        Err(UploadError::Other(m)) => failure.set(Some(m)),
+                    }
+                },
+            );
+            match started {
+                Ok(xhr) => current.set_value(Some(xhr)),
+                Err(m) => {
+                    progress.set(None);
+                    failure.set(Some(m));
+                }
+            }
+        }
+    };
+    let cancel = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(xhr) = current.get_value() {
+            let _ = xhr.abort();
+        }
+    };
+    let uploading = move || progress.get().is_some();
+    let error_of = move |field: &'static str| move || errors.get().get(field).cloned().unwrap_or_default();
+    let invalid = move |field: &'static str| move || errors.get().contains_key(field).to_string();
+
+    view! {
+        <form class="upload" on:submit=on_submit novalidate data-hydrated=move || hydrated.get().to_string() data-testid="upload-form">
+            <div class="field">
+                <label for="share-file">"File"</label>
+                <input id="share-file" name="file" type="file" node_ref=file_input aria-describedby="share-file-hint share-file-error"
+                    aria-invalid=invalid("file") disabled=uploading/>
+                <p class="hint left" id="share-file-hint">"Up to " {format_bytes(limits.max_bytes)} "."</p>
+                <p class="field-error" id="share-file-error" role="alert">{error_of("file")}</p>
+            </div>
+            <div class="field">
+                <label for="share-expiry">"Link expires after"</label>
+                <select id="share-expiry" name="expires_hours" prop:value=expiry on:change=move |ev| expiry.set(event_target_value(&ev))
+                    aria-describedby="share-expiry-error" disabled=uploading>
+                    {choices.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
+                </select>
+                <p class="field-error" id="share-expiry-error" role="alert">{error_of("expires_hours")}</p>
+            </div>
+            <div class="field">
+                <label for="share-note">"Note for yourself " <span class="muted">"(optional, not shown to the recipient)"</span></label>
+                <textarea id="share-note" name="note" rows="2" maxlength="500" prop:value=note on:input=move |ev| note.set(event_target_value(&ev))
+                    aria-invalid=invalid("note") aria-describedby="share-note-error" disabled=uploading></textarea>
+                <p class="field-error" id="share-note-error" role="alert">{error_of("note")}</p>
+            </div>
+            <div class="inline tight">
+                <button type="submit" class="primary" disabled=move || uploading() || !hydrated.get()>"Upload and create link"</button>
+                <Show when=uploading>
+                    <button type="button" class="secondary" on:click=cancel>"Cancel upload"</button>
+                </Show>
+            </div>
+            {move || progress.get().map(|p| {
+                let pct = if p.total > 0.0 { (p.loaded / p.total * 100.0).floor() } else { 0.0 };
+                view! {
+                    <div class="progress" role="status" aria-live="polite" data-testid="upload-progress">
+                        <progress max="100" value=pct.to_string() aria-label="Upload progress"></progress>
+                        <span>{format!("{pct:.0} % · {} of {}", format_bytes(p.loaded as u64), format_bytes(p.total as u64))}</span>
+                    </div>
+                }
+            })}
+            {move || failure.get().map(|m| view! { <p class="notice error" role="alert" data-testid="upload-error">{m}</p> })}
+        </form>
+    }
+}
+
+/// Why an upload did not create a share.
+#[derive(Debug, Clone)]
+pub enum UploadError {
+    /// The server refused it (the same errors as server functions).
+    Server(AppError),
+    /// The connection failed or the upload was cancelled.
+    Other(String),
+}
+
+/// The new link, shown once, with a Copy button.
+#[component]
+fn ShareLink(share: NewShare) -> impl IntoView {
+    let url = share.url.clone();
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(w) = web_sys::window() {
+            let _ = w.navigator().clipboard().write_text(&url);
+            copied.set(true);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &url;
+    };
+    view! {
+        <div class="notice success" role="status" data-testid="share-created">
+            <p>
+                <strong>{share.file_name.clone()}</strong> " (" {format_bytes(share.size_bytes.max(0) as u64)} ") is ready. "
+                "The link works for one download until " {format_time(share.expires_at)} "."
+            </p>
+            <label for="share-url">"Copy the link now: it is shown only this once (Ebb keeps only a fingerprint of it)."</label>
+            <div class="inline tight">
+                <input id="share-url" type="text" readonly data-testid="share-url" prop:value=share.url.clone()/>
+                <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy link" }}</button>
+            </div>
+        </div>
+    }
+}
+
+/// Dashboard card: counts, and the shares whose file could not be deleted three times or more.
+#[component]
+pub fn SharesSummary(overview: ShareOverview) -> impl IntoView {
+    let problems = overview.problems.clone();
+    view! {
+        <dl class="counts" data-testid="share-counts">
+            <div><dt>"Active links"</dt><dd data-testid="shares-active">{overview.active}</dd></div>
+            <div><dt>"Files awaiting deletion"</dt><dd data-testid="shares-awaiting">{overview.awaiting_deletion}</dd></div>
+        </dl>
+        {if problems.is_empty() {
+            view! { <p class="muted" data-testid="share-problems-none">"No failed file deletions."</p> }.into_any()
+        } else {
+            view! {
+                <div class="notice error" data-testid="share-problems">
+                    <p><strong>"These files could not be deleted " {super::PROBLEM_ATTEMPTS} " times or more."</strong>
+                    " Ebb keeps retrying with growing pauses; check the storage folder's permissions and the server log (it names the share id)."</p>
+                    <ul>
+                        {problems.into_iter().map(|p| view! {
+                            <li>{p.file_name} " (share " {p.id} "): " {p.purge_attempts} " failed attempts"
+                                {p.next_purge_attempt_at.map(|t| format!(", next try {}", format_time(t)))}</li>
+                        }).collect_view()}
+                    </ul>
+                </div>
+            }.into_any()
+        }}
+    }
+}
+
+/// The recipient's page. A GET never consumes the share: only the Download button's POST does.
+#[component]
+pub fn SharePage() -> impl IntoView {
+    let params = leptos_router::hooks::use_params_map();
+    let token = move || params.read().get("token").unwrap_or_default();
+    let landing = Resource::new(token, fetch_share_landing);
+    let started = RwSignal::new(false);
+    view! {
+        <div class="page narrow">
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || landing.get().map(|r| match r {
+                    Ok(share) if share.state == ShareState::Active => view! {
+                        <Title text="Download a file — Ebb"/>
+                        <section class="card share-landing">
+                            <h1>"A file was shared with you"</h1>
+                            <dl class="facts">
+                                <div><dt>"File"</dt><dd data-testid="share-file-name">{share.file_name.clone()}</dd></div>
+                                <div><dt>"Size"</dt><dd data-testid="share-size">{format_bytes(share.size_bytes.max(0) as u64)}</dd></div>
+                                <div><dt>"Link expires"</dt><dd>{format_time(share.expires_at)}</dd></div>
+                            </dl>
+                            <form method="post" action=format!("/s/{}", token()) on:submit=move |_| started.set(true)>
+                                <button type="submit" class="primary" data-testid="download">"Download"</button>
+                            </form>
+                            <p class="muted">
+                                {move || if started.get() {
+                                    "Your download has started. This link now no longer works; if the download fails, ask the sender for a new link."
+                                } else {
+                                    "This link works for one download: once the download starts, it stops working."
+                                }}
+                            </p>
+                        </section>
+                    }.into_any(),
+                    Ok(share) => {
+                        #[cfg(feature = "ssr")]
+                        gone();
+                        let (title, text) = if matches!(share.state, ShareState::Downloaded | ShareState::Purged { downloaded: true }) {
+                            ("This file was already downloaded", "The link worked for one download, and that download has happened. If you did not get the file, ask the sender for a new link.")
+                        } else {
+                            ("This link has expired", "The link was valid until a set time (or the sender withdrew it), and the file has been or will be deleted. Ask the sender for a new link.")
+                        };
+                        view! {
+                            <Title text=format!("{title} — Ebb")/>
+                            <section class="card" data-testid="share-gone">
+                                <h1>{title}</h1>
+                                <p>{text}</p>
+                            </section>
+                        }.into_any()
+                    }
+                    Err(AppError::NotFound) => {
+                        // The page request accepts HTML, so the server function left the status alone.
+                        #[cfg(feature = "ssr")]
+                        crate::error::set_status(&AppError::NotFound);
+                        view! {
+                        <Title text="Link not found — Ebb"/>
+                        <section class="card" data-testid="share-not-found">
+                            <h1>"This link is not valid"</h1>
+                            <p>"Check that you copied the whole link. If it is right, ask the sender for a new one."</p>
+                        </section>
+                    }.into_any()
+                    }
+                    Err(e) => {
+                        #[cfg(feature = "ssr")]
+                        crate::error::set_status(&e);
+                        view! { <p class="notice error">{describe(&e)}</p> }.into_any()
+                    }
+                })}
+            </Suspense>
+        </div>
+    }
+}
+
+/// 410 Gone on the page's response (server render only).
+#[cfg(feature = "ssr")]
+fn gone() {
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(axum::http::StatusCode::GONE);
+    }
+}

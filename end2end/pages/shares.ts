@@ -1,0 +1,42 @@
+import { expect, type Page } from '@playwright/test';
+import { waitForAdminHydration } from './admin';
+
+/** The admin's /admin/shares page. */
+export class SharesPage {
+  constructor(readonly page: Page) {}
+
+  async open() {
+    await this.page.goto('/admin/shares');
+    await expect(this.page.getByRole('heading', { name: 'Shares', exact: true })).toBeVisible();
+    await waitForAdminHydration(this.page);
+    await expect(this.page.getByTestId('upload-form')).toHaveAttribute('data-hydrated', 'true');
+  }
+
+  /** Uploads a file and returns the link shown once. */
+  async share(file: { name: string; mimeType: string; buffer: Buffer }, expiry = '1 day', note = ''): Promise<string> {
+    await this.page.getByLabel('File', { exact: true }).setInputFiles(file);
+    await this.page.getByLabel('Link expires after').selectOption({ label: expiry });
+    if (note) await this.page.getByLabel(/Note for yourself/).fill(note);
+    await this.page.getByRole('button', { name: 'Upload and create link' }).click();
+    const created = this.page.getByTestId('share-created');
+    await expect(created).toBeVisible({ timeout: 30_000 });
+    return await this.page.getByTestId('share-url').inputValue();
+  }
+
+  rows() {
+    return this.page.getByTestId('share-row');
+  }
+
+  row(fileName: string) {
+    return this.rows().filter({ hasText: fileName });
+  }
+}
+
+/** The recipient's page /s/{token}. */
+export class ShareLandingPage {
+  constructor(readonly page: Page) {}
+
+  download() {
+    return this.page.getByTestId('download');
+  }
+}

@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import { expect, test } from '@playwright/test';
+import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
+import { ShareLandingPage, SharesPage } from '../pages/shares';
+
+function tagged() {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+test('an admin shares a file; a recipient downloads it once, and the second download is refused', async ({ page, browser }) => {
+  const tag = tagged();
+  // 3 MiB of non-repeating bytes: a truncated or shifted download would not compare equal.
+  const bytes = Buffer.alloc(3 * 1024 * 1024);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + (i >> 12)) % 251;
+  const fileName = `Quarterly report ${tag} — ü.pdf`;
+
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  await new AdminShell(page).expectSignedInAs(`Admin ${tag}`);
+
+  const shares = new SharesPage(page);
+  await shares.open();
+  const link = await shares.share({ name: fileName, mimeType: 'application/pdf', buffer: bytes }, '1 day', `for ${tag}`);
+  expect(link).toMatch(/^http:\/\/localhost:\d+\/s\/[A-Za-z0-9_-]{43}$/);
+  await expect(shares.row(fileName).getByTestId('share-status')).toHaveText('Active');
+
+  // The recipient: a fresh browser context, no session.
+  const recipientContext = await browser.newContext();
+  const recipient = await recipientContext.newPage();
+  const landing = new ShareLandingPage(recipient);
+  await recipient.goto(link);
+  await expect(recipient.getByRole('heading', { name: 'A file was shared with you' })).toBeVisible();
+  await expect(recipient.getByTestId('share-file-name')).toHaveText(fileName);
+  await expect(recipient.getByTestId('share-size')).toHaveText('3.0 MiB');
+  // Opening the page (even twice) did not use the link up.
+  await recipient.reload();
+  await expect(landing.download()).toBeVisible();
+
+  const downloadEvent = recipient.waitForEvent('download');
+  await landing.download().click();
+  const download = await downloadEvent;
+  expect(download.suggestedFilename()).toBe(fileName);
+  const received = await readFile(await download.path());
+  expect(received.equals(bytes)).toBe(true);
+  await expect(recipient.getByText('Your download has started.')).toBeVisible();
+
+  // A second download: the 410 page says it was already downloaded.
+  const second = recipient.waitForResponse((r) => r.request().method() === 'POST' && r.url() === link);
+  await landing.download().click();
+  expect((await second).status()).toBe(410);
+  await expect(recipient.getByRole('heading', { name: 'This file was already downloaded' })).toBeVisible();
+  await recipientContext.close();
+
+  // The admin's list shows it as downloaded.
+  await page.reload();
+  await expect(shares.row(fileName).getByTestId('share-status')).toHaveText('Downloaded');
+});
+
+test('an upload over the limit is refused in the browser before it starts, and a revoked link stops working', async ({ page, browser }) => {
+  const tag = tagged();
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  const shares = new SharesPage(page);
+  await shares.open();
+
+  // scripts/e2e.sh limits shares to 8 MiB.
+  await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(9 * 1024 * 1024) });
+  await page.getByRole('button', { name: 'Upload and create link' }).click();
+  await expect(page.locator('#share-file-error')).toHaveText('This file is 9.0 MiB; the limit is 8.0 MiB.');
+
+  const link = await shares.share({ name: `note-${tag}.txt`, mimeType: 'text/plain', buffer: Buffer.from('hello') });
+  page.once('dialog', (d) => d.accept());
+  await shares.row(`note-${tag}.txt`).getByRole('button', { name: 'Revoke' }).click();
+  await expect(page.getByTestId('shares-message')).toContainText('was revoked');
+  await expect(shares.row(`note-${tag}.txt`).getByTestId('share-status')).toHaveText(/Expired/);
+
+  const recipient = await browser.newPage();
+  const res = await recipient.goto(link);
+  expect(res?.status()).toBe(410);
+  await expect(recipient.getByRole('heading', { name: 'This link has expired' })).toBeVisible();
+  await recipient.close();
+});

@@ -1,0 +1,227 @@
+//! The two share routes that stream bodies: the admin's upload (`POST /api/admin/shares/upload`,
+//! behind the gate) and the recipient's download (`POST /s/{token}`).
+
+use std::sync::Arc;
+
+use app::auth::AdminInfo;
+use app::error::AppError;
+use app::shares::{self, download::token_hash, lifecycle::mark_consumed, NewShare, ShareState};
+use app::state::AppState;
+use app::storage::{BlobError, BlobStore};
+use axum::{
+    body::Body,
+    extract::{multipart::{Field, MultipartError, MultipartRejection}, Extension, Multipart, Path, Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    response::{IntoResponse, Response},
+    Json,
+};
+use futures::{StreamExt, TryStreamExt};
+use leptos::prelude::provide_context;
+
+/// Where the admin page sends files.
+pub const UPLOAD_PATH: &str = "/api/admin/shares/upload";
+
+/// Room for the multipart framing and the small fields around the file.
+pub const FORM_OVERHEAD: u64 = 64 * 1024;
+
+/// Receives a multipart form (`expires_hours`, `note`, then `file`) and streams the file to the
+/// blob store — never whole in memory. Answers 201 with the link (shown once), or an error as
+/// JSON: 413 over the limit, 400 with field messages. A refused or failed upload leaves no file.
+pub async fn upload(
+    State(state): State<AppState>,
+    admin: Option<Extension<AdminInfo>>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Response {
+    // The gate put the admin here; without one (defence in depth) nothing is read.
+    let Some(Extension(admin)) = admin else {
+        return error_response(AppError::Unauthorized);
+    };
+    match receive(&state, &admin, &headers, multipart).await {
+        Ok(share) => (StatusCode::CREATED, Json(share)).into_response(),
+        Err(e) => error_response(e),
+    }
+}
+
+fn error_response(e: AppError) -> Response {
+    let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(e)).into_response()
+}
+
+fn field_error(field: &str, message: impl Into<String>) -> AppError {
+    AppError::Invalid([(field.to_string(), message.into())].into())
+}
+
+/// A stored file that is deleted again unless the share row was committed — also when the
+/// request is abandoned half-way (the future is dropped).
+struct StoredFile {
+    store: Arc<dyn BlobStore>,
+    background: app::state::Background,
+    key: String,
+    committed: bool,
+}
+
+impl Drop for StoredFile {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        let (store, key) = (self.store.clone(), std::mem::take(&mut self.key));
+        self.background.spawn("upload-cleanup", async move { store.delete(&key).await });
+    }
+}
+
+async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multipart: Result<Multipart, MultipartRejection>) -> Result<NewShare, AppError> {
+    let limit = state.config.share_max_bytes;
+    // Refuse a declared oversize body before reading a byte of it.
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit + FORM_OVERHEAD) {
+        return Err(AppError::TooLarge { limit_bytes: limit });
+    }
+    let mut multipart = multipart.map_err(|e| AppError::BadRequest(format!("send the form as multipart/form-data ({})", e.body_text())))?;
+    let (mut expires_raw, mut note_raw) = (None, None);
+    let mut file: Option<(StoredFile, String, String, u64)> = None;
+    while let Some(field) = multipart.next_field().await.map_err(|e| multipart_error(e, limit))? {
+        match field.name().unwrap_or("") {
+            "expires_hours" => expires_raw = Some(small_text(field, 32, limit).await?),
+            "note" => note_raw = Some(small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?),
+            "file" => {
+                if file.is_some() {
+                    return Err(field_error("file", "Share one file at a time."));
+                }
+                // Check what already arrived before storing a large file.
+                if let Some(raw) = &expires_raw {
+                    shares::parse_expiry_hours(raw, state.config.share_max_expiry_hours).map_err(|m| field_error("expires_hours", m))?;
+                }
+                if let Some(raw) = &note_raw {
+                    shares::parse_note(raw).map_err(|m| field_error("note", m))?;
+                }
+                let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
+                let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
+                let key = app::storage::new_key();
+                let body = field.map_err(move |e| match e.status() {
+                    StatusCode::PAYLOAD_TOO_LARGE => BlobError::TooLarge { limit },
+                    _ => BlobError::Source(e.body_text()),
+                });
+                let stored = StoredFile { store: state.blobs.clone(), background: state.background.clone(), key, committed: false };
+                let size = match state.blobs.put_stream(&stored.key, body.boxed(), limit).await {
+                    Ok(n) => n,
+                    Err(BlobError::TooLarge { .. }) => return Err(AppError::TooLarge { limit_bytes: limit }),
+                    Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
+                    Err(e) => return Err(AppError::internal("share upload: storing the file failed", e)),
+                };
+                file = Some((stored, file_name, content_type, size));
+            }
+            // Other fields are skipped (read through, not kept).
+            _ => {}
+        }
+    }
+    let expires_hours = shares::parse_expiry_hours(expires_raw.as_deref().unwrap_or(""), state.config.share_max_expiry_hours)
+        .map_err(|m| field_error("expires_hours", m))?;
+    let note = shares::parse_note(note_raw.as_deref().unwrap_or("")).map_err(|m| field_error("note", m))?;
+    let Some((mut stored, file_name, content_type, size)) = file else {
+        return Err(field_error("file", "Choose a file to share."));
+    };
+
+    let (token, token_hash) = app::auth::service::new_token();
+    let row = shares::db::NewShareRow {
+        token_hash: &token_hash,
+        blob_key: &stored.key,
+        file_name: &file_name,
+        size_bytes: size as i64,
+        content_type: &content_type,
+        note: note.as_deref(),
+        created_by: admin.id,
+        expires_hours,
+    };
+    let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
+    app::audit::db::record_admin_action(&mut tx, Some(admin.id), "share.create", Some(&id.to_string())).await.map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    stored.committed = true;
+    tracing::info!(share.id = id, size_bytes = size, "share created");
+    Ok(NewShare { id, url: format!("{}/s/{token}", state.config.public_url), file_name, size_bytes: size as i64, expires_at })
+}
+
+/// Reads a small text field, refusing more than `max` bytes.
+async fn small_text(mut field: Field<'_>, max: usize, limit: u64) -> Result<String, AppError> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(e, limit))? {
+        buf.extend_from_slice(&chunk);
+        if buf.len() > max {
+            return Err(AppError::BadRequest(format!("the form field {:?} is too long", field.name().unwrap_or(""))));
+        }
+    }
+    String::from_utf8(buf).map_err(|_| AppError::BadRequest("form fields must be UTF-8 text".into()))
+}
+
+fn multipart_error(e: MultipartError, limit: u64) -> AppError {
+    match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => AppError::TooLarge { limit_bytes: limit },
+        _ => AppError::BadRequest(format!("the upload was interrupted or malformed ({}); try again", e.body_text())),
+    }
+}
+
+/// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
+/// autocommit conditional UPDATE → only then stream the file. Consumed or expired: the share page
+/// with 410; unknown: 404. No byte of the file is sent unless this request won the claim.
+pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
+    let Some(hash) = token_hash(&token) else {
+        return share_page(&state, req).await;
+    };
+    let share = match shares::db::find_by_token_hash(&state.pool, &hash).await {
+        Ok(Some(s)) if s.state() == ShareState::Active => s,
+        Ok(_) => return share_page(&state, req).await,
+        Err(e) => return unavailable("share lookup", e),
+    };
+    // Open before claiming: a missing or damaged file must not use the share up.
+    let blob = match state.blobs.open(&share.blob_key).await {
+        Ok(Some(b)) if b.len == share.size_bytes as u64 => b,
+        Ok(found) => {
+            tracing::error!(share.id = share.id, found = found.is_some(), "a share's file is missing or has the wrong size");
+            return unavailable("share file", "missing or wrong size");
+        }
+        Err(e) => return unavailable("share file", e),
+    };
+    // The claim commits before the first byte: "never delivered twice".
+    match mark_consumed(&state.pool, share.id).await {
+        Ok(true) => {}
+        Ok(false) => return share_page(&state, req).await,
+        Err(e) => return unavailable("share claim", e),
+    }
+    shares::gc::gc_in_background(&state);
+    tracing::info!(share.id = share.id, "share downloaded");
+    let mut res = Response::new(Body::from_stream(blob.body));
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, shares::download::served_content_type(&share.content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(blob.len));
+    h.insert(header::CONTENT_DISPOSITION, shares::download::content_disposition(&share.file_name));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    res
+}
+
+/// The share page for this URL (it says "already downloaded", "expired" or "not found", with
+/// 410 or 404), rendered as the GET would be.
+async fn share_page(state: &AppState, req: Request) -> Response {
+    let (mut parts, _) = req.into_parts();
+    parts.method = Method::GET;
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let context_state = state.clone();
+    let options = state.leptos_options.clone();
+    let render = leptos_axum::render_app_async_with_context(move || provide_context(context_state.clone()), move || app::shell(options.clone()));
+    render(Request::from_parts(parts, Body::empty())).await
+}
+
+/// The file cannot be sent now; the share was not used up.
+fn unavailable(context: &'static str, cause: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %cause, "download failed: {context}");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")],
+        "The file cannot be delivered right now. Your link still works: try again in a few minutes, or ask the sender.",
+    )
+        .into_response()
+}
