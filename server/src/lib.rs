@@ -133,9 +133,17 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/s/{token}", false),
 ];
 
+/// Leptos' route list, generated once per process. Generating it sets a process-wide flag under
+/// which any resource first polled meanwhile never loads (leptos-rs/leptos#4773), so it must not
+/// run while pages render: routers built later (tests build many) reuse this list.
+pub fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 /// The complete router: pages, server functions, health checks and static files.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
-    let routes = generate_route_list(App);
+    let routes = route_list();
     let context_state = state.clone();
     let shell_options = state.leptos_options.clone();
     let small_bodies = Router::new()

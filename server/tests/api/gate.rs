@@ -36,7 +36,7 @@ fn admin_server_fns() -> Vec<String> {
 }
 
 fn admin_pages() -> Vec<String> {
-    let routes = leptos_axum::generate_route_list(app::App);
+    let routes = server::route_list();
     let mut pages: Vec<String> = routes.iter().map(|r| r.path().to_string()).collect();
     pages.sort();
     pages.dedup();
