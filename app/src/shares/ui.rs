@@ -131,7 +131,7 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static) -> i
         <tr data-testid="share-row" data-share-id=share.id>
             <td>
                 <span class="file-name">{share.file_name.clone()}</span>
-                <span class="muted">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
+                <span class="muted nowrap">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
                 {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
             </td>
             <td><span class=share.state.badge() data-testid="share-status">{share.state.label()}</span></td>
