@@ -384,3 +384,23 @@ async fn the_dashboard_overview_lists_shares_with_three_failed_deletes(pool: PgP
     let page = app.client.get(app.url("/admin")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("stuck.pdf") && page.contains("could not be deleted"), "the dashboard shows it");
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn maintenance_run_collects_expired_shares_and_leftovers_of_interrupted_uploads(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    share_via_upload(&app, &cookie, "old.pdf", body_of(100)).await;
+    let id = only_share_id(&pool).await;
+    sqlx::query("update shares set expires_at = now() - interval '1 minute'").execute(&pool).await.unwrap();
+    // A crash mid-upload two days ago left a partial file; one from a running upload is fresh.
+    let stale = app.storage.path().join("0123abcd.part");
+    std::fs::write(&stale, b"half").unwrap();
+    std::fs::File::options().write(true).open(&stale).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600)).unwrap();
+    std::fs::write(app.storage.path().join("4567ef.part"), b"in progress").unwrap();
+
+    let report = server::maintenance::run_now(&app.state, true).await;
+    assert_eq!(report.share_gc.unwrap().unwrap().purged, 1);
+    assert_eq!(report.abandoned_uploads.unwrap(), 1);
+    assert_eq!(status_of(&pool, id).await, "purged");
+    assert_eq!(app.stored_files(), vec!["4567ef.part".to_string()]);
+}

@@ -328,3 +328,57 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPo
     assert!(plan.contains("shares_purgeable_idx"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_purged_next_time(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    assert!(mark_consumed(&f.pool, id).await.unwrap());
+    f.exec(PAST_GRACE, id).await;
+    // The GC deleted the file and the process died before `mark_purged`.
+    f.store.delete(&key).await.unwrap();
+    assert_eq!(f.status(id).await, "consumed");
+    let report = f.gc(10).await;
+    assert_eq!((report.purged, report.failed), (1, 0));
+    assert_eq!(f.status(id).await, "purged");
+    assert!(!f.file_exists(&key).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_sweep_is_claimed_and_works_through_more_than_one_batch(pool: PgPool) {
+    use app::shares::gc::{sweep, SWEEP_BATCH};
+    let f = Fixture::new(pool);
+    let n = SWEEP_BATCH as usize + 30;
+    for _ in 0..n {
+        let (id, _) = f.share(60).await;
+        f.exec(EXPIRE, id).await;
+    }
+    let report = sweep(&f.pool, &f.store, GcRules::default(), false).await.unwrap().expect("the first sweep wins the claim");
+    assert_eq!(report.purged as usize, n, "one sweep runs batches until nothing is left");
+    // A second sweep within the claim interval does nothing; forced, it runs.
+    let (id, _) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    assert_eq!(sweep(&f.pool, &f.store, GcRules::default(), false).await.unwrap(), None);
+    assert_eq!(f.status(id).await, "active");
+    let forced = sweep(&f.pool, &f.store, GcRules::default(), true).await.unwrap().unwrap();
+    assert_eq!(forced.purged, 1);
+    assert_eq!(f.status(id).await, "purged");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (active, _) = f.share(60).await;
+    let (consumed, _) = f.share(60).await;
+    assert!(mark_consumed(&f.pool, consumed).await.unwrap());
+    let mut tx = f.pool.begin().await.unwrap();
+    assert!(app::shares::db::revoke(&mut tx, active).await.unwrap().is_some());
+    assert!(app::shares::db::revoke(&mut tx, active).await.unwrap().is_none(), "already expired");
+    assert!(app::shares::db::revoke(&mut tx, consumed).await.unwrap().is_none(), "a downloaded share stays downloaded");
+    tx.commit().await.unwrap();
+    assert!(!mark_consumed(&f.pool, active).await.unwrap(), "a revoked link cannot be used");
+    // Revoked = unconsumed and expired: the GC purges it at once.
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(active).await, "purged");
+    assert_eq!(f.status(consumed).await, "consumed");
+}
