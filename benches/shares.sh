@@ -18,7 +18,10 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   # policy-rc.d keeps the package from starting a system nginx on port 80.
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null; $SUDO chmod +x /usr/sbin/policy-rc.d
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nginx-light >/dev/null || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nginx >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nginx-light >/dev/null 2>&1 || {
+    $SUDO apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nginx-light >/dev/null
+  }
   $SUDO rm -f /usr/sbin/policy-rc.d
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
