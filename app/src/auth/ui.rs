@@ -496,8 +496,19 @@ fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + 
 
 #[component]
 fn InviteLink(invite: super::NewInvite) -> impl IntoView {
-    let url = invite.url.clone();
+    view! {
+        <div class="notice success" role="status">
+            <label for="invite-url">"Invite link (valid until " {format_time(invite.expires_at)} ")"</label>
+            <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button="Copy"/>
+        </div>
+    }
+}
+
+/// A read-only field holding a link that is shown once, with a button that copies it.
+#[component]
+pub fn CopyableLink(input_id: &'static str, testid: &'static str, url: String, button: &'static str) -> impl IntoView {
     let copied = RwSignal::new(false);
+    let value = url.clone();
     let copy = move |_| {
         #[cfg(feature = "hydrate")]
         if let Some(w) = web_sys::window() {
@@ -508,12 +519,9 @@ fn InviteLink(invite: super::NewInvite) -> impl IntoView {
         let _ = &url;
     };
     view! {
-        <div class="notice success" role="status">
-            <label for="invite-url">"Invite link (valid until " {format_time(invite.expires_at)} ")"</label>
-            <div class="inline tight">
-                <input id="invite-url" type="text" readonly data-testid="invite-url" prop:value=invite.url.clone()/>
-                <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
-            </div>
+        <div class="inline tight">
+            <input id=input_id type="text" readonly data-testid=testid prop:value=value/>
+            <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { button }}</button>
         </div>
     }
 }

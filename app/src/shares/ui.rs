@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use super::api::*;
 use super::{format_bytes, NewShare, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
 use crate::auth::format_time;
-use crate::auth::ui::{describe, Outcome};
+use crate::auth::ui::{describe, CopyableLink, Outcome};
 use crate::error::AppError;
 
 /// The upload's progress: bytes sent and bytes in all.
@@ -286,17 +286,6 @@ pub enum UploadError {
 /// The new link, shown once, with a Copy button.
 #[component]
 fn ShareLink(share: NewShare) -> impl IntoView {
-    let url = share.url.clone();
-    let copied = RwSignal::new(false);
-    let copy = move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(w) = web_sys::window() {
-            let _ = w.navigator().clipboard().write_text(&url);
-            copied.set(true);
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = &url;
-    };
     view! {
         <div class="notice success" role="status" data-testid="share-created">
             <p>
@@ -304,10 +293,7 @@ fn ShareLink(share: NewShare) -> impl IntoView {
                 "The link works for one download until " {format_time(share.expires_at)} "."
             </p>
             <label for="share-url">"Copy the link now: it is shown only this once (Ebb keeps only a fingerprint of it)."</label>
-            <div class="inline tight">
-                <input id="share-url" type="text" readonly data-testid="share-url" prop:value=share.url.clone()/>
-                <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { "Copy link" }}</button>
-            </div>
+            <CopyableLink input_id="share-url" testid="share-url" url=share.url button="Copy link"/>
         </div>
     }
 }
