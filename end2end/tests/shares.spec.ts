@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
 import { ShareLandingPage, SharesPage } from '../pages/shares';
@@ -79,4 +80,37 @@ test('an upload over the limit is refused in the browser before it starts, and a
   expect(res?.status()).toBe(410);
   await expect(recipient.getByRole('heading', { name: 'This link has expired' })).toBeVisible();
   await recipient.close();
+});
+
+test('an upload shows its progress, and a cancelled upload leaves no file behind', async ({ page }) => {
+  const tag = tagged();
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  const shares = new SharesPage(page);
+  await shares.open();
+  const storage = process.env.E2E_STORAGE_DIR;
+  if (!storage) throw new Error('E2E_STORAGE_DIR must name the server storage folder (scripts/e2e.sh sets it)');
+
+  // A slow uplink (1 MB/s) so the upload is still running when we look.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 10_000_000, uploadThroughput: 1_000_000 });
+  await page.getByLabel('File', { exact: true }).setInputFiles({ name: `slow-${tag}.bin`, mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * 1024 * 1024, 1) });
+  await page.getByRole('button', { name: 'Upload and create link' }).click();
+  const progress = page.getByTestId('upload-progress');
+  await expect(progress).toContainText(/[1-9]\d? % · [\d.]+ (KiB|MiB) of 6\.0 MiB/);
+  await expect(page.getByRole('button', { name: 'Upload and create link' })).toBeDisabled();
+
+  await page.getByRole('button', { name: 'Cancel upload' }).click();
+  await expect(page.getByTestId('upload-error')).toHaveText('The upload was cancelled; nothing was shared.');
+  await expect(progress).toHaveCount(0);
+  // The server removes the partial file when the connection drops (other tests upload into the
+  // same folder, so look for partial files and for a file of this upload's size).
+  const leftovers = async () => {
+    const names = await readdir(storage);
+    const sizes = await Promise.all(names.map(async (n) => (await stat(join(storage, n)).catch(() => null))?.size ?? 0));
+    return names.filter((n, i) => n.endsWith('.part') || sizes[i] === 6 * 1024 * 1024);
+  };
+  await expect.poll(leftovers).toEqual([]);
+  await expect(shares.row(`slow-${tag}.bin`)).toHaveCount(0);
 });

@@ -404,3 +404,36 @@ async fn maintenance_run_collects_expired_shares_and_leftovers_of_interrupted_up
     assert_eq!(status_of(&pool, id).await, "purged");
     assert_eq!(app.stored_files(), vec!["4567ef.part".to_string()]);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_admin_list_pages_newest_first_without_gaps_or_repeats(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         select sha256(int8send(g)), 'k' || g, 'f' || g || '.bin', g, 'application/octet-stream', now() + interval '1 day'
+         from generate_series(1, 120) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut before: Option<i64> = None;
+    loop {
+        let form: Vec<(&str, String)> = before.map(|b| vec![("before", b.to_string())]).unwrap_or_default();
+        let res = app.client.post(app.url("/api/admin/shares")).header("cookie", &cookie).header("accept", "application/json").form(&form).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        let page: serde_json::Value = res.json().await.unwrap();
+        let ids: Vec<i64> = page["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+        assert!(ids.len() <= 50);
+        seen.extend(ids);
+        assert_eq!(page["limits"]["max_bytes"], 1u64 << 30);
+        match page["next"].as_i64() {
+            Some(n) => before = Some(n),
+            None => break,
+        }
+    }
+    let mut expected: Vec<i64> = sqlx::query_scalar("select id from shares").fetch_all(&pool).await.unwrap();
+    expected.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(seen, expected, "every share once, newest first");
+}
