@@ -36,6 +36,11 @@ export class SharesPage {
 export class ShareLandingPage {
   constructor(readonly page: Page) {}
 
+  /** The download works without JavaScript; the "download started" note needs the hydrated page. */
+  async waitForHydration() {
+    await expect(this.page.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true');
+  }
+
   download() {
     return this.page.getByTestId('download');
   }

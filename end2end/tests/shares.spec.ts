@@ -36,6 +36,7 @@ test('an admin shares a file; a recipient downloads it once, and the second down
   // Opening the page (even twice) did not use the link up.
   await recipient.reload();
   await expect(landing.download()).toBeVisible();
+  await landing.waitForHydration();
 
   const downloadEvent = recipient.waitForEvent('download');
   await landing.download().click();

@@ -333,8 +333,10 @@ pub fn SharePage() -> impl IntoView {
     let token = move || params.read().get("token").unwrap_or_default();
     let landing = Resource::new(token, fetch_share_landing);
     let started = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
     view! {
-        <div class="page narrow">
+        <div class="page narrow" data-hydrated=move || hydrated.get().to_string()>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || landing.get().map(|r| match r {
                     Ok(share) if share.state == ShareState::Active => view! {
