@@ -67,10 +67,10 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Resul
     Ok(())
 }
 
-/// The blob store's self-check (write, read back, delete a probe), with what to do when it fails.
-pub async fn check_storage(config: &Config) -> Result<(), String> {
-    let store = app::storage::LocalDirStore::new(&config.storage_dir);
-    app::storage::self_check(&store).await.map_err(|e| {
+/// The self-check (write, read back, delete a probe) of the blob store the state will use, with
+/// what to do when it fails.
+pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    app::storage::self_check(&*state.blobs).await.map_err(|e| {
         format!(
             "storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb) or fix the path",
             config.storage_dir.display()

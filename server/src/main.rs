@@ -87,10 +87,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Maintenance { command: MaintenanceCommand::Run { force } } => {
+            let state = server::build_state(&config, pool.clone());
             // The GC trusts the store's deletes: check the store first.
-            server::check_storage(&config).await?;
+            server::check_storage(&state, &config).await?;
             migrate().await?;
-            let state = server::build_state(&config, pool);
             let report = server::maintenance::run_now(&state, force).await;
             let mut failed = Vec::new();
             match report.prune {
@@ -127,11 +127,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Serve => {
+            let state = server::build_state(&config, pool.clone());
             // A wrong storage path must stop the server here, not make every delete "succeed".
-            server::check_storage(&config).await?;
+            server::check_storage(&state, &config).await?;
             migrate().await?;
             server::invite_first_admin_if_none(&pool, &config).await?;
-            let state = server::build_state(&config, pool);
             let listener = tokio::net::TcpListener::bind(config.bind)
                 .await
                 .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;

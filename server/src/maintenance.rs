@@ -26,15 +26,16 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
             _ = stop.cancelled() => return,
             _ = interval.tick() => {}
         }
-        if let Err(e) = prune_if_due(&state.pool, &state.prune_steps, prune_ctx(&state), Trigger::Ticker, false).await {
+        let report = run_jobs(&state, Trigger::Ticker, false).await;
+        if let Err(e) = report.prune {
             tracing::warn!(job = "prune", error = %e, "maintenance tick failed");
         }
-        match sweep(&state.pool, &*state.blobs, state.config.share_gc, false).await {
+        match report.share_gc {
             Ok(Some(r)) if r != GcReport::default() => tracing::info!(job = "share-gc", purged = r.purged, failed = r.failed, "share GC sweep ran"),
             Ok(_) => {}
             Err(e) => tracing::warn!(job = "share-gc", error = %e, "maintenance tick failed"),
         }
-        match state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await {
+        match report.abandoned_uploads {
             Ok(0) => {}
             Ok(n) => tracing::info!(job = "uploads", removed = n, "removed files of interrupted uploads"),
             Err(e) => tracing::warn!(job = "uploads", error = %e, "maintenance tick failed"),
@@ -42,7 +43,7 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
     }
 }
 
-/// What `ebb maintenance run` did.
+/// What one maintenance run did, job by job.
 pub struct RunReport {
     pub prune: Result<PruneOutcome, PruneError>,
     /// `None`: another run had the claim less than a minute ago.
@@ -50,11 +51,17 @@ pub struct RunReport {
     pub abandoned_uploads: Result<u64, app::storage::BlobError>,
 }
 
-/// `ebb maintenance run [--force]`: every job now (honouring the claims unless forced).
-pub async fn run_now(state: &AppState, force: bool) -> RunReport {
+/// Every maintenance job once (honouring the claims unless forced); a failing job does not stop
+/// the others.
+async fn run_jobs(state: &AppState, trigger: Trigger, force: bool) -> RunReport {
     RunReport {
-        prune: prune_if_due(&state.pool, &state.prune_steps, prune_ctx(state), Trigger::Cli, force).await,
+        prune: prune_if_due(&state.pool, &state.prune_steps, prune_ctx(state), trigger, force).await,
         share_gc: sweep(&state.pool, &*state.blobs, state.config.share_gc, force).await,
         abandoned_uploads: state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await,
     }
+}
+
+/// `ebb maintenance run [--force]`: every job now.
+pub async fn run_now(state: &AppState, force: bool) -> RunReport {
+    run_jobs(state, Trigger::Cli, force).await
 }

@@ -79,22 +79,23 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
         return Err(AppError::TooLarge { limit_bytes: limit });
     }
     let mut multipart = multipart.map_err(|e| AppError::BadRequest(format!("send the form as multipart/form-data ({})", e.body_text())))?;
-    let (mut expires_raw, mut note_raw) = (None, None);
+    // Small fields are checked as they arrive, so a bad expiry sent first fails before any file
+    // is stored.
+    let (mut expires_hours, mut note) = (None, None);
     let mut file: Option<(StoredFile, String, String, u64)> = None;
     while let Some(field) = multipart.next_field().await.map_err(|e| multipart_error(e, limit))? {
         match field.name().unwrap_or("") {
-            "expires_hours" => expires_raw = Some(small_text(field, 32, limit).await?),
-            "note" => note_raw = Some(small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?),
+            "expires_hours" => {
+                let raw = small_text(field, 32, limit).await?;
+                expires_hours = Some(shares::parse_expiry_hours(&raw, state.config.share_max_expiry_hours).map_err(|m| field_error("expires_hours", m))?);
+            }
+            "note" => {
+                let raw = small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?;
+                note = shares::parse_note(&raw).map_err(|m| field_error("note", m))?;
+            }
             "file" => {
                 if file.is_some() {
                     return Err(field_error("file", "Share one file at a time."));
-                }
-                // Check what already arrived before storing a large file.
-                if let Some(raw) = &expires_raw {
-                    shares::parse_expiry_hours(raw, state.config.share_max_expiry_hours).map_err(|m| field_error("expires_hours", m))?;
-                }
-                if let Some(raw) = &note_raw {
-                    shares::parse_note(raw).map_err(|m| field_error("note", m))?;
                 }
                 let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
                 let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
@@ -116,9 +117,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
             _ => {}
         }
     }
-    let expires_hours = shares::parse_expiry_hours(expires_raw.as_deref().unwrap_or(""), state.config.share_max_expiry_hours)
-        .map_err(|m| field_error("expires_hours", m))?;
-    let note = shares::parse_note(note_raw.as_deref().unwrap_or("")).map_err(|m| field_error("note", m))?;
+    let expires_hours = expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(state.config.share_max_expiry_hours)))?;
     let Some((mut stored, file_name, content_type, size)) = file else {
         return Err(field_error("file", "Choose a file to share."));
     };

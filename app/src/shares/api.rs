@@ -48,9 +48,9 @@ pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
 pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let Some(_) = super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? else {
+    if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
         return Err(crate::server::fail(AppError::BadRequest("This share is no longer active: it was downloaded, has expired or was revoked already.".into())));
-    };
+    }
     crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "share.revoke", Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;

@@ -158,13 +158,12 @@ pub const FILE_NAME_MAX_CHARS: usize = 255;
 
 /// Validates the expiry in hours: 1 hour up to the configured cap.
 pub fn parse_expiry_hours(raw: &str, max_hours: u32) -> Result<u32, String> {
-    let message = || format!("Choose an expiry between 1 hour and {}.", describe_hours(max_hours));
-    let hours: u32 = raw.trim().parse().map_err(|_| message())?;
-    if (1..=max_hours).contains(&hours) {
-        Ok(hours)
-    } else {
-        Err(message())
-    }
+    raw.trim().parse::<u32>().ok().filter(|h| (1..=max_hours).contains(h)).ok_or_else(|| expiry_message(max_hours))
+}
+
+/// What to choose, for a missing or invalid expiry.
+pub fn expiry_message(max_hours: u32) -> String {
+    format!("Choose an expiry between 1 hour and {}.", describe_hours(max_hours))
 }
 
 /// "1 hour", "6 hours", "3 days".

@@ -372,9 +372,9 @@ async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
     let (consumed, _) = f.share(60).await;
     assert!(mark_consumed(&f.pool, consumed).await.unwrap());
     let mut tx = f.pool.begin().await.unwrap();
-    assert!(app::shares::db::revoke(&mut tx, active).await.unwrap().is_some());
-    assert!(app::shares::db::revoke(&mut tx, active).await.unwrap().is_none(), "already expired");
-    assert!(app::shares::db::revoke(&mut tx, consumed).await.unwrap().is_none(), "a downloaded share stays downloaded");
+    assert!(app::shares::db::revoke(&mut tx, active).await.unwrap());
+    assert!(!app::shares::db::revoke(&mut tx, active).await.unwrap(), "already expired");
+    assert!(!app::shares::db::revoke(&mut tx, consumed).await.unwrap(), "a downloaded share stays downloaded");
     tx.commit().await.unwrap();
     assert!(!mark_consumed(&f.pool, active).await.unwrap(), "a revoked link cannot be used");
     // Revoked = unconsumed and expired: the GC purges it at once.
