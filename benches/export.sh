@@ -27,7 +27,7 @@ seed() { # seed N: add N inquiries with realistic sizes
 
 run() { # run LABEL: export through Ebb (fresh process, so VmHWM is this export's peak) and through psql
   local rows; rows=$(psql -tAq "$URL" -c "select count(*) from inquiries")
-  DATABASE_URL=$URL EBB_BIND=127.0.0.1:$PORT RUST_LOG=warn EBB_STORAGE_DIR=$(mktemp -d) "$BIN" serve >"$CARGO_TARGET_DIR/bench-export.log" 2>&1 &
+  DATABASE_URL=$URL EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT RUST_LOG=warn EBB_STORAGE_DIR=$(mktemp -d) "$BIN" serve >"$CARGO_TARGET_DIR/bench-export.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   local idle_rss; idle_rss=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)

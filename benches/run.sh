@@ -15,7 +15,7 @@ echo "bench: building the release server"
 cargo build -q --release -p server --bin ebb
 BENCH_URL=$(bash scripts/fresh-db.sh ebb_bench)
 LOG=$CARGO_TARGET_DIR/bench-server.log
-DATABASE_URL=$BENCH_URL EBB_BIND=127.0.0.1:$PORT EBB_TRUSTED_PROXY_HOPS=1 RUST_LOG=warn \
+DATABASE_URL=$BENCH_URL EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT EBB_TRUSTED_PROXY_HOPS=1 RUST_LOG=warn \
   EBB_STORAGE_DIR=$(mktemp -d) "$CARGO_TARGET_DIR/release/ebb" serve >"$LOG" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
@@ -50,3 +50,4 @@ echo "$CONTACT_SUMMARY"
 echo
 bash benches/export.sh
 echo; bash benches/shares.sh
+echo; bash benches/lifecycle.sh

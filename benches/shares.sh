@@ -47,7 +47,7 @@ http { access_log off; sendfile on; tcp_nopush on; client_body_temp_path $WORK;
 CONF
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK" & NGINX_PID=$!
 
-DATABASE_URL=$URL EBB_BIND=127.0.0.1:$PORT RUST_LOG=warn EBB_STORAGE_DIR=$STORE "$BIN" serve >"$CARGO_TARGET_DIR/bench-shares.log" 2>&1 &
+DATABASE_URL=$URL EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT RUST_LOG=warn EBB_STORAGE_DIR=$STORE "$BIN" serve >"$CARGO_TARGET_DIR/bench-shares.log" 2>&1 &
 EBB_PID=$!
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 for _ in $(seq 1 50); do curl -fsS -o /dev/null "http://127.0.0.1:$NGINX_PORT/file.bin" -r 0-0 2>/dev/null && break; sleep 0.1; done

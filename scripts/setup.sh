@@ -10,7 +10,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_pkgs=()
-for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 \
+for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 rustfmt-web rust-web-clippy \
          chromium postgresql postgresql-client wrk pkg-config curl ca-certificates gzip time bc; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done

@@ -11,6 +11,10 @@ bash scripts/setup.sh
 eval "$(bash scripts/test-db.sh)"
 echo "test: database $(echo "$DATABASE_URL" | sed 's#//[^@/]*@#//#')"
 
+echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
+cargo fmt --all --check
+cargo clippy -q -p app -p server --all-targets -- -D warnings
+
 echo "== unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
 cargo test -p app -p server --no-fail-fast

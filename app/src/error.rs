@@ -41,6 +41,12 @@ pub enum AppError {
     /// Nothing here (HTTP 404).
     #[error("not found")]
     NotFound,
+    /// It was here and is gone for good: used up, expired or deleted (HTTP 410).
+    #[error("this is no longer available")]
+    Gone,
+    /// The change conflicts with what is stored, e.g. a duplicate (HTTP 409); the text says what.
+    #[error("{0}")]
+    Conflict(String),
     /// Something went wrong on our side; the cause is in the server log (HTTP 500).
     #[error("something went wrong on our side; please try again later")]
     Internal,
@@ -54,6 +60,8 @@ impl AppError {
             AppError::Unauthorized => 401,
             AppError::Forbidden => 403,
             AppError::NotFound => 404,
+            AppError::Conflict(_) => 409,
+            AppError::Gone => 410,
             AppError::TooLarge { .. } => 413,
             AppError::RateLimited { .. } => 429,
             AppError::Internal => 500,
@@ -65,20 +73,39 @@ impl AppError {
         tracing::error!(error = %cause, "{context}");
         AppError::Internal
     }
+
+    /// Maps a database error: a unique-constraint violation is the client's conflict (409, with
+    /// a clear message); anything else is logged once and becomes `Internal`.
+    #[cfg(feature = "ssr")]
+    pub fn db(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+        move |e| match &e {
+            sqlx::Error::Database(d) if d.is_unique_violation() => {
+                tracing::debug!(constraint = d.constraint().unwrap_or(""), "{context}: duplicate refused");
+                AppError::Conflict("This already exists; reload the page to see it.".into())
+            }
+            _ => AppError::internal(context, e),
+        }
+    }
 }
 
 impl FromServerFnError for AppError {
     type Encoder = server_fn_error::JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        // Argument errors are the client's fault (a form missing a field or a value of the wrong
-        // type); everything else is a transport or framework failure.
         match value {
+            // Argument errors are the client's fault (a form missing a field or a value of the
+            // wrong type).
             ServerFnErrorErr::Args(msg) | ServerFnErrorErr::MissingArg(msg) => {
-                let err = AppError::BadRequest(msg);
-                #[cfg(feature = "ssr")]
-                let err = crate::server::fail(err);
-                err
+                tracing::debug!(error = %msg, "malformed server function arguments");
+                AppError::BadRequest(msg)
+            }
+            // On the server, deserialization is of the request body (empty, truncated, not JSON,
+            // not UTF-8): the client's mistake, never an ERROR line. In the browser it is of our
+            // own response: a real failure.
+            #[cfg(feature = "ssr")]
+            ServerFnErrorErr::Deserialization(msg) => {
+                tracing::debug!(error = %msg, "malformed server function request body");
+                AppError::BadRequest("the request body could not be read; send the form again".into())
             }
             ServerFnErrorErr::Request(msg) => {
                 // Only happens in the browser: the server could not be reached.
@@ -93,7 +120,10 @@ impl FromServerFnError for AppError {
     }
 }
 
-/// Puts the error's HTTP status (and `Retry-After` for rate limits) on the current response.
+
+/// Puts the error's HTTP status (and `Retry-After` for rate limits) on a server-rendered page's
+/// response. Server functions need no call: the server's status layer applies
+/// [`AppError::status`] to every server function error response.
 #[cfg(feature = "ssr")]
 pub fn set_status(err: &AppError) {
     use axum::http::{header::RETRY_AFTER, HeaderValue, StatusCode};
@@ -102,5 +132,38 @@ pub fn set_status(err: &AppError) {
         if let AppError::RateLimited { retry_after_secs } = err {
             res.insert_header(RETRY_AFTER, HeaderValue::from(*retry_after_secs));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_has_one_status() {
+        let cases = [
+            (AppError::Invalid(FieldErrors::new()), 400),
+            (AppError::BadRequest("x".into()), 400),
+            (AppError::Unauthorized, 401),
+            (AppError::Forbidden, 403),
+            (AppError::NotFound, 404),
+            (AppError::Conflict("x".into()), 409),
+            (AppError::Gone, 410),
+            (AppError::TooLarge { limit_bytes: 1 }, 413),
+            (AppError::RateLimited { retry_after_secs: 1 }, 429),
+            (AppError::Internal, 500),
+        ];
+        for (err, status) in cases {
+            assert_eq!(err.status(), status, "{err:?}");
+        }
+    }
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_malformed_request_body_is_the_clients_mistake() {
+        let err = AppError::from_server_fn_error(ServerFnErrorErr::Deserialization("EOF while parsing".into()));
+        assert_eq!(err.status(), 400);
+        let err = AppError::from_server_fn_error(ServerFnErrorErr::Args("missing field".into()));
+        assert_eq!(err.status(), 400);
     }
 }

@@ -2,11 +2,13 @@
 //! behind the `ssr` feature; the browser build uses `hydrate`.
 #![recursion_limit = "256"]
 
+pub mod alerts;
 pub mod audit;
 pub mod auth;
 pub mod contact;
 pub mod error;
 pub mod inbox;
+pub mod jobs;
 pub mod maintenance;
 pub mod pages;
 #[cfg(feature = "ssr")]
@@ -64,7 +66,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/invite/:token") view=auth::ui::InvitePage/>
                     // Async: the status (404 / 410) is known before the first byte is sent.
                     <Route path=path!("/s/:token") view=shares::ui::SharePage ssr=SsrMode::Async/>
-                    <ParentRoute path=path!("/admin") view=auth::ui::AdminShell>
+                    <ParentRoute path=path!("/admin") view=pages::AdminLayout>
                         <Route path=path!("") view=pages::DashboardPage/>
                         <Route path=path!("inbox") view=inbox::ui::InboxPage/>
                         <Route path=path!("shares") view=shares::ui::SharesPage/>

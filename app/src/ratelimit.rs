@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
-use time::OffsetDateTime;
 
 /// A named limit: at most `max` hits per `window` per client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,24 +27,25 @@ fn bucket(limit: &Limit, client: &str) -> String {
 }
 
 /// Counts one hit for `client` and says whether it is within the limit. One upsert: concurrent
-/// hits from several instances are counted exactly.
-pub async fn hit(pool: &PgPool, limit: &Limit, client: &str, now: OffsetDateTime) -> Result<Decision, sqlx::Error> {
+/// hits from several instances are counted exactly. The window is cut from the database clock,
+/// so every instance counts into the same window whatever its own clock says.
+pub async fn hit(pool: &PgPool, limit: &Limit, client: &str) -> Result<Decision, sqlx::Error> {
     let window = limit.window.as_secs().max(1) as i64;
-    let now_secs = now.unix_timestamp();
-    let window_start_secs = now_secs - now_secs.rem_euclid(window);
-    let window_start = OffsetDateTime::from_unix_timestamp(window_start_secs).expect("valid timestamp");
-    let hits = sqlx::query_scalar!(
-        r#"insert into rate_limit_counters (bucket, window_start, hits) values ($1, $2, 1)
+    let row = sqlx::query!(
+        r#"with t as (select extract(epoch from clock_timestamp())::bigint as now_s)
+           insert into rate_limit_counters (bucket, window_start, hits)
+           select $1, to_timestamp(now_s - mod(now_s, $2)), 1 from t
            on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + 1
-           returning hits"#,
+           returning hits, (extract(epoch from window_start)::bigint + $2
+                            - extract(epoch from clock_timestamp())::bigint) as "retry_after!""#,
         bucket(limit, client),
-        window_start,
+        window,
     )
     .fetch_one(pool)
     .await?;
-    if hits as u32 > limit.max {
-        let retry_after_secs = (window_start_secs + window - now_secs).max(1) as u64;
-        Ok(Decision::Limited { retry_after_secs })
+    if row.hits as u32 > limit.max {
+        metrics::counter!("ebb_rate_limit_refusals_total", "limit" => limit.name).increment(1);
+        Ok(Decision::Limited { retry_after_secs: row.retry_after.max(1) as u64 })
     } else {
         Ok(Decision::Allowed)
     }

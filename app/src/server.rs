@@ -13,14 +13,6 @@ pub fn is_plain_form_post() -> bool {
         .unwrap_or(false)
 }
 
-/// Sets the error's HTTP status on the response (unless this is a plain form post, which
-/// leptos answers with a redirect back to the form carrying the error) and returns it.
-pub fn fail(err: AppError) -> AppError {
-    if !is_plain_form_post() {
-        crate::error::set_status(&err);
-    }
-    err
-}
 
 /// A stable key for the current client, for rate limits (hashed before it is stored).
 pub fn client_key(state: &AppState) -> String {
@@ -46,7 +38,7 @@ pub fn redirect_plain_form_post(path: &'static str) {
     }
 }
 
-/// Maps a database error to the opaque `Internal` (logged once with `context`) and sets 500.
+/// Maps a database error (a duplicate → 409 `Conflict`, else logged once → `Internal`).
 pub fn internal(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| fail(AppError::internal(context, e))
+    AppError::db(context)
 }

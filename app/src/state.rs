@@ -1,76 +1,71 @@
 //! Server-side application state, handed to routes (axum `State`) and server functions (context).
+//!
+//! Kernel: this module imports no domain. Each domain declares the settings and handles it needs
+//! as its own type; the composition root (`server::build_state`) puts them into [`Domains`], and
+//! the domain reads them back with [`AppState::domain`].
 
-use std::{future::Future, net::IpAddr, sync::Arc, time::Duration};
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    future::Future,
+    net::IpAddr,
+    sync::Arc,
+    time::Duration,
+};
 
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::PgPool;
 use tokio_util::task::TaskTracker;
 
-use crate::maintenance::prune::PruneStep;
-use crate::ratelimit::Limit;
-
-/// Settings the app needs at run time; the server builds it from validated configuration.
+/// Settings of the kernel itself; domains keep theirs in [`Domains`].
 #[derive(Debug, Clone)]
 pub struct AppConfig {
     /// How many reverse proxies in front of Ebb append to `X-Forwarded-For`; 0 means the header
     /// is ignored and the peer address is the client.
     pub trusted_proxy_hops: usize,
-    /// Contact submissions allowed per client per window.
-    pub contact_limit: Limit,
-    /// Largest file a share may hold, in bytes.
-    pub share_max_bytes: u64,
-    /// Longest expiry an admin may choose for a share, in hours (at most 720).
-    pub share_max_expiry_hours: u32,
-    /// The share GC's timing (delivery grace, retry backoff).
-    pub share_gc: crate::shares::gc::GcRules,
     /// How long a best-effort background task may run before it is abandoned.
     pub background_timeout: Duration,
-    /// Rows deleted per statement by prune (each batch is its own short transaction).
-    pub prune_batch_size: i64,
-    /// Batches per step per run; the rest waits for the next run.
-    pub prune_max_batches: u32,
     /// The public origin (`http://localhost:3000`), without a trailing slash.
     pub public_url: String,
-    /// A session unused this long ends (tower-sessions' inactivity expiry).
-    pub session_idle: Duration,
-    /// A session ends this long after sign-in, however active.
-    pub session_absolute: Duration,
-    /// Per-client limit of each authentication endpoint.
-    pub auth_limit: Limit,
-    /// Limit of each authentication endpoint over all clients together.
-    pub auth_total_limit: Limit,
-}
-
-impl AppConfig {
-    /// The bounds and clock of one prune run.
-    pub fn prune_ctx(&self, now: time::OffsetDateTime) -> crate::maintenance::prune::PruneCtx {
-        crate::maintenance::prune::PruneCtx {
-            now,
-            batch_size: self.prune_batch_size,
-            max_batches: self.prune_max_batches,
-            session_absolute: self.session_absolute,
-        }
-    }
+    /// Whether every response asks the jobs' in-memory "next due" (design card: best-effort
+    /// pruning after each response). Off only to measure its cost.
+    pub after_response_jobs: bool,
 }
 
 impl Default for AppConfig {
     fn default() -> Self {
         AppConfig {
             trusted_proxy_hops: 0,
-            contact_limit: Limit { name: "contact", max: 5, window: Duration::from_secs(600) },
-            share_max_bytes: 1 << 30,
-            share_max_expiry_hours: crate::shares::MAX_EXPIRY_HOURS,
-            share_gc: Default::default(),
             background_timeout: Duration::from_secs(60),
-            prune_batch_size: 1000,
-            prune_max_batches: 200,
             public_url: "http://localhost:3000".into(),
-            session_idle: Duration::from_secs(12 * 3600),
-            session_absolute: Duration::from_secs(7 * 24 * 3600),
-            auth_limit: Limit { name: "auth", max: 20, window: Duration::from_secs(300) },
-            auth_total_limit: Limit { name: "auth", max: 300, window: Duration::from_secs(300) },
+            after_response_jobs: true,
         }
+    }
+}
+
+/// Each domain's settings and handles, by type (a type map filled once by the composition root).
+#[derive(Clone, Default)]
+pub struct Domains(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl Domains {
+    /// Adds (or replaces) a domain's part.
+    pub fn with<T: Any + Send + Sync>(mut self, part: T) -> Self {
+        self.0.insert(TypeId::of::<T>(), Arc::new(part));
+        self
+    }
+
+    /// Replaces a domain's part (tests change settings this way).
+    pub fn set<T: Any + Send + Sync>(&mut self, part: T) {
+        self.0.insert(TypeId::of::<T>(), Arc::new(part));
+    }
+
+    /// A domain's part. The composition root adds every part: a missing one is a wiring bug.
+    pub fn get<T: Any + Send + Sync>(&self) -> &T {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|p| p.downcast_ref::<T>())
+            .unwrap_or_else(|| panic!("{} is not in AppState's domains (server::build_state adds every part)", std::any::type_name::<T>()))
     }
 }
 
@@ -81,20 +76,20 @@ pub struct AppState {
     pub pool: PgPool,
     pub config: Arc<AppConfig>,
     pub background: Background,
-    /// The prune job's steps; tests swap in a failing one to prove prune is best-effort.
-    pub prune_steps: Arc<Vec<PruneStep>>,
-    /// The WebAuthn relying party (id and origin from the public URL).
-    pub webauthn: Arc<webauthn_rs::Webauthn>,
-    /// Epoch milliseconds before which traffic-triggered prune need not ask for its claim (see
-    /// `maintenance::api::prune_in_background`).
-    pub prune_hint: crate::maintenance::claim::ClaimHint,
-    /// The same for the traffic-triggered share GC.
+    /// Where files are stored (checked against its marker before any delete).
+    pub blobs: Arc<crate::storage::MarkedStore>,
+    /// Every lifecycle job.
+    pub jobs: Arc<crate::jobs::Registry>,
+    /// Each domain's settings and handles.
     #[from_ref(skip)]
-    pub share_gc_hint: crate::maintenance::claim::ClaimHint,
-    /// Where shared files are stored.
-    pub blobs: Arc<dyn crate::storage::BlobStore>,
-    /// Counters of the CSV export (queries issued, rows written).
-    pub export_metrics: Arc<crate::inbox::export::ExportMetrics>,
+    pub domains: Domains,
+}
+
+impl AppState {
+    /// A domain's settings or handles (see [`Domains`]).
+    pub fn domain<T: Any + Send + Sync>(&self) -> &T {
+        self.domains.get::<T>()
+    }
 }
 
 /// Best-effort work that runs after a response: tracked so shutdown can drain it, bounded by a
@@ -133,6 +128,7 @@ impl Background {
             };
             if failed {
                 failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                metrics::counter!("ebb_background_task_failures_total", "task" => name).increment(1);
             }
         });
     }

@@ -23,6 +23,19 @@ pub enum BlobError {
     Source(String),
     #[error("storage I/O failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The store's marker object is missing or foreign: this may not be the real store (an
+    /// unmounted or swapped folder), so nothing is deleted or stored.
+    #[error("the storage marker is missing or belongs to another installation; check the storage setting (EBB_STORAGE_DIR)")]
+    MarkerMissing,
+}
+
+/// An object found by [`BlobStore::list`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    pub key: String,
+    pub size: u64,
+    /// Last modification (for "older than a day" decisions).
+    pub modified: std::time::SystemTime,
 }
 
 /// A stream of an object's bytes.
@@ -48,6 +61,21 @@ pub trait BlobStore: Send + Sync {
     /// Removes what interrupted uploads left behind (older than `age`, so uploads in progress are
     /// untouched); returns how many. Maintenance runs it.
     fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>>;
+
+    /// Up to `limit` objects whose keys sort after `after`, in key order (a page of a listing;
+    /// unfinished uploads are not objects).
+    fn list<'a>(&'a self, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>>;
+
+    /// Whether `key` exists.
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, BlobError>> {
+        Box::pin(async move { Ok(self.open(key).await?.is_some()) })
+    }
+
+    /// Checks that this is the store the database knows (its marker object is there). Stores
+    /// without a marker (tests' bare stores) have nothing to check.
+    fn verify_marker(&self) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// Stores a small object held in memory (probes, tests).
     fn put<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<(), BlobError>> {
@@ -164,7 +192,47 @@ impl BlobStore for LocalDirStore {
             drop(file);
             tokio::fs::rename(&partial_path, &path).await?;
             partial.0 = None;
+            // The rename itself must be durable before the share row commits: otherwise a crash
+            // could leave a committed share whose file name never reached the disk.
+            tokio::fs::File::open(&self.dir).await?.sync_all().await?;
             Ok(written)
+        })
+    }
+
+    fn list<'a>(&'a self, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+        Box::pin(async move {
+            // A folder has no order: read the names, sort, page. Bounded by the folder's size,
+            // which the GC keeps to live shares.
+            let mut names = Vec::new();
+            let mut entries = tokio::fs::read_dir(&self.dir).await?;
+            while let Some(entry) = entries.next_entry().await? {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if checked(&name).is_ok() && after.is_none_or(|a| name.as_str() > a) {
+                    names.push(name);
+                }
+            }
+            names.sort_unstable();
+            names.truncate(limit);
+            let mut out = Vec::with_capacity(names.len());
+            for key in names {
+                match tokio::fs::metadata(self.dir.join(&key)).await {
+                    Ok(m) if m.is_file() => out.push(ObjectInfo { key, size: m.len(), modified: m.modified()? }),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, BlobError>> {
+        Box::pin(async move {
+            match tokio::fs::metadata(self.path(key)?).await {
+                Ok(m) => Ok(m.is_file()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(e.into()),
+            }
         })
     }
 
@@ -190,6 +258,130 @@ impl BlobStore for LocalDirStore {
                 Err(e) => Err(e.into()),
             }
         })
+    }
+}
+
+/// The key of the marker object that proves a store is the real one.
+pub const MARKER_KEY: &str = "ebb-store-marker";
+/// The `settings` row holding the marker's id (the database's side of the proof).
+const MARKER_SETTING: &str = "storage_marker_id";
+
+/// A store whose marker is checked before every delete and put: when the folder was swapped
+/// for an empty one (an unmounted mount point looks like that), an absent file must not count as
+/// deleted, and new files must not go where they would be lost.
+pub struct MarkedStore {
+    inner: Box<dyn BlobStore>,
+    /// The marker's id, once [`MarkedStore::ensure_marker`] has checked or written it.
+    expected: std::sync::OnceLock<String>,
+}
+
+impl MarkedStore {
+    pub fn new(inner: impl BlobStore + 'static) -> Self {
+        MarkedStore { inner: Box::new(inner), expected: std::sync::OnceLock::new() }
+    }
+
+    /// The store without the marker check (for the start-up probe, which runs before it).
+    pub fn inner(&self) -> &dyn BlobStore {
+        &*self.inner
+    }
+
+    /// Start-up: checks the store's marker against the database, writing it on first use.
+    /// `live_objects` says whether rows point at stored objects now: a store without a marker
+    /// while they do is not the real one (refused); with none, nothing can be lost, so the marker
+    /// is (re)written. A marker of another installation is refused either way.
+    pub async fn ensure_marker(&self, pool: &sqlx::PgPool, live_objects: bool) -> Result<(), String> {
+        let db_id = sqlx::query_scalar!("select value from settings where key = $1", MARKER_SETTING)
+            .fetch_optional(pool)
+            .await
+            .map_err(|e| format!("database error: {e}"))?;
+        let stored = match self.inner.get(MARKER_KEY).await {
+            Ok(v) => v.map(|b| String::from_utf8_lossy(&b).trim().to_owned()),
+            Err(e) => return Err(format!("cannot read the storage marker: {e}")),
+        };
+        let id = match (db_id, stored) {
+            (Some(db), Some(found)) if db == found => db,
+            (Some(_), Some(_)) => {
+                return Err("the storage holds the marker of another Ebb installation (another database); point it at this installation's storage".into())
+            }
+            (Some(_), None) if live_objects => {
+                return Err("the storage marker is missing while shares point at stored files: this is not the storage they were written to (an unmounted or wrong folder?)".into())
+            }
+            (db, _) => {
+                // First use (or nothing stored that could be lost): adopt the database's id, or
+                // the store's, or a new one; the database row wins a race between instances.
+                let candidate = db.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                sqlx::query!(
+                    "insert into settings (key, value) values ($1, $2) on conflict (key) do nothing",
+                    MARKER_SETTING,
+                    candidate,
+                )
+                .execute(pool)
+                .await
+                .map_err(|e| format!("database error: {e}"))?;
+                let id = sqlx::query_scalar!("select value from settings where key = $1", MARKER_SETTING)
+                    .fetch_one(pool)
+                    .await
+                    .map_err(|e| format!("database error: {e}"))?;
+                self.inner.put(MARKER_KEY, Bytes::from(id.clone())).await.map_err(|e| format!("cannot write the storage marker: {e}"))?;
+                tracing::info!("storage marker written");
+                id
+            }
+        };
+        let _ = self.expected.set(id);
+        Ok(())
+    }
+
+    async fn check(&self) -> Result<(), BlobError> {
+        let Some(expected) = self.expected.get() else { return Err(BlobError::MarkerMissing) };
+        match self.inner.get(MARKER_KEY).await {
+            Ok(Some(found)) if found.as_ref() == expected.as_bytes() => Ok(()),
+            Ok(_) => Err(BlobError::MarkerMissing),
+            // A folder that vanished reads as "not found" or as an I/O error: either way, unproven.
+            Err(BlobError::Io(_)) => Err(BlobError::MarkerMissing),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl BlobStore for MarkedStore {
+    fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<u64, BlobError>> {
+        Box::pin(async move {
+            self.check().await?;
+            self.inner.put_stream(key, body, max_len).await
+        })
+    }
+
+    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        self.inner.open(key)
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            if key == MARKER_KEY {
+                return Err(BlobError::InvalidKey);
+            }
+            self.check().await?;
+            self.inner.delete(key).await
+        })
+    }
+
+    fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
+        Box::pin(async move {
+            self.check().await?;
+            self.inner.remove_abandoned_uploads(age).await
+        })
+    }
+
+    fn list<'a>(&'a self, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+        self.inner.list(after, limit)
+    }
+
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, BlobError>> {
+        self.inner.exists(key)
+    }
+
+    fn verify_marker(&self) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(self.check())
     }
 }
 

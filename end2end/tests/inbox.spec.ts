@@ -65,7 +65,10 @@ test('the settings page shows the effect of a retention value before saving', as
   await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
   await days.fill('3650');
   await expect(page.getByTestId('retention-effect')).toHaveText(/^Inquiries older than 3650 days are deleted; \d+ would be deleted now\.$/);
-  await page.getByTestId('run-cleanup').click();
-  await expect(page.getByTestId('settings-message')).toBeVisible();
-  await expect(page.getByTestId('maintenance-status')).toContainText(/Last cleanup|not run yet/);
+  // Every job of the registry is listed with its last run and a Run now button.
+  await expect(page.getByTestId('job-prune')).toBeVisible();
+  await expect(page.getByTestId('job-share_gc')).toBeVisible();
+  await page.getByTestId('run-job-prune').click();
+  await expect(page.getByTestId('jobs-message')).toContainText(/Prune (ran now|ran less than its interval ago|is running right now)/);
+  await expect(page.getByTestId('job-status-prune')).toContainText(/Last run: .*(completed|cut off)/);
 });

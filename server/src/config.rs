@@ -91,9 +91,30 @@ pub struct Config {
     #[arg(long, env = "EBB_AUTH_TOTAL_RATE_LIMIT", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub auth_total_rate_limit: u32,
 
+    /// Start due jobs after any response (the design card's best-effort pruning after each
+    /// response; free when nothing is due). `false` only to measure what it costs.
+    #[arg(long, env = "EBB_AFTER_RESPONSE_JOBS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub after_response_jobs: bool,
+
+    /// Where Prometheus metrics are served (`GET /metrics`), on their own listener so they are
+    /// never public by accident; empty disables them.
+    #[arg(long, env = "EBB_METRICS_BIND", default_value = "127.0.0.1:9464", value_parser = parse_optional_addr)]
+    pub metrics_bind: OptionalAddr,
+
     /// Log format.
     #[arg(long, env = "EBB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// A listen address, or none (the setting was empty).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionalAddr(pub Option<SocketAddr>);
+
+fn parse_optional_addr(raw: &str) -> Result<OptionalAddr, String> {
+    if raw.trim().is_empty() {
+        return Ok(OptionalAddr(None));
+    }
+    raw.trim().parse().map(|a| OptionalAddr(Some(a))).map_err(|e| format!("not an address and port such as 127.0.0.1:9464 ({e}); empty disables metrics"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -144,6 +165,13 @@ fn parse_public_url(raw: &str) -> Result<Url, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_metrics_address_disables_metrics() {
+        assert_eq!(parse_optional_addr("").unwrap(), OptionalAddr(None));
+        assert_eq!(parse_optional_addr("127.0.0.1:9464").unwrap(), OptionalAddr(Some("127.0.0.1:9464".parse().unwrap())));
+        assert!(parse_optional_addr("localhost").unwrap_err().contains("empty disables"));
+    }
 
     #[test]
     fn public_url_accepts_origins_with_host_names() {

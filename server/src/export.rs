@@ -22,14 +22,14 @@ pub async fn inquiries_csv(State(state): State<AppState>, Extension(admin): Exte
     let bom = matches!(query.bom.as_deref(), Some("1" | "true" | "on"));
     if let Ok(mut conn) = state.pool.acquire().await {
         // Exports copy personal data out of Ebb: who did it, and when, is kept.
-        if let Err(e) = app::audit::db::record_admin_action(&mut conn, Some(admin.id), "inquiry.export", None).await {
+        if let Err(e) = app::audit::db::record_admin_action(&mut conn, Some(admin.id), app::audit::AuditAction::InquiryExport, None).await {
             tracing::error!(error = %e, "could not record the export");
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
     }
     let today = time::OffsetDateTime::now_utc().date();
     let filename = format!("inquiries-{today}.csv");
-    let stream = app::inbox::export::stream(state.pool.clone(), search, bom, state.export_metrics.clone());
+    let stream = app::inbox::export::stream(state.pool.clone(), search, bom, state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone());
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),

@@ -3,14 +3,16 @@
 #![recursion_limit = "256"]
 
 pub mod config;
+pub mod errors;
 pub mod export;
 pub mod maintenance;
 pub mod security;
 pub mod shares;
+pub mod telemetry;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
-use app::state::{AppConfig, AppState, Background};
+use app::state::{AppConfig, AppState, Background, Domains};
 use app::{shell, App};
 use axum::{
     extract::{MatchedPath, State},
@@ -67,18 +69,28 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Resul
     Ok(())
 }
 
-/// The self-check (write, read back, delete a probe) of the blob store the state will use, with
-/// what to do when it fails.
+/// The blob store the state will use, checked: the start-up probe (write, read back, delete) and
+/// the marker that proves it is the real store (written on first use). Either failing stops Ebb
+/// with what to do, naming the setting.
 pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), String> {
-    app::storage::self_check(&*state.blobs).await.map_err(|e| {
+    let hint = |e: String| {
         format!(
-            "storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb) or fix the path",
+            "storage check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb), mount it, or fix the path",
             config.storage_dir.display()
         )
-    })
+    };
+    app::storage::self_check(state.blobs.inner()).await.map_err(hint)?;
+    let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
+    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(hint)
 }
 
-/// Builds the application state from validated configuration.
+/// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
+pub fn jobs() -> app::jobs::Registry {
+    app::jobs::Registry::new(vec![app::maintenance::prune::job(), app::shares::gc::job()])
+}
+
+/// Builds the application state from validated configuration: the kernel, then each domain's
+/// part (the composition root is the only place that knows them all).
 pub fn build_state(config: &Config, pool: PgPool) -> AppState {
     let webauthn = config.webauthn().expect("public URL validated at start-up");
     let leptos_options = LeptosOptions::builder()
@@ -90,36 +102,37 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         .build();
     let app_config = AppConfig {
         trusted_proxy_hops: config.trusted_proxy_hops as usize,
-        contact_limit: app::ratelimit::Limit {
-            name: "contact",
-            max: config.contact_rate_limit,
-            window: Duration::from_secs(config.contact_rate_window_secs),
-        },
-        prune_batch_size: config.prune_batch_size,
-        share_max_bytes: config.share_max_bytes,
-        share_max_expiry_hours: config.share_max_expiry_hours,
-        share_gc: app::shares::gc::GcRules {
-            delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60),
-            ..Default::default()
-        },
         public_url: config.public_origin(),
-        session_idle: Duration::from_secs(config.session_idle_hours * 3600),
-        session_absolute: Duration::from_secs(config.session_absolute_days * 86_400),
-        auth_limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
-        auth_total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
+        after_response_jobs: config.after_response_jobs,
         ..AppConfig::default()
     };
+    let session_absolute = Duration::from_secs(config.session_absolute_days * 86_400);
+    let domains = Domains::default()
+        .with(app::contact::ContactSettings {
+            limit: app::ratelimit::Limit { name: "contact", max: config.contact_rate_limit, window: Duration::from_secs(config.contact_rate_window_secs) },
+        })
+        .with(app::auth::AuthSettings {
+            webauthn: Arc::new(webauthn),
+            session_idle: Duration::from_secs(config.session_idle_hours * 3600),
+            session_absolute,
+            limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
+            total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
+        })
+        .with(app::shares::ShareSettings {
+            max_bytes: config.share_max_bytes,
+            max_expiry_hours: config.share_max_expiry_hours,
+            gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
+        })
+        .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute })
+        .with(Arc::new(app::inbox::export::ExportMetrics::default()));
     AppState {
         leptos_options,
         pool,
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
-        prune_steps: Arc::new(app::maintenance::prune::default_steps()),
-        webauthn: Arc::new(webauthn),
-        export_metrics: Default::default(),
-        prune_hint: Default::default(),
-        share_gc_hint: Default::default(),
-        blobs: Arc::new(app::storage::LocalDirStore::new(&config.storage_dir)),
+        blobs: Arc::new(app::storage::MarkedStore::new(app::storage::LocalDirStore::new(&config.storage_dir))),
+        jobs: Arc::new(jobs()),
+        domains,
     }
 }
 
@@ -163,16 +176,21 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         // that grows past the limit fails as it is read.
         .layer(RequestBodyLimitLayer::new(max_body_bytes));
     // Uploads stream to the blob store under their own (much larger) limit.
-    let upload_limit = (state.config.share_max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
+    let upload_limit = (state.domain::<app::shares::ShareSettings>().max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
     let uploads = Router::new().route(shares::UPLOAD_PATH, post(shares::upload)).layer(DefaultBodyLimit::max(upload_limit));
     small_bodies
         .merge(uploads)
+        .route_layer(axum::middleware::from_fn(telemetry::tag_route))
+        .layer(axum::middleware::from_fn(errors::server_fn_status))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(security::session_layer(&state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        // After any response: start the jobs that may be due (free when none is).
+        .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::after_response))
+        .layer(axum::middleware::from_fn(telemetry::http_metrics))
         // Spans carry the method and the route pattern only: URIs may hold tokens or searches.
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
@@ -205,6 +223,8 @@ pub async fn serve(
     maintenance_interval: Option<Duration>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Metrics are recorded from the start, whether or not a listener serves them.
+    telemetry::recorder();
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker = maintenance_interval.map(|every| tokio::spawn(maintenance::ticker(state.clone(), every, stop.clone())));
     let app = router(state.clone(), max_body_bytes).into_make_service_with_connect_info::<SocketAddr>();

@@ -43,12 +43,16 @@ enum AdminCommand {
 
 #[derive(Subcommand)]
 enum MaintenanceCommand {
-    /// Run the prune job now. It honours the hourly claim unless --force is given.
+    /// Run jobs now (all, or the ones named), honouring their claims unless --force is given.
     Run {
+        /// Jobs to run (`prune`, `share_gc`); all when none is named.
+        jobs: Vec<String>,
         /// Run even if another run happened within the claim interval.
         #[arg(long)]
         force: bool,
     },
+    /// Show every job's last run and when the next may start.
+    Status,
 }
 
 fn init_tracing(format: LogFormat) {
@@ -86,38 +90,17 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("migrations applied");
             Ok(())
         }
-        Command::Maintenance { command: MaintenanceCommand::Run { force } } => {
+        Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => {
             let state = server::build_state(&config, pool.clone());
-            // The GC trusts the store's deletes: check the store first.
-            server::check_storage(&state, &config).await?;
             migrate().await?;
-            let report = server::maintenance::run_now(&state, force).await;
-            let mut failed = Vec::new();
-            match report.prune {
-                Ok(app::maintenance::prune::PruneOutcome::NotDue) => {
-                    println!("prune: not due (it ran less than an hour ago); use --force to run it anyway")
-                }
-                Ok(app::maintenance::prune::PruneOutcome::Ran(steps)) => {
-                    for s in steps {
-                        println!("prune: {:<22} deleted {:>8} in {} batch(es){}", s.step, s.report.deleted, s.report.batches, if s.report.more { " (more left for the next run)" } else { "" });
-                    }
-                }
-                Err(e) => failed.push(format!("prune failed: {e}")),
-            }
-            match report.share_gc {
-                Ok(None) => println!("share GC: another run started less than a minute ago; use --force to run it anyway"),
-                Ok(Some(r)) => println!("share GC: purged {} share(s), {} failed delete(s) (retried later, see the log)", r.purged, r.failed),
-                Err(e) => failed.push(format!("share GC failed: {e}")),
-            }
-            match report.abandoned_uploads {
-                Ok(n) => println!("uploads: removed {n} file(s) left by interrupted uploads"),
-                Err(e) => failed.push(format!("removing interrupted uploads failed: {e}")),
-            }
-            if failed.is_empty() {
-                Ok(())
-            } else {
-                Err(failed.join("; "))
-            }
+            // The GC trusts the store's deletes: check the store (probe and marker) first.
+            server::check_storage(&state, &config).await?;
+            server::maintenance::run_now(&state, &jobs, force, &mut std::io::stdout()).await
+        }
+        Command::Maintenance { command: MaintenanceCommand::Status } => {
+            let state = server::build_state(&config, pool.clone());
+            migrate().await?;
+            server::maintenance::status(&state, &mut std::io::stdout()).await
         }
         Command::Admin { command: AdminCommand::Invite { name } } => {
             migrate().await?;
@@ -128,9 +111,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Serve => {
             let state = server::build_state(&config, pool.clone());
+            migrate().await?;
             // A wrong storage path must stop the server here, not make every delete "succeed".
             server::check_storage(&state, &config).await?;
-            migrate().await?;
+            if let Some(addr) = config.metrics_bind.0 {
+                server::telemetry::serve_metrics(addr).await?;
+            }
             server::invite_first_admin_if_none(&pool, &config).await?;
             let listener = tokio::net::TcpListener::bind(config.bind)
                 .await

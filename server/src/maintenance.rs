@@ -1,23 +1,15 @@
-//! Periodic claimed jobs: the in-process ticker and the CLI's `maintenance run`.
+//! Periodic claimed jobs: the in-process ticker, and the CLI's `maintenance run` and
+//! `maintenance status`. Both read the one registry (`state.jobs`).
 
 use std::time::Duration;
 
-use app::maintenance::prune::{prune_if_due, PruneCtx, PruneError, PruneOutcome, Trigger};
-use app::shares::gc::{sweep, GcReport};
+use app::jobs::{run_job, RunOutcome, Trigger};
 use app::state::AppState;
 use tokio_util::sync::CancellationToken;
 
-/// Partly written uploads older than this were interrupted (no upload takes a day).
-pub const ABANDONED_UPLOAD_AGE: Duration = Duration::from_secs(24 * 3600);
-
-/// The run's bounds and clock.
-pub fn prune_ctx(state: &AppState) -> PruneCtx {
-    state.config.prune_ctx(time::OffsetDateTime::now_utc())
-}
-
-/// Runs the claimed jobs every `every`, so a site without traffic still cleans up: prune, the
-/// share GC's larger sweep, and leftovers of interrupted uploads. Several instances tick, one
-/// runs each job.
+/// Every `every`, starts each job that is not running here in its own tracked task, so a site
+/// without traffic still cleans up and one slow job never delays the others. Several instances
+/// tick; the claims and leases let one run each job.
 pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -26,42 +18,92 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
             _ = stop.cancelled() => return,
             _ = interval.tick() => {}
         }
-        let report = run_jobs(&state, Trigger::Ticker, false).await;
-        if let Err(e) = report.prune {
-            tracing::warn!(job = "prune", error = %e, "maintenance tick failed");
-        }
-        match report.share_gc {
-            Ok(Some(r)) if r != GcReport::default() => tracing::info!(job = "share-gc", purged = r.purged, failed = r.failed, "share GC sweep ran"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(job = "share-gc", error = %e, "maintenance tick failed"),
-        }
-        match report.abandoned_uploads {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(job = "uploads", removed = n, "removed files of interrupted uploads"),
-            Err(e) => tracing::warn!(job = "uploads", error = %e, "maintenance tick failed"),
+        for job in state.jobs.jobs() {
+            let (state2, job2) = (state.clone(), job.clone());
+            state.background.spawn(job.name, async move {
+                match run_job(&state2, &job2, Trigger::Ticker, false).await {
+                    Ok(RunOutcome::Ran(run)) if run.outcome == app::jobs::Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(format!("{}: {e}", job2.name)),
+                }
+            });
         }
     }
 }
 
-/// What one maintenance run did, job by job.
-pub struct RunReport {
-    pub prune: Result<PruneOutcome, PruneError>,
-    /// `None`: another run had the claim less than a minute ago.
-    pub share_gc: Result<Option<GcReport>, sqlx::Error>,
-    pub abandoned_uploads: Result<u64, app::storage::BlobError>,
-}
-
-/// Every maintenance job once (honouring the claims unless forced); a failing job does not stop
-/// the others.
-async fn run_jobs(state: &AppState, trigger: Trigger, force: bool) -> RunReport {
-    RunReport {
-        prune: prune_if_due(&state.pool, &state.prune_steps, prune_ctx(state), trigger, force).await,
-        share_gc: sweep(&state.pool, &*state.blobs, state.config.share_gc, force).await,
-        abandoned_uploads: state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await,
+/// `ebb maintenance run [JOB…] [--force]`: the named jobs (all when none is named) now, in
+/// registry order, each reported as it finishes. `Err` lists what failed.
+pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut impl std::io::Write) -> Result<(), String> {
+    let known = state.jobs.names();
+    if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
+        return Err(format!("unknown job {bad:?}; the jobs are: {}", known.join(", ")));
+    }
+    let mut failed = Vec::new();
+    for job in state.jobs.jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
+        match run_job(state, job, Trigger::Cli, force).await {
+            Ok(RunOutcome::Ran(run)) => {
+                let _ = writeln!(out, "{}: {}", job.name, app::jobs::outcome_label(run.outcome.as_str()));
+                for s in &run.steps {
+                    let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    let detail = match (&s.error, s.status) {
+                        (Some(e), _) => format!("FAILED: {e}"),
+                        (None, app::jobs::StepStatus::Skipped) => "skipped (time budget spent; the next run goes on)".into(),
+                        _ => format!("{}{}", if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") }, if s.more { " (more left for the next run)" } else { "" }),
+                    };
+                    let _ = writeln!(out, "  {:<22} {detail}", s.step);
+                }
+                if run.outcome == app::jobs::Outcome::Failed {
+                    failed.push(format!("{} had failing steps", job.name));
+                }
+            }
+            Ok(RunOutcome::NotDue { next_possible_at }) => {
+                let when = next_possible_at.map(|t| format!(" (next possible at {})", fmt(t))).unwrap_or_default();
+                let _ = writeln!(out, "{}: not due: it ran less than {} ago{when}; use --force to run it anyway", job.name, human(job.interval));
+            }
+            Ok(RunOutcome::Busy) => {
+                let _ = writeln!(out, "{}: running right now (on this or another instance); not started again", job.name);
+            }
+            Err(e) => failed.push(format!("{}: database error: {e}", job.name)),
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
     }
 }
 
-/// `ebb maintenance run [--force]`: every job now.
-pub async fn run_now(state: &AppState, force: bool) -> RunReport {
-    run_jobs(state, Trigger::Cli, force).await
+/// `ebb maintenance status`: every job's last run and next possible start.
+pub async fn status(state: &AppState, out: &mut impl std::io::Write) -> Result<(), String> {
+    for job in state.jobs.jobs() {
+        let view = app::jobs::view(&state.pool, job).await.map_err(|e| format!("database error: {e}"))?;
+        let _ = writeln!(out, "{} — {} (at most once per {})", job.name, job.title, human(job.interval));
+        match &view.last_run {
+            None => {
+                let _ = writeln!(out, "  last run: never");
+            }
+            Some(r) => {
+                let _ = writeln!(out, "  last run: {} ({}), {}", fmt(r.started_at), app::jobs::trigger_label(&r.trigger), app::jobs::outcome_label(&r.outcome));
+                for s in &r.steps {
+                    let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    let _ = writeln!(out, "    {:<22} {:<8} {}", s.step, s.status, counts.join(", "));
+                }
+            }
+        }
+        let _ = writeln!(out, "  next possible start: {}", view.next_possible_at.map(fmt).unwrap_or_else(|| "now".into()));
+    }
+    Ok(())
+}
+
+fn fmt(t: time::OffsetDateTime) -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    t.to_offset(time::UtcOffset::UTC).format(&f).unwrap_or_default()
+}
+
+fn human(d: Duration) -> String {
+    match d.as_secs() {
+        s if s % 3600 == 0 => format!("{} hour(s)", s / 3600),
+        s if s % 60 == 0 => format!("{} minute(s)", s / 60),
+        s => format!("{s} s"),
+    }
 }

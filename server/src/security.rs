@@ -13,7 +13,7 @@ use tower_sessions_sqlx_store::PostgresStore;
 /// Sessions in PostgreSQL (the table comes from our migrations). The cookie is HttpOnly,
 /// SameSite=Lax, Secure when the public URL is https, and expires after the idle lifetime.
 pub fn session_layer(state: &AppState) -> SessionManagerLayer<PostgresStore> {
-    let idle = time::Duration::seconds(state.config.session_idle.as_secs() as i64);
+    let idle = time::Duration::seconds(state.domain::<app::auth::AuthSettings>().session_idle.as_secs() as i64);
     SessionManagerLayer::new(PostgresStore::new(state.pool.clone()))
         .with_name("ebb_session")
         .with_http_only(true)

@@ -72,7 +72,8 @@ impl Drop for StoredFile {
 }
 
 async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multipart: Result<Multipart, MultipartRejection>) -> Result<NewShare, AppError> {
-    let limit = state.config.share_max_bytes;
+    let settings = *state.domain::<shares::ShareSettings>();
+    let limit = settings.max_bytes;
     // Refuse a declared oversize body before reading a byte of it.
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit + FORM_OVERHEAD) {
@@ -87,7 +88,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
         match field.name().unwrap_or("") {
             "expires_hours" => {
                 let raw = small_text(field, 32, limit).await?;
-                expires_hours = Some(shares::parse_expiry_hours(&raw, state.config.share_max_expiry_hours).map_err(|m| field_error("expires_hours", m))?);
+                expires_hours = Some(shares::parse_expiry_hours(&raw, settings.max_expiry_hours).map_err(|m| field_error("expires_hours", m))?);
             }
             "note" => {
                 let raw = small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?;
@@ -117,7 +118,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
             _ => {}
         }
     }
-    let expires_hours = expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(state.config.share_max_expiry_hours)))?;
+    let expires_hours = expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(settings.max_expiry_hours)))?;
     let Some((mut stored, file_name, content_type, size)) = file else {
         return Err(field_error("file", "Choose a file to share."));
     };
@@ -136,7 +137,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
-    app::audit::db::record_admin_action(&mut tx, Some(admin.id), "share.create", Some(&id.to_string())).await.map_err(db)?;
+    app::audit::db::record_admin_action(&mut tx, Some(admin.id), app::audit::AuditAction::ShareCreate, Some(&id.to_string())).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
     stored.committed = true;
     tracing::info!(share.id = id, size_bytes = size, "share created");

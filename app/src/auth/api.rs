@@ -32,29 +32,28 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
     let invite = db::open_invite(&state.pool, &service::hash_token(&token)).await.map_err(internal("invite lookup"))?;
     invite
         .map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at })
-        .ok_or_else(|| crate::server::fail(AppError::NotFound))
+        .ok_or_else(|| AppError::NotFound)
 }
 
 /// Starts registering the first passkey of a new admin from an invite.
 #[server(prefix = "/api", endpoint = "auth/invite/start", input = Json)]
 pub async fn start_invite_registration(token: String, name: String, passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
     use super::{db, parse_label, service};
-    use crate::server::fail;
-    let state = service::state()?;
+        let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
     let mut errors = crate::error::FieldErrors::new();
     let name = parse_label(&name, "your name").map_err(|e| errors.insert("name".into(), e)).ok();
     let passkey_name = parse_label(&passkey_name, "a name for this passkey").map_err(|e| errors.insert("passkey_name".into(), e)).ok();
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
-        return Err(fail(AppError::Invalid(errors)));
+        return Err(AppError::Invalid(errors));
     };
     let invite = db::open_invite(&state.pool, &service::hash_token(&token))
         .await
         .map_err(internal("invite lookup"))?
-        .ok_or_else(|| fail(AppError::NotFound))?;
+        .ok_or_else(|| AppError::NotFound)?;
     service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id))
         .await
-        .map_err(fail)
+        
 }
 
 /// Finishes an invite registration: verifies the new passkey, redeems the invite (at most once),
@@ -62,22 +61,21 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
 #[server(prefix = "/api", endpoint = "auth/invite/finish", input = Json)]
 pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-    use crate::server::fail;
-    let state = service::state()?;
+        let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
-    let (passkey, pending, invite_id) = service::complete_registration(&state, challenge, &credential, None).await.map_err(fail)?;
-    let invite_id = invite_id.ok_or_else(|| fail(AppError::internal("finish invite", "challenge without invite")))?;
+    let (passkey, pending, invite_id) = service::complete_registration(&state, challenge, &credential, None).await?;
+    let invite_id = invite_id.ok_or_else(|| AppError::internal("finish invite", "challenge without invite"))?;
     let (admin_id, name, passkey_name) = (pending.admin_id, pending.name.unwrap_or_default(), pending.passkey_name);
-    let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
+    let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
     let new_admin = db::NewAdmin { id: admin_id, name: &name, credential_id: passkey.cred_id().as_ref(), passkey: &passkey_json, passkey_name: &passkey_name };
     if !db::create_admin_from_invite(&state.pool, invite_id, new_admin).await.map_err(internal("create admin"))? {
         // Someone else redeemed it first (or it expired meanwhile): no admin is created.
-        return Err(fail(AppError::NotFound));
+        return Err(AppError::NotFound);
     }
     tracing::info!(admin.id = %admin_id, invite.id = %invite_id, "invite redeemed; admin created");
 
     let session = service::session().await?;
-    service::start_admin_session(&state, &session, admin_id).await.map_err(fail)
+    service::start_admin_session(&state, &session, admin_id).await
 }
 
 /// Starts a passkey sign-in (discoverable credentials: no user name needed). `conditional`
@@ -86,16 +84,15 @@ pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPub
 #[server(prefix = "/api", endpoint = "auth/signin/start")]
 pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestChallengeResponse), AppError> {
     use super::{db, service};
-    use crate::server::fail;
-    let state = service::state()?;
+        let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
-    let (mut rcr, auth) = state.webauthn.start_discoverable_authentication().map_err(|e| fail(AppError::internal("start signin", e)))?;
+    let (mut rcr, auth) = state.domain::<super::AuthSettings>().webauthn.start_discoverable_authentication().map_err(|e| AppError::internal("start signin", e))?;
     if !conditional.unwrap_or(false) {
         // A button-started sign-in shows the browser's passkey dialog (not the autofill mode).
         rcr.mediation = None;
     }
-    let mut stored = serde_json::to_value(&auth).map_err(|e| fail(AppError::internal("signin state", e)))?;
-    service::allow_backup_eligible_upgrade(&mut stored).map_err(fail)?;
+    let mut stored = serde_json::to_value(&auth).map_err(|e| AppError::internal("signin state", e))?;
+    service::allow_backup_eligible_upgrade(&mut stored)?;
     let challenge = Uuid::new_v4();
     let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
     db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires)
@@ -111,25 +108,25 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
 #[server(prefix = "/api", endpoint = "auth/signin/finish", input = Json)]
 pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-    use crate::server::fail;
-    let state = service::state()?;
+        let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
-    let refused = || fail(AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into()));
+    let refused = || AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
     let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
-        return Err(fail(AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into())));
+        return Err(AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into()));
     };
     let auth: webauthn_rs::prelude::DiscoverableAuthentication =
-        serde_json::from_value(taken.state).map_err(|e| fail(AppError::internal("signin state", e)))?;
-    let (user, cred_id) = state.webauthn.identify_discoverable_authentication(&credential).map_err(|_| refused())?;
+        serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
+    let (user, cred_id) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(&credential).map_err(|_| refused())?;
     let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
     let Some(stored) = stored.filter(|s| s.admin_id == user) else {
         tracing::info!("sign-in with an unknown passkey refused");
         return Err(refused());
     };
     let mut passkey: webauthn_rs::prelude::Passkey =
-        serde_json::from_value(stored.passkey).map_err(|e| fail(AppError::internal("stored passkey", e)))?;
+        serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
     let result = state
+        .domain::<super::AuthSettings>()
         .webauthn
         .finish_discoverable_authentication_v2(&credential, auth, &passkey)
         .map_err(|e| {
@@ -138,12 +135,12 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
         })?;
     // Keep the counter and backup state current.
     let changed = passkey.update_credential(&result).unwrap_or(false);
-    let updated = if changed { Some(serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?) } else { None };
+    let updated = if changed { Some(serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?) } else { None };
     let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
     db::update_passkey_after_signin(&mut conn, stored.id, updated.as_ref()).await.map_err(internal("update passkey"))?;
     drop(conn);
     let session = service::session().await?;
-    service::start_admin_session(&state, &session, stored.admin_id).await.map_err(fail)
+    service::start_admin_session(&state, &session, stored.admin_id).await
 }
 
 /// Signs out: the session is deleted from the store, so its cookie is refused from now on.
@@ -153,7 +150,7 @@ pub async fn sign_out() -> Result<(), AppError> {
     if let Some(id) = session.id() {
         super::db::delete_session(&state.pool, &id.to_string()).await.map_err(internal("signout"))?;
     }
-    session.flush().await.map_err(|e| crate::server::fail(AppError::internal("session flush", e)))?;
+    session.flush().await.map_err(|e| AppError::internal("session flush", e))?;
     tracing::info!(admin.id = %admin.id, "admin signed out");
     if crate::server::is_plain_form_post() {
         crate::server::redirect_plain_form_post("/signin");
@@ -170,56 +167,52 @@ pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
 #[server(prefix = "/api", endpoint = "admin/passkeys/start")]
 pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
     use super::{parse_label, service};
-    use crate::server::fail;
-    let (state, _, admin) = service::require_admin().await?;
+        let (state, _, admin) = service::require_admin().await?;
     let passkey_name = parse_label(&passkey_name, "a name for this passkey")
-        .map_err(|e| fail(AppError::Invalid([("passkey_name".to_string(), e)].into())))?;
+        .map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
     service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None)
         .await
-        .map_err(fail)
+        
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/finish", input = Json)]
 pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-    use crate::server::fail;
-    let (state, _, admin) = service::require_admin().await?;
-    let (passkey, pending, _) = service::complete_registration(&state, challenge, &credential, Some(admin.id)).await.map_err(fail)?;
+        let (state, _, admin) = service::require_admin().await?;
+    let (passkey, pending, _) = service::complete_registration(&state, challenge, &credential, Some(admin.id)).await?;
     let passkey_name = pending.passkey_name;
-    let passkey_json = serde_json::to_value(&passkey).map_err(|e| fail(AppError::internal("passkey json", e)))?;
+    let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name)
         .await
         .map_err(internal("insert passkey"))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.add", Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyAdd, Some(&id.to_string())).await.map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
     Ok(())
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/rename")]
 pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
-    use crate::server::fail;
-    let (state, _, admin) = super::service::require_admin().await?;
-    let name = super::parse_label(&name, "a name for this passkey").map_err(|e| fail(AppError::Invalid([("name".to_string(), e)].into())))?;
+        let (state, _, admin) = super::service::require_admin().await?;
+    let name = super::parse_label(&name, "a name for this passkey").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
-        return Err(fail(AppError::NotFound));
+        return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.rename", Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRename, Some(&id.to_string())).await.map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/remove")]
 pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
-    use crate::server::fail;
-    let (state, _, admin) = super::service::require_admin().await?;
+        let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? {
-        return Err(fail(AppError::Invalid(
+        return Err(AppError::Invalid(
             [("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into(),
-        )));
+        ));
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "passkey.remove", Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRemove, Some(&id.to_string())).await.map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
@@ -232,23 +225,21 @@ pub async fn list_sessions() -> Result<Vec<SessionView>, AppError> {
 
 #[server(prefix = "/api", endpoint = "admin/sessions/revoke")]
 pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
-    use crate::server::fail;
-    let (state, _, admin) = super::service::require_admin().await?;
+        let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke_session(&mut tx, admin.id, handle).await.map_err(internal("revoke"))? {
-        return Err(fail(AppError::NotFound));
+        return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "session.revoke", Some(&handle.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::SessionRevoke, Some(&handle.to_string())).await.map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
 /// Creates an invite for another admin; the link is returned once and never stored.
 #[server(prefix = "/api", endpoint = "admin/invites")]
 pub async fn create_invite(name: Option<String>) -> Result<NewInvite, AppError> {
-    use crate::server::fail;
-    let (state, _, admin) = super::service::require_admin().await?;
+        let (state, _, admin) = super::service::require_admin().await?;
     let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) => Some(super::parse_label(n, "a name").map_err(|e| fail(AppError::Invalid([("name".to_string(), e)].into())))?),
+        Some(n) => Some(super::parse_label(n, "a name").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?),
         None => None,
     };
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;

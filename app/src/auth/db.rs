@@ -93,7 +93,7 @@ pub async fn create_admin_from_invite(pool: &PgPool, invite: Uuid, admin: NewAdm
         return Ok(false);
     }
     insert_passkey(&mut tx, admin.id, admin.credential_id, admin.passkey, admin.passkey_name).await?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "admin.create", Some(&invite.to_string())).await?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::AdminCreate, Some(&invite.to_string())).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -243,20 +243,21 @@ pub async fn insert_admin_session(conn: &mut PgConnection, session_id: &str, adm
 
 /// The admin signed in with this session, if the session is live (stored, not expired, younger
 /// than the absolute lifetime). Marks it seen (at most once a minute, to spare writes).
-pub async fn session_admin(pool: &PgPool, session_id: &str, absolute_cutoff: OffsetDateTime) -> Result<Option<AdminInfo>, sqlx::Error> {
+/// The cut-off comes from the database clock (as every lifecycle time does).
+pub async fn session_admin(pool: &PgPool, session_id: &str, absolute: std::time::Duration) -> Result<Option<AdminInfo>, sqlx::Error> {
     sqlx::query_as!(
         AdminInfo,
         r#"with live as (
                select s.admin_id, s.last_seen_at from admin_sessions s
                join tower_sessions.session t on t.id = s.session_id
-               where s.session_id = $1 and t.expiry_date > now() and s.created_at > $2),
+               where s.session_id = $1 and t.expiry_date > now() and s.created_at > now() - make_interval(secs => $2)),
            touched as (
                update admin_sessions set last_seen_at = now()
                where session_id = $1 and last_seen_at < now() - interval '1 minute'
                  and exists (select 1 from live))
            select a.id, a.name from admins a join live on live.admin_id = a.id"#,
         session_id,
-        absolute_cutoff,
+        absolute.as_secs_f64(),
     )
     .fetch_optional(pool)
     .await

@@ -13,6 +13,22 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// What sign-in needs at run time (put into `AppState` by the composition root).
+#[cfg(feature = "ssr")]
+#[derive(Clone)]
+pub struct AuthSettings {
+    /// The WebAuthn relying party (id and origin from the public URL).
+    pub webauthn: std::sync::Arc<webauthn_rs::Webauthn>,
+    /// A session unused this long ends (tower-sessions' inactivity expiry).
+    pub session_idle: std::time::Duration,
+    /// A session ends this long after sign-in, however active.
+    pub session_absolute: std::time::Duration,
+    /// Per-client limit of each authentication endpoint.
+    pub limit: crate::ratelimit::Limit,
+    /// Limit of each authentication endpoint over all clients together.
+    pub total_limit: crate::ratelimit::Limit,
+}
+
 /// Longest admin or passkey name, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
 

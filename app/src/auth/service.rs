@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::{db, AdminInfo};
 use crate::error::AppError;
 use crate::ratelimit::{self, Decision, Limit};
-use crate::server::{client_key, fail};
+use crate::server::client_key;
 use crate::state::AppState;
 
 /// How long a ceremony may take.
@@ -49,8 +49,7 @@ pub async fn session() -> Result<Session, AppError> {
 /// The admin signed in on `session`, if any.
 pub async fn session_admin(state: &AppState, session: &Session) -> Result<Option<AdminInfo>, AppError> {
     let Some(id) = session.id() else { return Ok(None) };
-    let cutoff = time::OffsetDateTime::now_utc() - state.config.session_absolute;
-    db::session_admin(&state.pool, &id.to_string(), cutoff)
+    db::session_admin(&state.pool, &id.to_string(), state.domain::<super::AuthSettings>().session_absolute)
         .await
         .map_err(|e| AppError::internal("session lookup", e))
 }
@@ -66,24 +65,23 @@ pub async fn require_admin() -> Result<(AppState, Session, AdminInfo), AppError>
     }
     match session_admin(&state, &session).await? {
         Some(admin) => Ok((state, session, admin)),
-        None => Err(fail(AppError::Unauthorized)),
+        None => Err(AppError::Unauthorized),
     }
 }
 
 /// Counts one attempt against the per-client and the total limit of an authentication endpoint.
 pub async fn limit_auth(state: &AppState, endpoint: &'static str) -> Result<(), AppError> {
-    let now = time::OffsetDateTime::now_utc();
     let client = client_key(state);
-    let per_client = Limit { name: endpoint, ..state.config.auth_limit };
-    let total = Limit { name: endpoint, ..state.config.auth_total_limit };
+    let per_client = Limit { name: endpoint, ..state.domain::<super::AuthSettings>().limit };
+    let total = Limit { name: endpoint, ..state.domain::<super::AuthSettings>().total_limit };
     for (limit, key) in [(per_client, client.as_str()), (total, "*")] {
-        match ratelimit::hit(&state.pool, &limit, key, now).await {
+        match ratelimit::hit(&state.pool, &limit, key).await {
             Ok(Decision::Allowed) => {}
             Ok(Decision::Limited { retry_after_secs }) => {
                 tracing::info!(event = "auth.rate_limited", endpoint, "authentication attempt rate-limited");
-                return Err(fail(AppError::RateLimited { retry_after_secs }));
+                return Err(AppError::RateLimited { retry_after_secs });
             }
-            Err(e) => return Err(fail(AppError::internal("auth rate limit", e))),
+            Err(e) => return Err(AppError::internal("auth rate limit", e)),
         }
     }
     Ok(())
@@ -104,7 +102,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
     db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent)
         .await
         .map_err(|e| AppError::internal("admin session insert", e))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin), "auth.signin", None)
+    crate::audit::db::record_admin_action(&mut tx, Some(admin), crate::audit::AuditAction::SignIn, None)
         .await
         .map_err(|e| AppError::internal("record signin", e))?;
     tx.commit().await.map_err(|e| AppError::internal("session commit", e))?;
@@ -114,7 +112,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
 
 /// Best-effort after a sign-in attempt: prune if due (seed 000).
 pub fn prune_after_signin(state: &AppState) {
-    crate::maintenance::api::prune_in_background(state, crate::maintenance::prune::Trigger::Signin);
+    crate::jobs::nudge_named(state, crate::maintenance::prune::JOB, crate::jobs::Trigger::Signin);
 }
 
 /// Webauthn-rs keeps the discoverable sign-in state private and refuses any change of the
@@ -147,7 +145,7 @@ pub async fn create_invite(
     let (token, hash) = new_token();
     let expires_at = time::OffsetDateTime::now_utc() + INVITE_TTL;
     let id = db::insert_invite(conn, &hash, name, created_by, expires_at).await?;
-    crate::audit::db::record_admin_action(conn, created_by, "invite.create", Some(&id.to_string())).await?;
+    crate::audit::db::record_admin_action(conn, created_by, crate::audit::AuditAction::InviteCreate, Some(&id.to_string())).await?;
     tracing::info!(invite.id = %id, "invite created");
     Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
 }
@@ -196,6 +194,7 @@ pub async fn begin_registration(
         None => None,
     };
     let (mut ccr, reg) = state
+        .domain::<super::AuthSettings>()
         .webauthn
         .start_passkey_registration(admin_id, user_name, user_name, exclude)
         .map_err(|e| AppError::internal("start registration", e))?;
@@ -223,7 +222,7 @@ pub async fn complete_registration(
         return Err(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into()));
     };
     let pending: PendingRegistration = serde_json::from_value(taken.state).map_err(|e| AppError::internal("registration state", e))?;
-    let passkey = state.webauthn.finish_passkey_registration(credential, &pending.reg).map_err(|e| {
+    let passkey = state.domain::<super::AuthSettings>().webauthn.finish_passkey_registration(credential, &pending.reg).map_err(|e| {
         tracing::info!(error = %e, "passkey registration refused");
         AppError::BadRequest("The passkey could not be verified. Please try again.".into())
     })?;

@@ -22,6 +22,8 @@ pub fn describe(err: &AppError) -> String {
         AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
         AppError::Forbidden => "This request came from another site and was refused.".into(),
         AppError::NotFound => "This link is not valid: it was already used, has expired, or was mistyped. Ask an admin for a new invite.".into(),
+        AppError::Gone => "This is no longer available. Reload the page to see the current state.".into(),
+        AppError::Conflict(msg) => msg.clone(),
         AppError::Internal => "Something went wrong on our side. Please try again in a moment.".into(),
     }
 }
@@ -257,9 +259,10 @@ pub fn InvitePage() -> impl IntoView {
     }
 }
 
-/// The frame of every admin page: navigation, who is signed in, sign out.
+/// The frame of every admin page: navigation, who is signed in, sign out; `children` (the alert
+/// banner) above the page.
 #[component]
-pub fn AdminShell() -> impl IntoView {
+pub fn AdminShell(children: Children) -> impl IntoView {
     let me = Resource::new(|| (), |_| current_admin());
     // Marks the page as hydrated (tests wait for it before typing).
     let hydrated = RwSignal::new(false);
@@ -292,6 +295,7 @@ pub fn AdminShell() -> impl IntoView {
                 </ActionForm>
             </nav>
             <div class="admin-main">
+                {children()}
                 <Outlet/>
             </div>
         </div>

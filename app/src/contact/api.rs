@@ -17,9 +17,8 @@ pub async fn submit_inquiry(
     website: Option<String>,
 ) -> Result<(), AppError> {
     use crate::contact::{db, parse_inquiry, ContactForm};
-    use crate::maintenance::prune::Trigger;
     use crate::ratelimit::{self, Decision};
-    use crate::server::{client_key, fail, is_plain_form_post};
+    use crate::server::{client_key, is_plain_form_post};
     use crate::state::AppState;
 
     let state = use_context::<AppState>().ok_or_else(|| AppError::internal("contact", "AppState missing from context"))?;
@@ -30,25 +29,24 @@ pub async fn submit_inquiry(
         return finish_success(is_plain_form_post());
     }
 
-    let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(|e| fail(AppError::Invalid(e)))?;
+    let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(|e| AppError::Invalid(e))?;
 
-    let now = time::OffsetDateTime::now_utc();
-    match ratelimit::hit(&state.pool, &state.config.contact_limit, &client_key(&state), now).await {
+    match ratelimit::hit(&state.pool, &state.domain::<super::ContactSettings>().limit, &client_key(&state)).await {
         Ok(Decision::Allowed) => {}
         Ok(Decision::Limited { retry_after_secs }) => {
             tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");
-            return Err(fail(AppError::RateLimited { retry_after_secs }));
+            return Err(AppError::RateLimited { retry_after_secs });
         }
-        Err(e) => return Err(fail(AppError::internal("contact rate limit", e))),
+        Err(e) => return Err(AppError::internal("contact rate limit", e)),
     }
 
-    let mut conn = state.pool.acquire().await.map_err(|e| fail(AppError::internal("contact acquire", e)))?;
-    let id = db::insert_inquiry(&mut conn, &inquiry).await.map_err(|e| fail(AppError::internal("contact insert", e)))?;
+    let mut conn = state.pool.acquire().await.map_err(|e| AppError::internal("contact acquire", e))?;
+    let id = db::insert_inquiry(&mut conn, &inquiry).await.map_err(|e| AppError::internal("contact insert", e))?;
     drop(conn);
     tracing::info!(inquiry.id = %id, "inquiry received");
 
     // Best-effort after the response: prune if due (seed 000). Never affects this response.
-    crate::maintenance::api::prune_in_background(&state, Trigger::Contact);
+    crate::jobs::nudge_named(&state, crate::maintenance::prune::JOB, crate::jobs::Trigger::Contact);
 
     finish_success(is_plain_form_post())
 }

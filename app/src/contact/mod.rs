@@ -10,6 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::FieldErrors;
 
+/// What the contact domain needs at run time (put into `AppState` by the composition root).
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone)]
+pub struct ContactSettings {
+    /// Submissions allowed per client per window.
+    pub limit: crate::ratelimit::Limit,
+}
+
 /// Longest name accepted, in characters.
 pub const NAME_MAX_CHARS: usize = 100;
 /// Longest email address accepted, in characters (RFC 5321's path limit).

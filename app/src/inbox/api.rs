@@ -17,7 +17,7 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
     let (state, _, _) = crate::auth::service::require_admin().await?;
     let search = normalise_search(search.as_deref());
     let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
-        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| crate::server::fail(AppError::BadRequest("invalid page cursor".into())))?),
+        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest("invalid page cursor".into()))?),
         None => None,
     };
     let mut items = db::list_page(&state.pool, search.as_deref(), cursor, PAGE_SIZE + 1).await.map_err(internal("inbox list"))?;
@@ -29,7 +29,7 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
     };
     if after.as_deref().is_none_or(str::is_empty) {
         // Best-effort, after this page was read: prune if due (seed 000).
-        crate::maintenance::api::prune_in_background(&state, crate::maintenance::prune::Trigger::AdminInbox);
+        crate::jobs::nudge_named(&state, crate::maintenance::prune::JOB, crate::jobs::Trigger::AdminInbox);
     }
     Ok(InquiryPage { items, next })
 }
@@ -40,7 +40,7 @@ pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
     super::db::detail(&state.pool, id)
         .await
         .map_err(internal("inbox detail"))?
-        .ok_or_else(|| crate::server::fail(AppError::NotFound))
+        .ok_or_else(|| AppError::NotFound)
 }
 
 /// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.
@@ -48,12 +48,12 @@ pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
 pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     if ids.is_empty() || ids.len() > 1000 {
-        return Err(crate::server::fail(AppError::BadRequest("select between 1 and 1,000 inquiries".into())));
+        return Err(AppError::BadRequest("select between 1 and 1,000 inquiries".into()));
     }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
     for id in &deleted {
-        crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "inquiry.delete", Some(&id.to_string()))
+        crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::InquiryDelete, Some(&id.to_string()))
             .await
             .map_err(internal("record"))?;
     }

@@ -71,6 +71,7 @@ pub fn stream(pool: PgPool, search: Option<String>, bom: bool, metrics: Arc<Expo
                         return None;
                     }
                     metrics.rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+                    ::metrics::counter!("ebb_export_rows_total").increment(rows.len() as u64);
                     let last = rows.last().map(|r| Cursor { created_at: r.created_at, id: r.id });
                     let full = rows.len() as i64 == EXPORT_PAGE_ROWS;
                     let chunk = csv_chunk(|w| {

@@ -2,13 +2,10 @@
 
 pub mod api;
 #[cfg(feature = "ssr")]
-pub mod claim;
-#[cfg(feature = "ssr")]
 pub mod prune;
 pub mod ui;
 
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 /// Retention when the setting is missing or invalid.
 pub const DEFAULT_RETENTION_DAYS: u32 = 180;
@@ -34,35 +31,6 @@ pub struct RetentionPreview {
     pub days: u32,
     /// Inquiries the next prune would delete with `days`.
     pub would_delete: i64,
-}
-
-/// One step of the last run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepSummary {
-    pub step: String,
-    pub deleted: i64,
-    pub error: Option<String>,
-}
-
-/// The last prune run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunSummary {
-    #[serde(with = "time::serde::rfc3339")]
-    pub started_at: OffsetDateTime,
-    pub trigger: String,
-    pub ok: bool,
-    pub steps: Vec<StepSummary>,
-}
-
-/// Maintenance at a glance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MaintenanceStatus {
-    pub last_run: Option<RunSummary>,
-    /// When the next prune may start (the claim's hour is over); `None` when it may start now.
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub next_possible_at: Option<OffsetDateTime>,
-    /// Set by "Run cleanup now": whether this request ran it.
-    pub ran_now: Option<bool>,
 }
 
 /// Reads the `retention_days` setting: 1–3,650, and 180 when missing or invalid.

@@ -1,21 +1,40 @@
 //! The prune job (seed 000): claimed at most once an hour, then a list of steps, each deleting
-//! expired rows in bounded batches. Later features add their steps to [`default_steps`].
+//! expired rows in bounded batches. Later features add their steps to [`job`].
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde::Serialize;
 use sqlx::PgPool;
 use time::OffsetDateTime;
 
-use super::{claim, retention_days_or_default};
+use super::retention_days_or_default;
+use crate::jobs::{self, Budget, Job, Step, StepCtx};
 
+/// The job's name (CLI argument, metric label, run records).
+pub const JOB: &str = "prune";
 /// The settings key holding the prune claim.
 pub const CLAIM_KEY: &str = "last_cleanup_at";
 /// At most one prune run per hour, across all instances.
 pub const CLAIM_INTERVAL: Duration = Duration::from_secs(3600);
 
-/// What a step sees: the run's clock and its bounds.
+/// Step names, declared once.
+pub const STEP_INQUIRIES: &str = "inquiries";
+pub const STEP_RATE_LIMITS: &str = "rate_limit_counters";
+pub const STEP_RUNS: &str = "maintenance_runs";
+pub const STEP_CHALLENGES: &str = "passkey_challenges";
+pub const STEP_SESSIONS: &str = "sessions";
+pub const STEP_INVITES: &str = "admin_invites";
+
+/// What prune needs at run time (put into `AppState` by the composition root).
+#[derive(Debug, Clone, Copy)]
+pub struct PruneSettings {
+    /// Rows deleted per statement (each batch is its own short transaction).
+    pub batch_size: i64,
+    /// Sessions signed in longer ago than this are ended, however active.
+    pub session_absolute: Duration,
+}
+
+/// What a step sees: the run's clock (the database's) and its bounds.
 #[derive(Debug, Clone, Copy)]
 pub struct PruneCtx {
     pub now: OffsetDateTime,
@@ -35,35 +54,46 @@ pub struct StepReport {
     pub more: bool,
 }
 
-type StepFn = dyn Fn(PgPool, PruneCtx) -> BoxFuture<'static, Result<StepReport, sqlx::Error>> + Send + Sync;
-
-/// One named step of the prune job.
-#[derive(Clone)]
-pub struct PruneStep {
-    pub name: &'static str,
-    pub run: Arc<StepFn>,
-}
-
-impl PruneStep {
-    pub fn new<F, Fut>(name: &'static str, f: F) -> Self
-    where
-        F: Fn(PgPool, PruneCtx) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<StepReport, sqlx::Error>> + Send + 'static,
-    {
-        PruneStep { name, run: Arc::new(move |pool, ctx| Box::pin(f(pool, ctx))) }
+impl From<StepReport> for jobs::StepReport {
+    fn from(r: StepReport) -> Self {
+        jobs::StepReport { counts: vec![("deleted", r.deleted), ("batches", r.batches as u64)], rows: r.deleted, more: r.more }
     }
 }
 
-/// The steps every prune run performs, in order.
-pub fn default_steps() -> Vec<PruneStep> {
-    vec![
-        PruneStep::new("inquiries", |pool, ctx| async move { delete_old_inquiries(&pool, ctx).await }),
-        PruneStep::new("rate_limit_counters", |pool, ctx| async move { delete_old_rate_limit_counters(&pool, ctx).await }),
-        PruneStep::new("maintenance_runs", |pool, ctx| async move { delete_old_maintenance_runs(&pool, ctx).await }),
-        PruneStep::new("passkey_challenges", |pool, ctx| async move { delete_expired_challenges(&pool, ctx).await }),
-        PruneStep::new("sessions", |pool, ctx| async move { delete_expired_sessions(&pool, ctx).await }),
-        PruneStep::new("admin_invites", |pool, ctx| async move { delete_expired_invites(&pool, ctx).await }),
-    ]
+/// The bounds of one step from the engine's context: the row budget becomes whole batches.
+fn prune_ctx(ctx: &StepCtx) -> PruneCtx {
+    let settings = *ctx.state.domain::<PruneSettings>();
+    let batch_size = settings.batch_size.max(1);
+    let max_batches = u32::try_from(ctx.rows.div_ceil(batch_size as u64)).unwrap_or(u32::MAX).max(1);
+    PruneCtx { now: ctx.now, batch_size, max_batches, session_absolute: settings.session_absolute }
+}
+
+fn step<F, Fut>(name: &'static str, label: &'static str, f: F) -> Step
+where
+    F: Fn(PgPool, PruneCtx) -> Fut + Send + Sync + Copy + 'static,
+    Fut: std::future::Future<Output = Result<StepReport, sqlx::Error>> + Send + 'static,
+{
+    Step::new(name, move |ctx: StepCtx| async move { Ok(f(ctx.state.pool.clone(), prune_ctx(&ctx)).await?.into()) }).labelled(label)
+}
+
+/// The prune job (seed 000): claimed at most once an hour, each step deleting expired rows in
+/// bounded batches. Later features add their steps here.
+pub fn job() -> Job {
+    Job::new(
+        JOB,
+        "Prune",
+        "Deletes inquiries older than the retention period, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.",
+        CLAIM_KEY,
+        CLAIM_INTERVAL,
+    )
+    .budget(Budget { rows_per_step: 200_000, time: Duration::from_secs(45) })
+    .traffic_budget(Budget { rows_per_step: 200_000, time: Duration::from_secs(45) })
+    .step(step(STEP_INQUIRIES, "old inquiries", |pool, ctx| async move { delete_old_inquiries(&pool, ctx).await }))
+    .step(step(STEP_RATE_LIMITS, "ended rate-limit windows", |pool, ctx| async move { delete_old_rate_limit_counters(&pool, ctx).await }))
+    .step(step(STEP_RUNS, "old run records", |pool, ctx| async move { delete_old_maintenance_runs(&pool, ctx).await }))
+    .step(step(STEP_CHALLENGES, "abandoned passkey challenges", |pool, ctx| async move { delete_expired_challenges(&pool, ctx).await }))
+    .step(step(STEP_SESSIONS, "expired sessions", |pool, ctx| async move { delete_expired_sessions(&pool, ctx).await }))
+    .step(step(STEP_INVITES, "expired invites", |pool, ctx| async move { delete_expired_invites(&pool, ctx).await }))
 }
 
 /// Reads the retention period from `settings` (1–3,650 days; 180 when missing or invalid).
@@ -92,41 +122,6 @@ pub async fn set_retention_days(conn: &mut sqlx::PgConnection, days: u32) -> Res
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// The last prune run and when the next may start.
-pub async fn status(pool: &PgPool) -> Result<super::MaintenanceStatus, sqlx::Error> {
-    let last = sqlx::query!(
-        "select started_at, trigger, ok, steps from maintenance_runs where job = 'prune' order by started_at desc limit 1"
-    )
-    .fetch_optional(pool)
-    .await?;
-    let claimed_ms = sqlx::query_scalar!("select value from settings where key = $1", CLAIM_KEY).fetch_optional(pool).await?;
-    let next_possible_at = claimed_ms
-        .and_then(|v| v.parse::<i64>().ok())
-        .and_then(|ms| OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).ok())
-        .map(|t| t + CLAIM_INTERVAL)
-        .filter(|t| *t > OffsetDateTime::now_utc());
-    let last_run = last.map(|r| super::RunSummary {
-        started_at: r.started_at,
-        trigger: r.trigger,
-        ok: r.ok,
-        steps: r
-            .steps
-            .as_array()
-            .map(|steps| {
-                steps
-                    .iter()
-                    .map(|s| super::StepSummary {
-                        step: s["step"].as_str().unwrap_or_default().to_owned(),
-                        deleted: s["deleted"].as_i64().unwrap_or(0),
-                        error: s["error"].as_str().map(str::to_owned),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    });
-    Ok(super::MaintenanceStatus { last_run, next_possible_at, ran_now: None })
 }
 
 /// Runs `delete_batch` (which must delete at most `ctx.batch_size` rows and return the count)
@@ -265,109 +260,3 @@ pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<Step
     .await
 }
 
-/// What triggered a run (recorded with it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trigger {
-    Contact,
-    Signin,
-    AdminInbox,
-    Admin,
-    Ticker,
-    Cli,
-}
-
-impl Trigger {
-    fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Contact => "contact",
-            Trigger::Signin => "signin",
-            Trigger::AdminInbox => "admin_inbox",
-            Trigger::Admin => "admin",
-            Trigger::Ticker => "ticker",
-            Trigger::Cli => "cli",
-        }
-    }
-}
-
-/// One step's outcome in a run.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepOutcome {
-    pub step: &'static str,
-    #[serde(flatten)]
-    pub report: StepReport,
-    pub error: Option<String>,
-}
-
-/// The result of asking for a prune run.
-#[derive(Debug, Clone)]
-pub enum PruneOutcome {
-    /// Another run holds the claim (it ran less than an hour ago).
-    NotDue,
-    /// This caller won the claim and ran every step.
-    Ran(Vec<StepOutcome>),
-}
-
-/// Error returned when one or more steps failed; every step still ran.
-#[derive(Debug, thiserror::Error)]
-#[error("prune steps failed: {}", .0.join(", "))]
-pub struct StepsFailed(pub Vec<String>);
-
-/// Claims the prune job at `now` (unless `force`) and, if won, runs every step. A failing step
-/// is recorded and does not stop the others; the run record is written either way. Returns
-/// `Err` only when the claim itself could not be attempted or some step failed.
-pub async fn prune_if_due(
-    pool: &PgPool,
-    steps: &[PruneStep],
-    ctx: PruneCtx,
-    trigger: Trigger,
-    force: bool,
-) -> Result<PruneOutcome, PruneError> {
-    if force {
-        claim::force_claim(pool, CLAIM_KEY, ctx.now).await?;
-    } else if !claim::try_claim(pool, CLAIM_KEY, ctx.now, CLAIM_INTERVAL).await? {
-        tracing::debug!(job = "prune", "not due");
-        return Ok(PruneOutcome::NotDue);
-    }
-    let started_at = OffsetDateTime::now_utc();
-    let mut outcomes = Vec::with_capacity(steps.len());
-    for step in steps {
-        let outcome = match (step.run)(pool.clone(), ctx).await {
-            Ok(report) => {
-                tracing::info!(job = "prune", step = step.name, deleted = report.deleted, batches = report.batches, more = report.more, "prune step done");
-                StepOutcome { step: step.name, report, error: None }
-            }
-            Err(e) => {
-                tracing::warn!(job = "prune", step = step.name, error = %e, "prune step failed");
-                StepOutcome { step: step.name, report: StepReport::default(), error: Some(e.to_string()) }
-            }
-        };
-        outcomes.push(outcome);
-    }
-    let failed: Vec<String> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.step.to_string()).collect();
-    let record = serde_json::to_value(&outcomes).unwrap_or_default();
-    sqlx::query!(
-        r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps)
-           values ('prune', $1, $2, now(), $3, $4)"#,
-        trigger.as_str(),
-        started_at,
-        failed.is_empty(),
-        record,
-    )
-    .execute(pool)
-    .await?;
-    if failed.is_empty() {
-        Ok(PruneOutcome::Ran(outcomes))
-    } else {
-        Err(PruneError::Steps(StepsFailed(failed)))
-    }
-}
-
-/// Why a prune run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum PruneError {
-    #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
-    #[error(transparent)]
-    Steps(#[from] StepsFailed),
-}

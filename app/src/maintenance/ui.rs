@@ -1,65 +1,139 @@
-//! The settings page (retention, cleanup) and the maintenance glance on the dashboard.
+//! The settings page (retention, jobs), the jobs panel of the dashboard, and the alert banner.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
-use super::{parse_retention_input, MaintenanceStatus, RetentionPreview};
+use super::{parse_retention_input, RetentionPreview};
+use crate::jobs::JobView;
 use crate::auth::format_time;
 use crate::auth::ui::{describe, Outcome};
 
-fn trigger_label(trigger: &str) -> &'static str {
-    match trigger {
-        "contact" => "after a contact form submission",
-        "signin" => "after a sign-in attempt",
-        "admin_inbox" => "when an admin opened the inbox",
-        "admin" => "by an admin (Run cleanup now)",
-        "ticker" => "by the periodic timer",
-        "cli" => "from the command line",
-        _ => "by another trigger",
+fn counts_text(counts: &[(String, u64)]) -> String {
+    if counts.is_empty() {
+        return "nothing to do".into();
     }
+    counts.iter().map(|(name, n)| format!("{} {n}", name.replace('_', " "))).collect::<Vec<_>>().join(", ")
 }
 
-fn step_label(step: &str) -> &'static str {
-    match step {
-        "inquiries" => "old inquiries",
-        "rate_limit_counters" => "ended rate-limit windows",
-        "maintenance_runs" => "old maintenance records",
-        "passkey_challenges" => "abandoned passkey challenges",
-        "sessions" => "expired sessions",
-        "admin_invites" => "expired invites",
-        _ => "other",
-    }
-}
-
-/// When the last cleanup ran, what it deleted, and when the next may start.
+/// One job at a glance: its last run (when, trigger, outcome, what each step did), when the
+/// next may start, and "Run now".
 #[component]
-pub fn MaintenanceSummary(status: MaintenanceStatus) -> impl IntoView {
-    let next = match status.next_possible_at {
-        Some(t) => format!("The next cleanup may start after {}.", format_time(t)),
-        None => "The next cleanup may start now (with the next request, or within the timer's interval).".into(),
+pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<String>>) -> impl IntoView {
+    let name = job.name.clone();
+    let name_for_busy = job.name.clone();
+    let next = match job.next_possible_at {
+        Some(t) => format!("Next run may start after {}.", format_time(t)),
+        None => "Next run may start now (with the next request, or the timer).".into(),
     };
     view! {
-        <div class="maintenance" data-testid="maintenance-status">
-            {match status.last_run {
-                None => view! { <p>"Cleanup has not run yet."</p> }.into_any(),
-                Some(run) => view! {
-                    <p>
-                        {if run.ok { "Last cleanup: " } else { "Last cleanup (with errors): " }}
-                        <strong>{format_time(run.started_at)}</strong> ", " {trigger_label(&run.trigger)} "."
-                    </p>
-                    <ul class="steps">
-                        {run.steps.into_iter().map(|s| view! {
-                            <li class:bad=s.error.is_some()>
-                                {step_label(&s.step)} ": "
-                                {match s.error { Some(_) => "failed (see the server log)".to_string(), None => format!("{} deleted", s.deleted) }}
-                            </li>
-                        }).collect_view()}
-                    </ul>
-                }.into_any(),
-            }}
-            <p class="muted">{next}</p>
+        <article class="job" data-testid=format!("job-{}", job.name)>
+            <h3>{job.title.clone()}</h3>
+            <p class="muted">{job.description.clone()}</p>
+            <div data-testid=format!("job-status-{}", job.name)>
+                {match job.last_run {
+                    None => view! { <p>"Has not run yet."</p> }.into_any(),
+                    Some(run) => view! {
+                        <p class:bad={run.outcome == "failed"}>
+                            "Last run: " <strong>{format_time(run.started_at)}</strong> ", "
+                            {crate::jobs::trigger_label(&run.trigger)} " — " {crate::jobs::outcome_label(&run.outcome)} "."
+                        </p>
+                        <ul class="steps">
+                            {run.steps.into_iter().map(|s| {
+                                let text = match s.status.as_str() {
+                                    "failed" => "failed (see the server log)".to_string(),
+                                    "skipped" => "not reached (budget spent; next run)".to_string(),
+                                    _ => format!("{}{}", counts_text(&s.counts), if s.more { " (more left for the next run)" } else { "" }),
+                                };
+                                view! { <li class:bad={s.status == "failed"}>{s.label.clone()} ": " {text}</li> }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any(),
+                }}
+                <p class="muted">{next}</p>
+            </div>
+            <button type="button" class="secondary small" data-testid=format!("run-job-{}", job.name)
+                on:click=move |_| on_run.run(name.clone())
+                disabled=move || running.get().is_some()>
+                {move || if running.get().as_deref() == Some(name_for_busy.as_str()) { "Running…" } else { "Run now" }}
+            </button>
+        </article>
+    }
+}
+
+/// Every job of the registry, with "Run now" (dashboard and settings page).
+#[component]
+pub fn JobsPanel() -> impl IntoView {
+    let version = RwSignal::new(0u32);
+    let jobs = Resource::new(move || version.get(), |_| list_jobs());
+    let running = RwSignal::new(None::<String>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let on_run = Callback::new(move |name: String| {
+        running.set(Some(name.clone()));
+        leptos::task::spawn_local(async move {
+            match run_job_now(name).await {
+                Ok(r) => {
+                    let text = if r.ran {
+                        format!("{} ran now. Its results are below.", r.job.title)
+                    } else {
+                        match r.job.next_possible_at {
+                            Some(t) => format!("{} ran less than its interval ago, so it did not start again. The next run may start after {}.", r.job.title, format_time(t)),
+                            None => format!("{} is running right now; its results will appear here.", r.job.title),
+                        }
+                    };
+                    message.set(Some(Ok(text)));
+                    version.update(|n| *n += 1);
+                }
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+            running.set(None);
+        });
+    });
+    view! {
+        <Outcome message testid="jobs-message"/>
+        <div class="jobs" data-testid="jobs">
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || jobs.get().map(|r| match r {
+                    Ok(list) => list.into_iter().map(|job| view! { <JobCard job on_run running/> }).collect_view().into_any(),
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                })}
+            </Transition>
         </div>
+    }
+}
+
+/// Open alerts, on every admin page, until resolved (automatically or here).
+#[component]
+pub fn AlertBanner() -> impl IntoView {
+    let version = RwSignal::new(0u32);
+    let alerts = Resource::new(move || version.get(), |_| list_alerts());
+    let resolve = move |id: i64| {
+        leptos::task::spawn_local(async move {
+            let _ = resolve_alert(id).await;
+            version.update(|n| *n += 1);
+        });
+    };
+    view! {
+        <Transition fallback=|| ()>
+            {move || alerts.get().and_then(Result::ok).filter(|a| !a.is_empty()).map(|list| view! {
+                <section class="alerts" role="alert" aria-label="Alerts" data-testid="alerts">
+                    {list.into_iter().map(|a| {
+                        let id = a.id;
+                        let testid = format!("alert-{}", a.kind);
+                        view! {
+                            <div class="notice error alert" data-testid=testid>
+                                <p><strong>{a.message}</strong></p>
+                                <p class="muted">"Since " {format_time(a.raised_at)}
+                                    {if a.times > 1 { format!(", raised {} times, last at {}", a.times, format_time(a.last_raised_at)) } else { String::new() }}
+                                    " · " <code>{a.kind}</code>
+                                </p>
+                                <button type="button" class="secondary small" on:click=move |_| resolve(id)>"Mark resolved"</button>
+                            </div>
+                        }
+                    }).collect_view()}
+                </section>
+            })}
+        </Transition>
     }
 }
 
@@ -68,10 +142,8 @@ pub fn SettingsPage() -> impl IntoView {
     let typed = RwSignal::new(String::new());
     let saved = RwSignal::new(0u32);
     let current = Resource::new(move || saved.get(), |_| preview_retention(None));
-    let status = Resource::new(move || saved.get(), |_| get_maintenance_status());
     let preview = RwSignal::new(None::<Result<RetentionPreview, String>>);
     let message = RwSignal::new(None::<Result<String, String>>);
-    let running = RwSignal::new(false);
 
     // Fill the field with the stored value once it arrives.
     Effect::new(move |_| {
@@ -116,28 +188,6 @@ pub fn SettingsPage() -> impl IntoView {
         });
     };
 
-    let run_now = move |_| {
-        running.set(true);
-        leptos::task::spawn_local(async move {
-            match run_cleanup_now().await {
-                Ok(s) => {
-                    let text = if s.ran_now == Some(true) {
-                        "Cleanup ran now. Its results are below.".to_string()
-                    } else {
-                        match s.next_possible_at {
-                            Some(t) => format!("A cleanup ran less than an hour ago, so this one did not start. The next may start after {}.", format_time(t)),
-                            None => "Another cleanup is running right now; its results will appear below.".to_string(),
-                        }
-                    };
-                    message.set(Some(Ok(text)));
-                    saved.update(|n| *n += 1);
-                }
-                Err(e) => message.set(Some(Err(describe(&e)))),
-            }
-            running.set(false);
-        });
-    };
-
     view! {
         <Title text="Settings — Ebb admin"/>
         <h1>"Settings"</h1>
@@ -164,17 +214,9 @@ pub fn SettingsPage() -> impl IntoView {
             </p>
         </section>
         <section class="card" aria-labelledby="cleanup-title">
-            <h2 id="cleanup-title">"Cleanup"</h2>
-            <p>"Old data is deleted automatically, at most once an hour: after contact submissions, sign-ins, when the inbox is opened, and by a timer."</p>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || status.get().map(|r| match r {
-                    Ok(s) => view! { <MaintenanceSummary status=s/> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
-            <button type="button" class="secondary" data-testid="run-cleanup" on:click=run_now disabled=move || running.get()>
-                {move || if running.get() { "Running…" } else { "Run cleanup now" }}
-            </button>
+            <h2 id="cleanup-title">"Cleanup jobs"</h2>
+            <p>"Old data is deleted automatically: after requests, by a timer, or from the command line — each job at most once per its interval, on one instance at a time."</p>
+            <JobsPanel/>
         </section>
     }
 }

@@ -38,9 +38,8 @@ pub fn NotFound() -> impl IntoView {
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     use crate::inbox::{api::count_inquiries, ui::CountsBar};
-    use crate::maintenance::{api::get_maintenance_status, ui::MaintenanceSummary};
+    use crate::maintenance::ui::JobsPanel;
     let counts = Resource::new(|| (), |_| count_inquiries());
-    let status = Resource::new(|| (), |_| get_maintenance_status());
     let shares = Resource::new(|| (), |_| crate::shares::api::get_share_overview());
     view! {
         <Title text="Dashboard — Ebb admin"/>
@@ -64,13 +63,20 @@ pub fn DashboardPage() -> impl IntoView {
             </Transition>
         </section>
         <section class="card" aria-labelledby="dash-maintenance">
-            <h2 id="dash-maintenance">"Cleanup"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || status.get().map(|r| match r {
-                    Ok(s) => view! { <MaintenanceSummary status=s/> <a href="/admin/settings">"Settings"</a> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
+            <h2 id="dash-maintenance">"Cleanup jobs"</h2>
+            <JobsPanel/>
+            <a href="/admin/settings">"Settings"</a>
         </section>
+    }
+}
+
+/// The frame of every admin page with the alert banner above the page (composes auth's shell and
+/// maintenance's banner, so neither domain imports the other's UI).
+#[component]
+pub fn AdminLayout() -> impl IntoView {
+    view! {
+        <crate::auth::ui::AdminShell>
+            <crate::maintenance::ui::AlertBanner/>
+        </crate::auth::ui::AdminShell>
     }
 }

@@ -16,11 +16,11 @@ use crate::server::internal;
 pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError> {
     let state = crate::auth::service::state()?;
     let Some(hash) = super::download::token_hash(&token) else {
-        return Err(crate::server::fail(AppError::NotFound));
+        return Err(AppError::NotFound);
     };
     let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;
     super::gc::gc_in_background(&state);
-    let share = share.ok_or_else(|| crate::server::fail(AppError::NotFound))?;
+    let share = share.ok_or_else(|| AppError::NotFound)?;
     Ok(ShareLanding { state: share.state(), file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at })
 }
 
@@ -39,7 +39,8 @@ pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
     if before.is_none() {
         super::gc::gc_in_background(&state);
     }
-    let limits = super::ShareLimits { max_bytes: state.config.share_max_bytes, max_expiry_hours: state.config.share_max_expiry_hours };
+    let settings = state.domain::<super::ShareSettings>();
+    let limits = super::ShareLimits { max_bytes: settings.max_bytes, max_expiry_hours: settings.max_expiry_hours };
     Ok(ShareList { items, next, limits })
 }
 
@@ -49,9 +50,9 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
-        return Err(crate::server::fail(AppError::BadRequest("This share is no longer active: it was downloaded, has expired or was revoked already.".into())));
+        return Err(AppError::BadRequest("This share is no longer active: it was downloaded, has expired or was revoked already.".into()));
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), "share.revoke", Some(&id.to_string()))
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::ShareRevoke, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;

@@ -134,3 +134,9 @@ pub async fn overview(pool: &PgPool) -> Result<ShareOverview, sqlx::Error> {
     .await?;
     Ok(ShareOverview { active: counts.active, awaiting_deletion: counts.awaiting, problems })
 }
+
+/// How many shares still point at a stored file (not purged): the storage marker's start-up
+/// check refuses a store without its marker while any do.
+pub async fn live_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"select count(*) as "n!" from shares where status <> 'purged'"#).fetch_one(pool).await
+}

@@ -1,4 +1,6 @@
-//! The self-healing share GC: delete the file first; only then mark the share purged.
+//! The self-healing share GC (seed 002) as a job on the lifecycle engine: delete the file first;
+//! only then mark the share purged. Plus reconciliation (objects no live share points to) and the
+//! leftovers of interrupted uploads.
 
 use std::time::Duration;
 
@@ -6,10 +8,30 @@ use serde::Serialize;
 use sqlx::PgPool;
 
 use super::lifecycle::{mark_purge_failed, mark_purged, select_purgeable};
-use crate::storage::BlobStore;
+use crate::alerts::{self, AlertKind};
+use crate::jobs::{Budget, Job, Step, StepCtx, StepError, StepReport, Trigger};
+use crate::storage::{BlobError, BlobStore};
+
+/// The job's name (CLI argument, metric label, run records).
+pub const JOB: &str = "share_gc";
+/// Step names, declared once.
+pub const STEP_PURGE: &str = "purge";
+pub const STEP_RECONCILE: &str = "reconcile";
+pub const STEP_UPLOADS: &str = "abandoned_uploads";
 
 /// Shares handled per request-triggered run (the ticker and CLI use larger batches).
 pub const ACCESS_TIME_BATCH: i64 = 5;
+/// A sweep handles shares in batches of this many.
+pub const SWEEP_BATCH: i64 = 100;
+/// Stored objects (and share rows) examined per run by reconciliation.
+pub const RECONCILE_PAGE: usize = 1000;
+/// Objects no live share points to are deleted once they are this old (no upload takes a day,
+/// and an upload's file is younger than its row by at most the commit).
+pub const ORPHAN_AGE: Duration = Duration::from_secs(24 * 3600);
+/// Partly written uploads older than this were interrupted.
+pub const ABANDONED_UPLOAD_AGE: Duration = Duration::from_secs(24 * 3600);
+/// Failed deletes of one share before an alert is raised.
+pub const ALERT_AFTER_ATTEMPTS: i32 = 3;
 
 /// The GC's timing rules.
 #[derive(Debug, Clone, Copy)]
@@ -26,30 +48,11 @@ impl Default for GcRules {
     }
 }
 
-/// What one run did.
+/// What one collection did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct GcReport {
     pub purged: u64,
     pub failed: u64,
-}
-
-/// Purges up to `limit` eligible shares. A file that cannot be deleted keeps its share
-/// unpurged, counts an attempt and backs off; one that is already absent counts as deleted.
-/// Idempotent: after a crash between the delete and the update, the next run finishes the job.
-pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: GcRules) -> Result<GcReport, sqlx::Error> {
-    let mut report = GcReport::default();
-    for share in select_purgeable(pool, limit, rules.delivery_grace).await? {
-        if let Err(e) = store.delete(&share.blob_key).await {
-            tracing::warn!(share.id = share.id, error = %e, "share file delete failed; will retry after backoff");
-            mark_purge_failed(pool, share.id, rules.backoff_base).await?;
-            report.failed += 1;
-            continue;
-        }
-        if mark_purged(pool, share.id).await? {
-            report.purged += 1;
-        }
-    }
-    Ok(report)
 }
 
 impl std::ops::AddAssign for GcReport {
@@ -59,56 +62,196 @@ impl std::ops::AddAssign for GcReport {
     }
 }
 
-/// Claim of the traffic-triggered GC: at most one small run per interval over all instances.
-const ACCESS_CLAIM: &str = "share_gc_access_at";
-const ACCESS_INTERVAL: Duration = Duration::from_secs(10);
-/// Claim of the ticker's (and the CLI's) larger sweep.
-const SWEEP_CLAIM: &str = "share_gc_sweep_at";
-const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
-/// A sweep handles up to `SWEEP_BATCH × SWEEP_MAX_BATCHES` shares; the rest waits for the next.
-pub const SWEEP_BATCH: i64 = 100;
-pub const SWEEP_MAX_BATCHES: u32 = 10;
-
-/// Best-effort, after the response (share page, download, admin list): collect up to
-/// [`ACCESS_TIME_BATCH`] shares if this run wins the claim. Never affects the response.
-pub fn gc_in_background(state: &crate::state::AppState) {
-    use crate::maintenance::claim::{epoch_ms, try_claim};
-    let now = time::OffsetDateTime::now_utc();
-    let now_ms = epoch_ms(now);
-    if !state.share_gc_hint.worth_trying(now_ms) {
-        return;
-    }
-    let (pool, blobs, rules, hint) = (state.pool.clone(), state.blobs.clone(), state.config.share_gc, state.share_gc_hint.clone());
-    state.background.spawn("share-gc", async move {
-        let won = try_claim(&pool, ACCESS_CLAIM, now, ACCESS_INTERVAL).await?;
-        hint.wait(now_ms, ACCESS_INTERVAL);
-        if won {
-            let report = collect(&pool, &*blobs, ACCESS_TIME_BATCH, rules).await?;
-            if report != GcReport::default() {
-                tracing::info!(job = "share-gc", purged = report.purged, failed = report.failed, "share GC ran");
-            }
-        }
-        Ok::<_, sqlx::Error>(())
-    });
+/// The job: claimed at most once a minute over all instances, leased while it runs.
+pub fn job() -> Job {
+    Job::new(
+        JOB,
+        "Share GC",
+        "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads.",
+        "share_gc_sweep_at",
+        Duration::from_secs(60),
+    )
+    .budget(Budget { rows_per_step: 1000, time: Duration::from_secs(45) })
+    .traffic_budget(Budget { rows_per_step: ACCESS_TIME_BATCH as u64, time: Duration::from_secs(10) })
+    .step(Step::new(STEP_PURGE, purge_step).labelled("files of used or expired shares"))
+    .step(Step::new(STEP_RECONCILE, reconcile_step).labelled("stored files no share points to"))
+    .step(Step::new(STEP_UPLOADS, uploads_step).labelled("leftovers of interrupted uploads"))
 }
 
-/// The ticker's and the CLI's run: batches of [`SWEEP_BATCH`] until nothing is left or the bound
-/// is reached. Claimed unless `force`; `None` when another run had the claim.
-pub async fn sweep(pool: &PgPool, store: &dyn BlobStore, rules: GcRules, force: bool) -> Result<Option<GcReport>, sqlx::Error> {
-    use crate::maintenance::claim::{force_claim, try_claim};
-    let now = time::OffsetDateTime::now_utc();
-    if force {
-        force_claim(pool, SWEEP_CLAIM, now).await?;
-    } else if !try_claim(pool, SWEEP_CLAIM, now, SWEEP_INTERVAL).await? {
-        return Ok(None);
+/// The store must prove it is the real one before anything counts as deleted. When it cannot,
+/// the alert is raised (and resolved once it can again).
+async fn marker_checked(pool: &PgPool, store: &dyn BlobStore) -> Result<(), StepError> {
+    match store.verify_marker().await {
+        Ok(()) => {
+            alerts::resolve(pool, AlertKind::StorageMarkerMissing, "").await?;
+            Ok(())
+        }
+        Err(BlobError::MarkerMissing) => {
+            alerts::raise(
+                pool,
+                AlertKind::StorageMarkerMissing,
+                "",
+                "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount.",
+            )
+            .await?;
+            Err(StepError("storage marker missing; nothing deleted".into()))
+        }
+        Err(e) => Err(e.into()),
     }
+}
+
+async fn purge_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let settings = *ctx.state.domain::<super::ShareSettings>();
+    let store = &*ctx.state.blobs;
+    marker_checked(&ctx.state.pool, store).await?;
+    let batch = SWEEP_BATCH.min(ctx.rows as i64).max(1);
     let mut total = GcReport::default();
-    for _ in 0..SWEEP_MAX_BATCHES {
-        let report = collect(pool, store, SWEEP_BATCH, rules).await?;
+    let mut more = false;
+    loop {
+        let left = ctx.rows.saturating_sub(total.purged + total.failed);
+        if left == 0 || ctx.out_of_time() {
+            more = true;
+            break;
+        }
+        let n = batch.min(left as i64);
+        let report = collect(&ctx.state.pool, store, n, settings.gc).await.map_err(|e| match e {
+            CollectError::Database(e) => StepError::from(e),
+            CollectError::Marker => StepError("storage marker missing; nothing deleted".into()),
+        })?;
         total += report;
-        if report.purged + report.failed < SWEEP_BATCH as u64 {
+        if report.purged + report.failed < n as u64 {
             break;
         }
     }
-    Ok(Some(total))
+    Ok(StepReport { counts: vec![("purged", total.purged), ("failed", total.failed)], rows: total.purged + total.failed, more })
+}
+
+/// Why a collection stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// The store's marker vanished: nothing was (or will be) marked purged.
+    #[error("storage marker missing")]
+    Marker,
+}
+
+/// Purges up to `limit` eligible shares. A file that cannot be deleted keeps its share
+/// unpurged, counts an attempt and backs off; one that is already absent counts as deleted —
+/// only while the store's marker proves it is the real store.
+/// Idempotent: after a crash between the delete and the update, the next run finishes the job.
+pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: GcRules) -> Result<GcReport, CollectError> {
+    let mut report = GcReport::default();
+    for share in select_purgeable(pool, limit, rules.delivery_grace).await? {
+        match store.delete(&share.blob_key).await {
+            Ok(()) => {}
+            // Not the share's fault: stop, count no attempt, mark nothing.
+            Err(BlobError::MarkerMissing) => return Err(CollectError::Marker),
+            Err(e) => {
+                tracing::warn!(share.id = share.id, error = %e, "share file delete failed; will retry after backoff");
+                metrics::counter!("ebb_share_gc_delete_failures_total").increment(1);
+                let attempts = mark_purge_failed(pool, share.id, rules.backoff_base).await?;
+                if attempts >= ALERT_AFTER_ATTEMPTS {
+                    alerts::raise(
+                        pool,
+                        AlertKind::ShareDeleteFailing,
+                        &share.id.to_string(),
+                        &format!("The file of share {} could not be deleted {attempts} times; it is retried with growing delays. The server log has the cause.", share.id),
+                    )
+                    .await?;
+                }
+                report.failed += 1;
+                continue;
+            }
+        }
+        if mark_purged(pool, share.id).await? {
+            report.purged += 1;
+            alerts::resolve(pool, AlertKind::ShareDeleteFailing, &share.id.to_string()).await?;
+        }
+    }
+    Ok(report)
+}
+
+/// Share objects are named by [`crate::storage::new_key`]: 32 lowercase hex digits. Anything
+/// else in the store (the marker, probes) is not reconciled.
+fn is_share_key(key: &str) -> bool {
+    key.len() == 32 && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Reads a cursor kept in `settings` (reconciliation walks the store and the table in pages
+/// across runs, so each run stays bounded however large they are).
+async fn cursor(pool: &PgPool, key: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!("select value from settings where key = $1", key).fetch_optional(pool).await
+}
+
+async fn set_cursor(pool: &PgPool, key: &str, value: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "insert into settings (key, value, updated_at) values ($1, $2, now())
+         on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",
+        key,
+        value
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Stored objects that no live share points to (no row, or its row is purged) and that are older
+/// than [`ORPHAN_AGE`] are deleted: a crash between storing a file and committing its row, or a
+/// file that was "deleted" while the store was swapped. Live rows whose file is missing are
+/// reported (logged with the share id, counted), never changed.
+async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let pool = &ctx.state.pool;
+    let store = &*ctx.state.blobs;
+    marker_checked(pool, store).await?;
+    let page = RECONCILE_PAGE.min(ctx.rows.max(1) as usize);
+
+    let after = cursor(pool, "share_gc_reconcile_after").await?.filter(|c| !c.is_empty());
+    let objects = store.list(after.as_deref(), page).await?;
+    let next = if objects.len() < page { String::new() } else { objects.last().map(|o| o.key.clone()).unwrap_or_default() };
+    let keys: Vec<String> = objects.iter().filter(|o| is_share_key(&o.key)).map(|o| o.key.clone()).collect();
+    let live: std::collections::HashSet<String> =
+        sqlx::query_scalar!("select blob_key from shares where blob_key = any($1) and status <> 'purged'", &keys).fetch_all(pool).await?.into_iter().collect();
+    let mut orphans_deleted = 0;
+    for o in objects.iter().filter(|o| is_share_key(&o.key) && !live.contains(&o.key)) {
+        let old = o.modified.elapsed().is_ok_and(|age| age >= ORPHAN_AGE);
+        if old {
+            store.delete(&o.key).await?;
+            orphans_deleted += 1;
+        }
+    }
+    set_cursor(pool, "share_gc_reconcile_after", &next).await?;
+    if orphans_deleted > 0 {
+        tracing::info!(job = JOB, orphans_deleted, "deleted stored files that no share points to");
+    }
+
+    let after_id: i64 = cursor(pool, "share_gc_rowcheck_after").await?.and_then(|c| c.parse().ok()).unwrap_or(0);
+    let rows = sqlx::query!("select id, blob_key from shares where status <> 'purged' and id > $1 order by id limit $2", after_id, page as i64)
+        .fetch_all(pool)
+        .await?;
+    let mut missing = 0;
+    for r in &rows {
+        if !store.exists(&r.blob_key).await? {
+            missing += 1;
+            tracing::warn!(share.id = r.id, "a share's file is missing from the storage");
+        }
+    }
+    let next_id = if rows.len() < page { 0 } else { rows.last().map(|r| r.id).unwrap_or(0) };
+    set_cursor(pool, "share_gc_rowcheck_after", &next_id.to_string()).await?;
+    Ok(StepReport {
+        counts: vec![("objects_checked", objects.len() as u64), ("orphans_deleted", orphans_deleted), ("rows_checked", rows.len() as u64), ("files_missing", missing)],
+        rows: objects.len() as u64 + rows.len() as u64,
+        more: !next.is_empty() || next_id != 0,
+    })
+}
+
+async fn uploads_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let removed = ctx.state.blobs.remove_abandoned_uploads(ABANDONED_UPLOAD_AGE).await?;
+    Ok(StepReport::rows("removed", removed))
+}
+
+/// Best-effort, after the response (share page, download, admin list): a small GC run if this
+/// process's hint says it may be due. Never affects the response.
+pub fn gc_in_background(state: &crate::state::AppState) {
+    crate::jobs::nudge_named(state, JOB, Trigger::Shares);
 }

@@ -59,15 +59,17 @@ pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
 
 /// Records a failed delete: counts it and pushes the next attempt out by
 /// `base × 2^min(attempts, 6)`, so a failing row never blocks the rows behind it.
-pub async fn mark_purge_failed(pool: &PgPool, id: i64, base: Duration) -> Result<(), sqlx::Error> {
-    sqlx::query!(
+/// Returns the number of failed attempts so far (0 when the share was purged meanwhile).
+pub async fn mark_purge_failed(pool: &PgPool, id: i64, base: Duration) -> Result<i32, sqlx::Error> {
+    let attempts = sqlx::query_scalar!(
         "update shares set purge_attempts = purge_attempts + 1,
                 next_purge_attempt_at = now() + make_interval(secs => $2 * power(2, least(purge_attempts, 6)))
-         where id = $1 and status <> 'purged'",
+         where id = $1 and status <> 'purged'
+         returning purge_attempts",
         id,
         base.as_secs_f64(),
     )
-    .execute(pool)
+    .fetch_optional(pool)
     .await?;
-    Ok(())
+    Ok(attempts.unwrap_or(0))
 }

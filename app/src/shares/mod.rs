@@ -18,6 +18,18 @@ pub mod ui;
 #[cfg(feature = "hydrate")]
 mod upload;
 
+/// What shares need at run time (put into `AppState` by the composition root).
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone, Copy)]
+pub struct ShareSettings {
+    /// Largest file a share may hold, in bytes.
+    pub max_bytes: u64,
+    /// Longest expiry an admin may choose, in hours (at most 720).
+    pub max_expiry_hours: u32,
+    /// The GC's timing (delivery grace, retry backoff).
+    pub gc: gc::GcRules,
+}
+
 /// Where a share stands, as people see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ShareState {

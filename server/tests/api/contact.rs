@@ -1,7 +1,7 @@
 //! The contact form over HTTP: storage, validation, honeypot, rate limit, body limit, the
 //! no-JavaScript flow, and prune as a best-effort task after the response.
 
-use app::maintenance::prune::{PruneStep, StepReport};
+use app::jobs::{Step, StepError, StepReport};
 use sqlx::PgPool;
 
 use crate::helpers::{inquiry_count, spawn_app, spawn_app_with, VALID};
@@ -161,11 +161,11 @@ async fn a_submission_triggers_prune_after_the_response(pool: PgPool) {
 async fn a_failing_prune_step_never_changes_the_contact_response(pool: PgPool) {
     // Sabotage: the first prune step always fails; the real inquiry step follows it.
     let app = spawn_app_with(pool.clone(), &[], |state| {
-        let mut steps = vec![PruneStep::new("sabotaged", |_pool, _ctx| async {
-            Err::<StepReport, _>(sqlx::Error::Protocol("sabotaged by the test".into()))
-        })];
-        steps.extend(state.prune_steps.iter().cloned());
-        state.prune_steps = std::sync::Arc::new(steps);
+        let mut jobs = (*state.jobs).clone();
+        jobs.configure("prune", |job| {
+            job.steps.insert(0, Step::new("sabotaged", |_ctx| async { Err::<StepReport, _>(StepError("sabotaged by the test".into())) }));
+        });
+        state.jobs = std::sync::Arc::new(jobs);
     })
     .await;
     let res = app.post_contact(&VALID).await;
@@ -190,7 +190,8 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
     let done = finished.clone();
     let app = spawn_app_with(pool.clone(), &[], move |state| {
         // A slow step that only finishes when the test says so.
-        state.prune_steps = std::sync::Arc::new(vec![PruneStep::new("slow", move |_pool, _ctx| {
+        let mut jobs = (*state.jobs).clone();
+        jobs.set_steps("prune", vec![Step::new("slow", move |_ctx| {
             let rx = rx.clone();
             let done = done.clone();
             async move {
@@ -201,6 +202,7 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
                 Ok(StepReport::default())
             }
         })]);
+        state.jobs = std::sync::Arc::new(jobs);
     })
     .await;
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
@@ -217,17 +219,17 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
 async fn after_a_lost_claim_submissions_skip_the_claim_for_a_minute(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     // Another instance ran prune just now.
-    app::maintenance::claim::force_claim(&pool, "last_cleanup_at", time::OffsetDateTime::now_utc()).await.unwrap();
+    app::jobs::claim::force_claim(&pool, "last_cleanup_at").await.unwrap();
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
     app.state.background.settle().await;
-    let runs = || async { sqlx::query_scalar::<_, i64>("select count(*) from maintenance_runs").fetch_one(&pool).await.unwrap() };
+    let runs = || async { sqlx::query_scalar::<_, i64>("select count(*) from maintenance_runs where job = 'prune'").fetch_one(&pool).await.unwrap() };
     assert_eq!(runs().await, 0, "the claim was lost");
     // The claim becomes winnable, but this instance does not ask again within the minute.
     sqlx::query("update settings set value = '0' where key = 'last_cleanup_at'").execute(&pool).await.unwrap();
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
     app.state.background.settle().await;
-    assert_eq!(runs().await, 0, "no claim attempt from traffic for a minute");
+    assert_eq!(runs().await, 0, "no claim attempt from traffic until the claim it lost would end");
     // The ticker and the CLI always ask the claim.
-    assert!(matches!(server::maintenance::run_now(&app.state, false).await.prune.unwrap(), app::maintenance::prune::PruneOutcome::Ran(_)));
+    server::maintenance::run_now(&app.state, &["prune".into()], false, &mut Vec::new()).await.unwrap();
     assert_eq!(runs().await, 1);
 }

@@ -35,9 +35,13 @@ impl TestApp {
         format!("{}{}", self.base, path)
     }
 
-    /// Names of the files in the blob store's folder.
+    /// Names of the files in the blob store's folder (but its marker).
     pub fn stored_files(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.storage.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(self.storage.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != app::storage::MARKER_KEY)
+            .collect();
         names.sort();
         names
     }
@@ -85,6 +89,7 @@ pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce
     args.extend_from_slice(extra);
     let config = test_config(&args);
     let mut state = server::build_state(&config, pool);
+    server::check_storage(&state, &config).await.expect("storage check");
     customize(&mut state);
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -5,6 +5,7 @@ mod contact;
 mod gate;
 mod health;
 mod inbox;
+mod lifecycle;
 mod shares;
 mod startup;
 mod helpers;

@@ -348,8 +348,8 @@ async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool
         share_via_upload(&app, &cookie, "stale.pdf", body_of(10)).await;
         sqlx::query(expire_all_but_live).execute(&pool).await.unwrap();
         // Each trigger's claim is separate in time: clear it so this trigger may run.
-        sqlx::query("delete from settings where key = 'share_gc_access_at'").execute(&pool).await.unwrap();
-        app.state.share_gc_hint.wait(0, std::time::Duration::ZERO);
+        sqlx::query("delete from settings where key = 'share_gc_sweep_at'").execute(&pool).await.unwrap();
+        app.state.jobs.get("share_gc").unwrap().reset_hint();
         let request = match i {
             0 => app.client.get(app.url(&live)),
             1 => app.client.post(app.url("/api/admin/shares")).header("cookie", &cookie).header("accept", "application/json").form(&[("before", "")][..0]),
@@ -398,9 +398,11 @@ async fn maintenance_run_collects_expired_shares_and_leftovers_of_interrupted_up
     std::fs::File::options().write(true).open(&stale).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600)).unwrap();
     std::fs::write(app.storage.path().join("4567ef.part"), b"in progress").unwrap();
 
-    let report = server::maintenance::run_now(&app.state, true).await;
-    assert_eq!(report.share_gc.unwrap().unwrap().purged, 1);
-    assert_eq!(report.abandoned_uploads.unwrap(), 1);
+    let mut out = Vec::new();
+    server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await.unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("purged 1"), "{out}");
+    assert!(out.contains("removed 1"), "{out}");
     assert_eq!(status_of(&pool, id).await, "purged");
     assert_eq!(app.stored_files(), vec!["4567ef.part".to_string()]);
 }

@@ -1,4 +1,4 @@
-use app::maintenance::prune::{default_steps, delete_old_inquiries, prune_if_due, PruneCtx, PruneOutcome, Trigger};
+use app::maintenance::prune::{delete_old_inquiries, delete_old_rate_limit_counters, PruneCtx};
 use sqlx::PgPool;
 use time::OffsetDateTime;
 
@@ -102,26 +102,6 @@ async fn a_run_stops_at_its_batch_bound_and_the_next_run_finishes(pool: PgPool) 
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
-async fn prune_runs_at_most_once_an_hour_and_records_each_run(pool: PgPool) {
-    let now = OffsetDateTime::now_utc();
-    insert_aged(&pool, now, 4, 200, 0, "old").await;
-    let steps = default_steps();
-    let first = prune_if_due(&pool, &steps, ctx(now), Trigger::Cli, false).await.unwrap();
-    let PruneOutcome::Ran(outcomes) = first else { panic!("first run must win the claim") };
-    assert_eq!(outcomes.iter().find(|o| o.step == "inquiries").unwrap().report.deleted, 4);
-
-    insert_aged(&pool, now, 4, 200, 0, "old").await;
-    let later = ctx(now + time::Duration::minutes(30));
-    assert!(matches!(prune_if_due(&pool, &steps, later, Trigger::Ticker, false).await.unwrap(), PruneOutcome::NotDue));
-    assert_eq!(names(&pool).await, ["old"], "nothing deleted when not due");
-
-    assert!(matches!(prune_if_due(&pool, &steps, later, Trigger::Cli, true).await.unwrap(), PruneOutcome::Ran(_)), "--force runs anyway");
-    assert!(names(&pool).await.is_empty());
-    let runs: i64 = sqlx::query_scalar("select count(*) from maintenance_runs where job = 'prune' and ok").fetch_one(&pool).await.unwrap();
-    assert_eq!(runs, 2);
-}
-
-#[sqlx::test(migrator = "server::MIGRATOR")]
 async fn prune_deletes_only_ended_rate_limit_windows(pool: PgPool) {
     let now = OffsetDateTime::now_utc();
     sqlx::query("insert into rate_limit_counters (bucket, window_start, hits) values ('old', $1, 3), ('current', $2, 1)")
@@ -130,7 +110,7 @@ async fn prune_deletes_only_ended_rate_limit_windows(pool: PgPool) {
         .execute(&pool)
         .await
         .unwrap();
-    prune_if_due(&pool, &default_steps(), ctx(now), Trigger::Cli, true).await.unwrap();
+    delete_old_rate_limit_counters(&pool, ctx(now)).await.unwrap();
     let left: Vec<String> = sqlx::query_scalar("select bucket from rate_limit_counters").fetch_all(&pool).await.unwrap();
     assert_eq!(left, ["current"]);
 }

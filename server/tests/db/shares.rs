@@ -36,6 +36,9 @@ impl BlobStore for FailingDeletes {
     fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
         self.inner.remove_abandoned_uploads(age)
     }
+    fn list<'a>(&'a self, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<app::storage::ObjectInfo>, BlobError>> {
+        self.inner.list(after, limit)
+    }
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         if self.failing.lock().unwrap().contains(key) {
             return Box::pin(async { Err(BlobError::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "injected failure"))) });
@@ -345,27 +348,6 @@ async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_sweep_is_claimed_and_works_through_more_than_one_batch(pool: PgPool) {
-    use app::shares::gc::{sweep, SWEEP_BATCH};
-    let f = Fixture::new(pool);
-    let n = SWEEP_BATCH as usize + 30;
-    for _ in 0..n {
-        let (id, _) = f.share(60).await;
-        f.exec(EXPIRE, id).await;
-    }
-    let report = sweep(&f.pool, &f.store, GcRules::default(), false).await.unwrap().expect("the first sweep wins the claim");
-    assert_eq!(report.purged as usize, n, "one sweep runs batches until nothing is left");
-    // A second sweep within the claim interval does nothing; forced, it runs.
-    let (id, _) = f.share(60).await;
-    f.exec(EXPIRE, id).await;
-    assert_eq!(sweep(&f.pool, &f.store, GcRules::default(), false).await.unwrap(), None);
-    assert_eq!(f.status(id).await, "active");
-    let forced = sweep(&f.pool, &f.store, GcRules::default(), true).await.unwrap().unwrap();
-    assert_eq!(forced.purged, 1);
-    assert_eq!(f.status(id).await, "purged");
-}
-
-#[sqlx::test(migrator = "server::MIGRATOR")]
 async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
     let f = Fixture::new(pool);
     let (active, _) = f.share(60).await;
@@ -381,4 +363,28 @@ async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
     assert_eq!(f.gc(10).await.purged, 1);
     assert_eq!(f.status(active).await, "purged");
     assert_eq!(f.status(consumed).await, "consumed");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once_it_is_purged(pool: PgPool) {
+    let f = Fixture::new(pool);
+    let (id, key) = f.share(60).await;
+    f.exec(EXPIRE, id).await;
+    f.store.fail(&key);
+    let open = || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from alerts where kind = 'share.delete_failing' and subject = $1 and resolved_at is null")
+            .bind(id.to_string())
+            .fetch_one(&f.pool)
+            .await
+            .unwrap()
+    };
+    for attempt in 1..=3 {
+        f.exec(RETRY_DUE, id).await;
+        assert_eq!(f.gc(10).await.failed, 1);
+        assert_eq!(open().await, if attempt < 3 { 0 } else { 1 }, "attempt {attempt}");
+    }
+    f.store.heal();
+    f.exec(RETRY_DUE, id).await;
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(open().await, 0, "resolved when the share was purged");
 }

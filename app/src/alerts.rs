@@ -1,0 +1,110 @@
+//! Alerts: the one way any code raises one. An alert is an ERROR log line with a stable
+//! `alert.kind`, a counter (`ebb_alerts_raised_total`), and a row in `alerts` shown as a banner
+//! on every admin page until it is resolved — automatically when the condition clears, or by an
+//! admin. Kernel: it imports no domain; the kinds are listed here so they stay stable.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// Every kind of alert Ebb raises (stable names: dashboards and log searches use them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertKind {
+    /// A share's file could not be deleted 3 times; subject: the share id.
+    ShareDeleteFailing,
+    /// The blob store's marker object is missing or foreign: the store in use may not be the real
+    /// one, so no delete counts as done; subject: empty.
+    StorageMarkerMissing,
+    /// A job failed twice in a row; subject: the job name.
+    JobFailing,
+}
+
+impl AlertKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertKind::ShareDeleteFailing => "share.delete_failing",
+            AlertKind::StorageMarkerMissing => "storage.marker_missing",
+            AlertKind::JobFailing => "job.failing",
+        }
+    }
+}
+
+/// An open alert, as the banner shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertView {
+    pub id: i64,
+    pub kind: String,
+    pub subject: String,
+    pub message: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub raised_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_raised_at: OffsetDateTime,
+    pub times: i32,
+}
+
+#[cfg(feature = "ssr")]
+pub use db::*;
+
+#[cfg(feature = "ssr")]
+mod db {
+    use super::{AlertKind, AlertView};
+    use sqlx::PgPool;
+
+    /// Raises (or refreshes) the alert `kind` about `subject`: ERROR log line, counter, row.
+    /// `message` is for admins: what happened and what to do; never personal data.
+    pub async fn raise(pool: &PgPool, kind: AlertKind, subject: &str, message: &str) -> Result<(), sqlx::Error> {
+        tracing::error!(alert.kind = kind.as_str(), alert.subject = subject, "{message}");
+        metrics::counter!("ebb_alerts_raised_total", "kind" => kind.as_str()).increment(1);
+        sqlx::query!(
+            r#"insert into alerts (kind, subject, message) values ($1, $2, $3)
+               on conflict (kind, subject) where resolved_at is null
+               do update set last_raised_at = now(), times = alerts.times + 1, message = excluded.message"#,
+            kind.as_str(),
+            subject,
+            message,
+        )
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Resolves the open alert `kind` about `subject` because its condition cleared (no-op when
+    /// none is open).
+    pub async fn resolve(pool: &PgPool, kind: AlertKind, subject: &str) -> Result<(), sqlx::Error> {
+        let r = sqlx::query!(
+            "update alerts set resolved_at = now(), resolved_by = 'auto' where kind = $1 and subject = $2 and resolved_at is null",
+            kind.as_str(),
+            subject,
+        )
+        .execute(pool)
+        .await?;
+        if r.rows_affected() > 0 {
+            tracing::info!(alert.kind = kind.as_str(), alert.subject = subject, "alert resolved: the condition cleared");
+        }
+        Ok(())
+    }
+
+    /// An admin resolves alert `id` (it is raised again if its condition persists). True when
+    /// an open alert was resolved.
+    pub async fn resolve_by_admin(pool: &PgPool, id: i64, admin: uuid::Uuid) -> Result<bool, sqlx::Error> {
+        let r = sqlx::query!(
+            "update alerts set resolved_at = now(), resolved_by = $2 where id = $1 and resolved_at is null",
+            id,
+            admin.to_string(),
+        )
+        .execute(pool)
+        .await?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    /// Open alerts, newest first.
+    pub async fn open(pool: &PgPool) -> Result<Vec<AlertView>, sqlx::Error> {
+        sqlx::query_as!(
+            AlertView,
+            "select id, kind, subject, message, raised_at, last_raised_at, times from alerts
+             where resolved_at is null order by last_raised_at desc limit 50"
+        )
+        .fetch_all(pool)
+        .await
+    }
+}

@@ -1,0 +1,113 @@
+//! Claims and leases, on the database clock.
+//!
+//! A claim is one conditional upsert of a `settings` row holding epoch milliseconds: it replaces
+//! the stored value only when that is at least one interval old, so of any number of concurrent
+//! callers — in one process or many — exactly one sees a changed row and wins. Every timestamp is
+//! PostgreSQL's `clock_timestamp()`, never the instance's clock, and a stored value further ahead
+//! than one interval counts as stale: an instance whose clock was once ahead (or a hand-edited
+//! row) cannot stop every instance from cleaning up.
+//!
+//! A lease keeps a second instance from starting a job while it runs, however long the run takes
+//! (the claim only spaces runs out): a session-level advisory lock on a dedicated connection that
+//! ends with the run — or with the connection, when the holder crashes.
+
+use std::time::Duration;
+
+use sqlx::{Connection, PgConnection, PgPool};
+use time::OffsetDateTime;
+
+/// The database's current time (`clock_timestamp()`: the real time, not the transaction's start).
+pub async fn db_now(pool: &PgPool) -> Result<OffsetDateTime, sqlx::Error> {
+    sqlx::query_scalar!(r#"select clock_timestamp() as "now!""#).fetch_one(pool).await
+}
+
+fn interval_ms(interval: Duration) -> i64 {
+    i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4)
+}
+
+/// Tries to claim `key`. Returns the database time of the claim when this caller won it.
+pub async fn try_claim(pool: &PgPool, key: &str, interval: Duration) -> Result<Option<OffsetDateTime>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"insert into settings (key, value, updated_at)
+           values ($1, ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text, clock_timestamp())
+           on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at
+           where case when settings.value ~ '^-?[0-9]{1,18}$'
+                      then settings.value::bigint <= excluded.value::bigint - $2
+                        -- further ahead than one interval: written by a clock that was wrong
+                        or settings.value::bigint > excluded.value::bigint + $2
+                      else true end
+           returning updated_at"#,
+        key,
+        interval_ms(interval),
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// Takes the claim unconditionally (an operator's `--force`); the next regular claim waits a full
+/// interval from now. Returns the database time of the claim.
+pub async fn force_claim(pool: &PgPool, key: &str) -> Result<OffsetDateTime, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"insert into settings (key, value, updated_at)
+           values ($1, ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text, clock_timestamp())
+           on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at
+           returning updated_at"#,
+        key,
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// When a claim on `key` can next be won (`None`: now), by the same rule as [`try_claim`].
+pub async fn next_possible_at(pool: &PgPool, key: &str, interval: Duration) -> Result<Option<OffsetDateTime>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"select clock_timestamp() as "now!",
+                  (select value from settings where key = $1) as stored"#,
+        key,
+    )
+    .fetch_one(pool)
+    .await?;
+    let Some(stored_ms) = row.stored.and_then(|v| v.trim().parse::<i64>().ok()) else { return Ok(None) };
+    let now_ms = (row.now.unix_timestamp_nanos() / 1_000_000) as i64;
+    let interval_ms = interval_ms(interval);
+    if stored_ms > now_ms + interval_ms || stored_ms <= now_ms - interval_ms {
+        return Ok(None);
+    }
+    Ok(Some(row.now + Duration::from_millis((stored_ms + interval_ms - now_ms) as u64)))
+}
+
+/// A held lease: the advisory lock lives as long as this connection. Dropping it without
+/// [`Lease::release`] closes the connection, which ends the lock as well.
+pub struct Lease {
+    conn: PgConnection,
+    key: i64,
+}
+
+/// The advisory lock key of a job (stable across versions: a hash of a fixed prefix and the name).
+fn lease_key(job: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("ebb.job.{job}").as_bytes());
+    i64::from_be_bytes(digest[..8].try_into().expect("8 bytes"))
+}
+
+/// Tries to take the lease of `job` on a new dedicated connection (not the pool's: a pooled
+/// connection going back to the pool would keep the lock). `None` when another holder has it.
+pub async fn try_lease(pool: &PgPool, job: &str) -> Result<Option<Lease>, sqlx::Error> {
+    let mut conn = PgConnection::connect_with(&pool.connect_options()).await?;
+    let key = lease_key(job);
+    let got: bool = sqlx::query_scalar!(r#"select pg_try_advisory_lock($1) as "got!""#, key).fetch_one(&mut conn).await?;
+    if got {
+        Ok(Some(Lease { conn, key }))
+    } else {
+        let _ = conn.close().await;
+        Ok(None)
+    }
+}
+
+impl Lease {
+    /// Ends the lease and closes its connection.
+    pub async fn release(mut self) {
+        let _ = sqlx::query_scalar!(r#"select pg_advisory_unlock($1) as "released!""#, self.key).fetch_one(&mut self.conn).await;
+        let _ = self.conn.close().await;
+    }
+}

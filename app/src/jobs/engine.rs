@@ -1,0 +1,557 @@
+//! The registry, one run of a job, and the triggers that ask for runs.
+
+use std::sync::{
+    atomic::{AtomicBool, AtomicU64, Ordering},
+    Arc, OnceLock,
+};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::claim;
+use crate::alerts::{self, AlertKind};
+use crate::state::AppState;
+
+/// What asked for a run (recorded with it; traffic triggers get the job's small budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// After a contact form submission.
+    Contact,
+    /// After a sign-in attempt.
+    Signin,
+    /// When an admin opened the inbox.
+    AdminInbox,
+    /// After a share page, a download or the admin's share list.
+    Shares,
+    /// After any response, when this process's due check said the job may be due.
+    Traffic,
+    /// An admin pressed "Run now".
+    Admin,
+    /// The in-process ticker.
+    Ticker,
+    /// `ebb maintenance run`.
+    Cli,
+}
+
+impl Trigger {
+    /// The stable name stored in `maintenance_runs.trigger` and used as a metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Contact => "contact",
+            Trigger::Signin => "signin",
+            Trigger::AdminInbox => "admin_inbox",
+            Trigger::Shares => "shares",
+            Trigger::Traffic => "traffic",
+            Trigger::Admin => "admin",
+            Trigger::Ticker => "ticker",
+            Trigger::Cli => "cli",
+        }
+    }
+
+    /// Runs started by visitors' requests do a small amount of work in the background.
+    pub fn is_traffic(self) -> bool {
+        matches!(self, Trigger::Contact | Trigger::Signin | Trigger::AdminInbox | Trigger::Shares | Trigger::Traffic)
+    }
+}
+
+/// How much one run may do: rows per step, and time for the whole run. A step stops at its row
+/// bound with `more`; steps not started when the time is up are recorded as skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub rows_per_step: u64,
+    pub time: Duration,
+}
+
+/// What a step did: named counts for the record, the rows it handled (against the budget), and
+/// whether it stopped at its bound with work left.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StepReport {
+    pub counts: Vec<(&'static str, u64)>,
+    pub rows: u64,
+    pub more: bool,
+}
+
+impl StepReport {
+    /// A report of `rows` handled rows under the count name `name`.
+    pub fn rows(name: &'static str, rows: u64) -> Self {
+        StepReport { counts: vec![(name, rows)], rows, more: false }
+    }
+
+    /// Adds a named count (not counted against the budget).
+    pub fn with(mut self, name: &'static str, n: u64) -> Self {
+        self.counts.push((name, n));
+        self
+    }
+
+    /// The count named `name` (0 when absent).
+    pub fn get(&self, name: &str) -> u64 {
+        self.counts.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap_or(0)
+    }
+}
+
+/// A step's failure; its text is kept server-side (log and run record).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct StepError(pub String);
+
+impl From<sqlx::Error> for StepError {
+    fn from(e: sqlx::Error) -> Self {
+        StepError(format!("database: {e}"))
+    }
+}
+
+impl From<crate::storage::BlobError> for StepError {
+    fn from(e: crate::storage::BlobError) -> Self {
+        StepError(format!("storage: {e}"))
+    }
+}
+
+/// What a step sees: the application, the run's database time, and its bounds.
+#[derive(Clone)]
+pub struct StepCtx {
+    pub state: AppState,
+    /// The database clock at the start of the run (cut-offs are computed from it).
+    pub now: OffsetDateTime,
+    pub trigger: Trigger,
+    /// Rows this step may handle.
+    pub rows: u64,
+    deadline: Instant,
+}
+
+impl StepCtx {
+    /// True once the run's time budget is spent: a step stops between batches and says `more`.
+    pub fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// A context for calling a step directly (tests, and code that reuses a step's logic).
+    pub fn new(state: AppState, now: OffsetDateTime, trigger: Trigger, budget: Budget) -> Self {
+        StepCtx { state, now, trigger, rows: budget.rows_per_step, deadline: Instant::now() + budget.time }
+    }
+}
+
+type StepFn = dyn Fn(StepCtx) -> BoxFuture<'static, Result<StepReport, StepError>> + Send + Sync;
+
+/// One named step of a job. Step names are declared once, by the domain that owns the step.
+#[derive(Clone)]
+pub struct Step {
+    pub name: &'static str,
+    /// What the step removes, for people (the dashboard); defaults to the name.
+    pub label: &'static str,
+    run: Arc<StepFn>,
+}
+
+impl Step {
+    pub fn new<F, Fut>(name: &'static str, f: F) -> Self
+    where
+        F: Fn(StepCtx) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<StepReport, StepError>> + Send + 'static,
+    {
+        Step { name, label: name, run: Arc::new(move |ctx| Box::pin(f(ctx))) }
+    }
+
+    /// Sets the label shown to people.
+    pub fn labelled(mut self, label: &'static str) -> Self {
+        self.label = label;
+        self
+    }
+}
+
+/// One lifecycle job: everything the ticker, the CLI, the dashboard and the metrics need.
+#[derive(Clone)]
+pub struct Job {
+    /// Stable name (CLI argument, metric label, `maintenance_runs.job`).
+    pub name: &'static str,
+    /// Shown on the dashboard.
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The `settings` row holding the claim.
+    pub claim_key: &'static str,
+    /// At most one run per interval, across all instances.
+    pub interval: Duration,
+    /// Bounds of runs by the ticker, the CLI and admins.
+    pub budget: Budget,
+    /// Bounds of runs started by visitors' traffic (small: they run after a response).
+    pub traffic_budget: Budget,
+    pub steps: Vec<Step>,
+    runtime: Arc<Runtime>,
+}
+
+/// This process's view of a job: when it may next be due (no database access to ask), and
+/// whether a run is in progress here.
+#[derive(Default)]
+struct Runtime {
+    /// Milliseconds since [`process_start`] before which asking the claim is futile.
+    next_due_ms: AtomicU64,
+    running: AtomicBool,
+}
+
+fn process_start() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+fn process_ms() -> u64 {
+    process_start().elapsed().as_millis() as u64
+}
+
+impl Job {
+    pub fn new(name: &'static str, title: &'static str, description: &'static str, claim_key: &'static str, interval: Duration) -> Self {
+        let budget = Budget { rows_per_step: 100_000, time: Duration::from_secs(30) };
+        Job { name, title, description, claim_key, interval, budget, traffic_budget: budget, steps: Vec::new(), runtime: Default::default() }
+    }
+
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    pub fn traffic_budget(mut self, budget: Budget) -> Self {
+        self.traffic_budget = budget;
+        self
+    }
+
+    pub fn step(mut self, step: Step) -> Self {
+        self.steps.push(step);
+        self
+    }
+
+    /// True when this process's hint says the claim may be won now (never touches the database).
+    pub fn maybe_due(&self) -> bool {
+        process_ms() >= self.runtime.next_due_ms.load(Ordering::Relaxed)
+    }
+
+    /// Do not ask the claim again for `wait`.
+    pub fn wait(&self, wait: Duration) {
+        self.runtime.next_due_ms.store(process_ms() + wait.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Forget the hint: the next due check asks the claim.
+    pub fn reset_hint(&self) {
+        self.runtime.next_due_ms.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Every job, in order. Cheap to clone (jobs share their runtime state).
+#[derive(Clone, Default)]
+pub struct Registry {
+    jobs: Vec<Job>,
+}
+
+impl Registry {
+    pub fn new(jobs: Vec<Job>) -> Self {
+        let mut names: Vec<&str> = jobs.iter().map(|j| j.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), jobs.len(), "job names must be unique");
+        Registry { jobs }
+    }
+
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.name == name)
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.jobs.iter().map(|j| j.name).collect()
+    }
+
+    /// Replaces a job's steps (tests sabotage or slow a step this way).
+    pub fn set_steps(&mut self, name: &str, steps: Vec<Step>) {
+        if let Some(job) = self.jobs.iter_mut().find(|j| j.name == name) {
+            job.steps = steps;
+        }
+    }
+
+    /// Changes a job's budgets and interval (tests).
+    pub fn configure(&mut self, name: &str, f: impl FnOnce(&mut Job)) {
+        if let Some(job) = self.jobs.iter_mut().find(|j| j.name == name) {
+            f(job);
+        }
+    }
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Done,
+    Failed,
+    /// Not started: the run's time budget was spent.
+    Skipped,
+}
+
+/// One step's outcome in a run (stored as JSON in `maintenance_runs.steps`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRecord {
+    pub step: &'static str,
+    pub status: StepStatus,
+    pub counts: Vec<(&'static str, u64)>,
+    pub more: bool,
+    /// Kept server-side: the run record and the log, never the browser.
+    pub error: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    /// At least one step failed; the others still ran.
+    Failed,
+    /// The time budget ended the run before every step finished; the next run goes on.
+    CutOff,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed => "failed",
+            Outcome::CutOff => "cut_off",
+        }
+    }
+}
+
+/// What one run did.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub job: &'static str,
+    pub trigger: Trigger,
+    pub started_at: OffsetDateTime,
+    pub outcome: Outcome,
+    pub steps: Vec<StepRecord>,
+}
+
+impl RunRecord {
+    pub fn step(&self, name: &str) -> Option<&StepRecord> {
+        self.steps.iter().find(|s| s.step == name)
+    }
+}
+
+/// The answer to asking for a run.
+#[derive(Debug, Clone)]
+pub enum RunOutcome {
+    /// The claim is held: a run happened less than an interval ago.
+    NotDue { next_possible_at: Option<OffsetDateTime> },
+    /// A run is in progress (here, or on another instance holding the lease).
+    Busy,
+    /// This caller ran the job.
+    Ran(RunRecord),
+}
+
+/// Clears the local running flag however the run ends (also when its future is dropped).
+struct Running<'a>(&'a AtomicBool);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `job` if its lease and claim are won (the claim is taken regardless of its age when
+/// `force`), records the run, updates metrics and alerts. `Err` only when the engine itself could
+/// not reach the database; a failing step is recorded in the run, not returned as an error.
+pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
+    if job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return Ok(RunOutcome::Busy);
+    }
+    let _running = Running(&job.runtime.running);
+    let Some(lease) = claim::try_lease(&state.pool, job.name).await? else {
+        job.wait(job.interval.min(Duration::from_secs(60)));
+        return Ok(RunOutcome::Busy);
+    };
+    let outcome = run_leased(state, job, trigger, force).await;
+    lease.release().await;
+    outcome
+}
+
+async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
+    let started_at = if force {
+        claim::force_claim(&state.pool, job.claim_key).await?
+    } else {
+        match claim::try_claim(&state.pool, job.claim_key, job.interval).await? {
+            Some(at) => at,
+            None => {
+                let next = claim::next_possible_at(&state.pool, job.claim_key, job.interval).await?;
+                let wait = match next {
+                    Some(t) => (t - claim::db_now(&state.pool).await?).try_into().unwrap_or(Duration::ZERO),
+                    None => Duration::ZERO,
+                };
+                job.wait(wait.max(Duration::from_secs(1)));
+                tracing::debug!(job = job.name, "not due");
+                return Ok(RunOutcome::NotDue { next_possible_at: next });
+            }
+        }
+    };
+    job.wait(job.interval);
+    let budget = if trigger.is_traffic() { job.traffic_budget } else { job.budget };
+    let clock = Instant::now();
+    let ctx = StepCtx::new(state.clone(), started_at, trigger, budget);
+    let mut steps = Vec::with_capacity(job.steps.len());
+    for step in &job.steps {
+        if ctx.out_of_time() {
+            steps.push(StepRecord { step: step.name, status: StepStatus::Skipped, counts: Vec::new(), more: true, error: None });
+            continue;
+        }
+        let record = match (step.run)(ctx.clone()).await {
+            Ok(report) => {
+                tracing::info!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
+                for (name, n) in &report.counts {
+                    metrics::counter!("ebb_job_step_rows_total", "job" => job.name, "step" => step.name, "count" => *name).increment(*n);
+                }
+                StepRecord { step: step.name, status: StepStatus::Done, counts: report.counts, more: report.more, error: None }
+            }
+            Err(e) => {
+                tracing::warn!(job = job.name, step = step.name, error = %e, "job step failed");
+                metrics::counter!("ebb_job_step_failures_total", "job" => job.name, "step" => step.name).increment(1);
+                StepRecord { step: step.name, status: StepStatus::Failed, counts: Vec::new(), more: true, error: Some(e.0) }
+            }
+        };
+        steps.push(record);
+    }
+    let outcome = if steps.iter().any(|s| s.status == StepStatus::Failed) {
+        Outcome::Failed
+    } else if steps.iter().any(|s| s.status == StepStatus::Skipped || (s.more && ctx.out_of_time())) {
+        Outcome::CutOff
+    } else {
+        Outcome::Ok
+    };
+    let errors: Vec<String> = steps.iter().filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
+    sqlx::query!(
+        r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome, error)
+           values ($1, $2, $3, clock_timestamp(), $4, $5, $6, $7)"#,
+        job.name,
+        trigger.as_str(),
+        started_at,
+        outcome != Outcome::Failed,
+        serde_json::to_value(&steps).unwrap_or_default(),
+        outcome.as_str(),
+        (!errors.is_empty()).then(|| errors.join("; ")),
+    )
+    .execute(&state.pool)
+    .await?;
+    let seconds = clock.elapsed().as_secs_f64();
+    metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
+    metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);
+    tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, "job run recorded");
+    check_failing_twice(state, job, outcome).await?;
+    Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
+}
+
+/// A job failing twice in a row raises an alert; a run that does not fail resolves it.
+async fn check_failing_twice(state: &AppState, job: &Job, outcome: Outcome) -> Result<(), sqlx::Error> {
+    if outcome != Outcome::Failed {
+        return alerts::resolve(&state.pool, AlertKind::JobFailing, job.name).await;
+    }
+    let last_two = sqlx::query_scalar!("select outcome from maintenance_runs where job = $1 order by started_at desc, id desc limit 2", job.name)
+        .fetch_all(&state.pool)
+        .await?;
+    if last_two.len() == 2 && last_two.iter().all(|o| o == "failed") {
+        alerts::raise(
+            &state.pool,
+            AlertKind::JobFailing,
+            job.name,
+            &format!("The job “{}” failed twice in a row. The server log has the cause of each failed step.", job.title),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Best-effort, after a response: runs `job` in a tracked background task if this process's hint
+/// says it may be due (no database access otherwise). Never affects the response.
+pub fn nudge(state: &AppState, job: &Job, trigger: Trigger) {
+    if !job.maybe_due() {
+        return;
+    }
+    // Pessimistic until the run answers: concurrent requests do not all start a claim attempt.
+    job.wait(Duration::from_secs(60));
+    let (state2, job2) = (state.clone(), job.clone());
+    state.background.spawn(job.name, async move {
+        // A failed run is recorded with its steps; here it also counts as a failed task.
+        match run_job(&state2, &job2, trigger, false).await {
+            Ok(RunOutcome::Ran(run)) if run.outcome == Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("{}: {e}", job2.name)),
+        }
+    });
+}
+
+/// Nudges the job named `name` (the existing traffic triggers: contact, sign-in, inbox, shares).
+pub fn nudge_named(state: &AppState, name: &str, trigger: Trigger) {
+    if let Some(job) = state.jobs.get(name) {
+        nudge(state, job, trigger);
+    }
+}
+
+/// After any response: nudges every job that may be due (the design card's "after each response";
+/// free when nothing is due).
+pub fn nudge_all(state: &AppState) {
+    for job in state.jobs.jobs() {
+        nudge(state, job, Trigger::Traffic);
+    }
+}
+
+/// A recorded run, read back for the dashboard.
+pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::RunView>, sqlx::Error> {
+    let row = sqlx::query!(
+        "select started_at, finished_at, trigger, outcome, steps from maintenance_runs where job = $1 order by started_at desc, id desc limit 1",
+        job
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| super::RunView {
+        started_at: r.started_at,
+        finished_at: r.finished_at,
+        trigger: r.trigger,
+        outcome: r.outcome,
+        steps: r
+            .steps
+            .as_array()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .map(|s| super::StepView {
+                        step: s["step"].as_str().unwrap_or_default().to_owned(),
+                        label: s["step"].as_str().unwrap_or_default().to_owned(),
+                        status: s["status"].as_str().unwrap_or(if s["error"].is_string() { "failed" } else { "done" }).to_owned(),
+                        counts: match &s["counts"] {
+                            serde_json::Value::Array(pairs) => pairs
+                                .iter()
+                                .filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_u64()?)))
+                                .collect(),
+                            // Runs recorded before the engine: `{"step": …, "deleted": n}`.
+                            _ => s["deleted"].as_u64().map(|n| vec![("deleted".to_owned(), n)]).unwrap_or_default(),
+                        },
+                        more: s["more"].as_bool().unwrap_or(false),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }))
+}
+
+/// A job at a glance, for the dashboard and `ebb maintenance status`.
+pub async fn view(pool: &sqlx::PgPool, job: &Job) -> Result<super::JobView, sqlx::Error> {
+    let mut last_run = last_run(pool, job.name).await?;
+    if let Some(run) = last_run.as_mut() {
+        for s in &mut run.steps {
+            s.label = job.steps.iter().find(|st| st.name == s.step).map(|st| st.label.to_owned()).unwrap_or_else(|| s.step.clone());
+        }
+    }
+    Ok(super::JobView {
+        name: job.name.to_owned(),
+        title: job.title.to_owned(),
+        description: job.description.to_owned(),
+        interval_secs: job.interval.as_secs(),
+        last_run,
+        next_possible_at: claim::next_possible_at(pool, job.claim_key, job.interval).await?,
+    })
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The after-every-response job check (issue 9), measured beside the same run without it:
+#   1. contact submissions/s with EBB_AFTER_RESPONSE_JOBS=true vs false (two servers, same
+#      binary, same database server, alternated A B A B so drift hits both);
+#   2. submission p99 while a prune of a 1,000,000-row backlog runs vs p99 when nothing is due.
+# Called by benches/run.sh; expects scripts/env.sh sourced and DATABASE_URL set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONNS=${BENCH_CONNECTIONS:-32}
+SECS=${BENCH_SECONDS:-10}
+BIN=$CARGO_TARGET_DIR/release/ebb
+
+start() { # start NAME PORT AFTER_RESPONSE → sets PID_<NAME> and URL_<NAME>
+  local url; url=$(bash scripts/fresh-db.sh "ebb_bench_$1")
+  eval "URL_$1='$url'"
+  mkdir -p "$CARGO_TARGET_DIR/bench-$1-blobs"; rm -rf "$CARGO_TARGET_DIR/bench-$1-blobs"/*
+  DATABASE_URL=$url EBB_BIND=127.0.0.1:$2 EBB_TRUSTED_PROXY_HOPS=1 EBB_CONTACT_RATE_LIMIT=100000 EBB_METRICS_BIND= \
+    EBB_AFTER_RESPONSE_JOBS=$3 RUST_LOG=warn EBB_STORAGE_DIR="$CARGO_TARGET_DIR/bench-$1-blobs" "$BIN" serve >"$CARGO_TARGET_DIR/bench-$1.log" 2>&1 &
+  eval "PID_$1=$!"
+  for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$2/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+}
+rps() { # rps PORT → "requests_per_s p99_ms"
+  wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$1/api/contact" | grep '^BENCH' |
+    awk '{for(i=2;i<=NF;i++){split($i,kv,"=");v[kv[1]]=kv[2]} printf "%.0f %.2f\n", v["requests"]/(v["duration_us"]/1e6), v["p99_us"]/1000}'
+}
+
+start on 3201 true; start off 3202 false
+trap 'kill $PID_on $PID_off 2>/dev/null || true' EXIT
+wrk -t2 -c"$CONNS" -d3s -s benches/contact.lua "http://127.0.0.1:3201/api/contact" >/dev/null
+wrk -t2 -c"$CONNS" -d3s -s benches/contact.lua "http://127.0.0.1:3202/api/contact" >/dev/null
+declare -a ON OFF
+for round in 1 2; do
+  ON+=("$(rps 3201 | cut -d' ' -f1)"); OFF+=("$(rps 3202 | cut -d' ' -f1)")
+done
+awk -v a1="${ON[0]}" -v a2="${ON[1]}" -v b1="${OFF[0]}" -v b2="${OFF[1]}" -v c="$CONNS" 'BEGIN {
+  on = (a1 + a2) / 2; off = (b1 + b2) / 2;
+  printf "\n%-52s %12s %12s\n", "contact submissions/s, " c " connections", "check on", "check off";
+  printf "%-52s %12.0f %12.0f\n", "round 1", a1, b1;
+  printf "%-52s %12.0f %12.0f\n", "round 2", a2, b2;
+  printf "%-52s %12.0f %12.0f\n", "mean", on, off;
+  printf "%-52s %11.2f%%   (target: within 2%%)\n", "with the check, relative to without", 100 * (on - off) / off;
+}'
+
+# 2. p99 while prune works through a 1,000,000-row backlog, beside p99 with nothing due.
+kill $PID_off 2>/dev/null || true
+echo
+echo "bench: loading 1,000,000 inquiries older than the retention period (server 'on')"
+psql -q "$URL_on" -c "delete from inquiries" -c "insert into inquiries (name, email, message, created_at)
+  select 'Old ' || g, 'old' || g || '@example.org', 'old message', now() - interval '400 days' - make_interval(secs => g)
+  from generate_series(1, 1000000) g" -c "analyze inquiries"
+# Nothing due: the prune claim was just taken.
+psql -q "$URL_on" -c "insert into settings (key, value) values ('last_cleanup_at', ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text)
+  on conflict (key) do update set value = excluded.value"
+IDLE=$(rps 3201)
+# Due: the claim is stale; the first response starts prune in the background.
+kill $PID_on; wait $PID_on 2>/dev/null || true
+psql -q "$URL_on" -c "update settings set value = '0' where key = 'last_cleanup_at'"
+DATABASE_URL=$URL_on EBB_BIND=127.0.0.1:3201 EBB_TRUSTED_PROXY_HOPS=1 EBB_CONTACT_RATE_LIMIT=100000 EBB_METRICS_BIND= \
+  RUST_LOG=warn EBB_STORAGE_DIR="$CARGO_TARGET_DIR/bench-on-blobs" "$BIN" serve >"$CARGO_TARGET_DIR/bench-on.log" 2>&1 &
+PID_on=$!
+for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:3201/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+BUSY=$(rps 3201)
+RUN=$(psql -qtA "$URL_on" -c "select extract(epoch from finished_at - started_at)::numeric(10,2) || ' s, ' || (steps->0->'counts'->0->>1) || ' rows deleted'
+  from maintenance_runs where job = 'prune' order by started_at desc limit 1")
+LEFT=$(psql -qtA "$URL_on" -c "select count(*) from inquiries where name like 'Old %'")
+awk -v i="$IDLE" -v b="$BUSY" -v run="$RUN" -v left="$LEFT" 'BEGIN {
+  split(i, I, " "); split(b, B, " ");
+  printf "\n%-52s %12s %12s\n", "contact submissions", "nothing due", "prune runs";
+  printf "%-52s %12.0f %12.0f\n", "per second", I[1], B[1];
+  printf "%-52s %12.2f %12.2f\n", "latency p99 (ms)", I[2], B[2];
+  printf "%-52s %12.2fx   (target: within 1.1x)\n", "p99 while prune runs, relative to nothing due", B[2] / I[2];
+  printf "%-52s %s; %s old rows left for later runs\n", "the prune run (bounded per run)", run, left;
+}'

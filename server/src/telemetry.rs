@@ -1,0 +1,91 @@
+//! Metrics (Prometheus text format on a separate listener) and the after-response job check.
+
+use std::{net::SocketAddr, sync::OnceLock, time::Instant};
+
+use app::state::AppState;
+use axum::{
+    extract::{MatchedPath, Request, State},
+    middleware::Next,
+    response::Response,
+    routing::get,
+    Router,
+};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Latency buckets (seconds) for requests and jobs.
+const BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+
+/// Installs the process-wide Prometheus recorder once (tests start many apps in one process)
+/// and returns its handle.
+pub fn recorder() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+                .expect("valid buckets")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder (a test harness's) may be installed already: ours still renders.
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// `GET /metrics` on its own listener (never on the public one).
+pub fn metrics_router(handle: PrometheusHandle) -> Router {
+    Router::new().route("/metrics", get(move || std::future::ready(handle.render())))
+}
+
+/// Serves metrics on `addr` until the process ends.
+pub async fn serve_metrics(addr: SocketAddr) -> Result<tokio::task::JoinHandle<()>, String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen for metrics on {addr} ({e}); set EBB_METRICS_BIND, or empty to disable"))?;
+    let router = metrics_router(recorder());
+    tracing::info!(addr = %addr, "metrics on /metrics");
+    Ok(tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::warn!(error = %e, "metrics listener stopped");
+        }
+    }))
+}
+
+/// The route template, carried out on the response for [`http_metrics`] (which runs outside the
+/// router, before the route is known).
+#[derive(Clone)]
+struct Route(String);
+
+/// Runs after routing (a route layer): remembers the matched route template.
+pub async fn tag_route(req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map(|p| Route(p.as_str().to_owned()));
+    let mut res = next.run(req).await;
+    if let Some(r) = route {
+        res.extensions_mut().insert(r);
+    }
+    res
+}
+
+/// Counts requests by route template (never the raw path: it may hold tokens) and status, and
+/// records their latency.
+pub async fn http_metrics(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().as_str().to_owned();
+    let res = next.run(req).await;
+    let route = res.extensions().get::<Route>().map(|r| r.0.clone()).unwrap_or_else(|| "unmatched".into());
+    let status = res.status().as_u16().to_string();
+    metrics::counter!("ebb_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status).increment(1);
+    metrics::histogram!("ebb_http_request_duration_seconds", "method" => method, "route" => route).record(start.elapsed().as_secs_f64());
+    res
+}
+
+/// After any response: asks each job's in-memory "next due" (no database access when nothing is
+/// due) and starts the due ones in the background. Never changes or delays the response.
+pub async fn after_response(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    if state.config.after_response_jobs {
+        app::jobs::nudge_all(&state);
+    }
+    res
+}

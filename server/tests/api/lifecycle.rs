@@ -1,0 +1,342 @@
+//! The lifecycle engine from outside: two instances, a swapped storage folder, reconciliation,
+//! the after-response check, run records, alerts, metrics and the status of errors.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::jobs::{run_job, Budget, Job, Registry, RunOutcome, Step, StepError, StepReport, Trigger};
+use app::storage::BlobStore;
+use sqlx::PgPool;
+
+use crate::helpers::*;
+
+/// A share row whose file exists in the app's storage, already expired (so the GC may purge it).
+async fn expired_share(app: &TestApp) -> (i64, String) {
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    std::fs::write(app.storage.path().join(&key), b"file body").unwrap();
+    let id: i64 = sqlx::query_scalar(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         values ($1, $2, 'a.pdf', 9, 'application/pdf', now() - interval '1 minute') returning id",
+    )
+    .bind(uuid::Uuid::new_v4().as_bytes().to_vec())
+    .bind(&key)
+    .fetch_one(&app.state.pool)
+    .await
+    .unwrap();
+    (id, key)
+}
+
+async fn status_of(pool: &PgPool, id: i64) -> String {
+    sqlx::query_scalar("select status from shares where id = $1").bind(id).fetch_one(pool).await.unwrap()
+}
+
+async fn open_alerts(pool: &PgPool, kind: &str) -> i64 {
+    sqlx::query_scalar("select count(*) from alerts where kind = $1 and resolved_at is null").bind(kind).fetch_one(pool).await.unwrap()
+}
+
+async fn run_gc(app: &TestApp) -> String {
+    let mut out = Vec::new();
+    let _ = server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await;
+    String::from_utf8(out).unwrap()
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_storage_folder_swapped_for_an_empty_one_purges_nothing_and_raises_an_alert_until_restored(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let mut shares = Vec::new();
+    for _ in 0..10 {
+        shares.push(expired_share(&app).await);
+    }
+    // The operator's bad day: the folder is renamed away and an empty one takes its place (as an
+    // unmounted mount point looks).
+    let real = app.storage.path().with_extension("real");
+    std::fs::rename(app.storage.path(), &real).unwrap();
+    std::fs::create_dir(app.storage.path()).unwrap();
+    let out = run_gc(&app).await;
+    for (id, _) in &shares {
+        assert_eq!(status_of(&pool, *id).await, "active", "nothing counts as deleted: {out}");
+    }
+    assert_eq!(open_alerts(&pool, "storage.marker_missing").await, 1);
+    let attempts: i64 = sqlx::query_scalar("select coalesce(sum(purge_attempts), 0) from shares").fetch_one(&pool).await.unwrap();
+    assert_eq!(attempts, 0, "no share is blamed for the missing store");
+    // Uploads are refused too (they would be lost).
+    assert!(app.state.blobs.verify_marker().await.is_err());
+
+    // Restored: the next run purges them, deletes the files and resolves the alert.
+    std::fs::remove_dir(app.storage.path()).unwrap();
+    std::fs::rename(&real, app.storage.path()).unwrap();
+    run_gc(&app).await;
+    for (id, key) in &shares {
+        assert_eq!(status_of(&pool, *id).await, "purged");
+        assert!(!app.storage.path().join(key).exists());
+    }
+    assert_eq!(open_alerts(&pool, "storage.marker_missing").await, 0, "resolved when the condition cleared");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_instance_started_on_an_empty_folder_while_shares_exist_refuses_to_start(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    for _ in 0..3 {
+        expired_share(&app).await;
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let config = test_config(&["--storage-dir", empty.path().to_str().unwrap()]);
+    let state = server::build_state(&config, pool.clone());
+    let err = server::check_storage(&state, &config).await.unwrap_err();
+    assert!(err.contains("EBB_STORAGE_DIR") && err.contains("marker"), "{err}");
+    // And a folder that holds another installation's marker is refused as well.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join(app::storage::MARKER_KEY), "another-installation").unwrap();
+    let config = test_config(&["--storage-dir", other.path().to_str().unwrap()]);
+    let err = server::check_storage(&server::build_state(&config, pool.clone()), &config).await.unwrap_err();
+    assert!(err.contains("another Ebb installation"), "{err}");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn reconciliation_deletes_old_files_no_share_points_to_and_reports_missing_files(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let dir = app.storage.path().to_owned();
+    // A file left by a crash between storing an upload and committing its row, two days ago.
+    let orphan = uuid::Uuid::new_v4().simple().to_string();
+    std::fs::write(dir.join(&orphan), b"orphan").unwrap();
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 86_400);
+    std::fs::File::options().write(true).open(dir.join(&orphan)).unwrap().set_modified(two_days_ago).unwrap();
+    // One that may still be an upload in progress (young), and a live share's file (old).
+    let young = uuid::Uuid::new_v4().simple().to_string();
+    std::fs::write(dir.join(&young), b"young").unwrap();
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    std::fs::write(dir.join(&key), b"live").unwrap();
+    std::fs::File::options().write(true).open(dir.join(&key)).unwrap().set_modified(two_days_ago).unwrap();
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         values ($1, $2, 'live.pdf', 4, 'application/pdf', now() + interval '1 day')",
+    )
+    .bind(vec![1u8; 32])
+    .bind(&key)
+    .execute(&pool)
+    .await
+    .unwrap();
+    // A live share whose file is gone.
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         values ($1, $2, 'gone.pdf', 4, 'application/pdf', now() + interval '1 day')",
+    )
+    .bind(vec![2u8; 32])
+    .bind(uuid::Uuid::new_v4().simple().to_string())
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let out = run_gc(&app).await;
+    assert!(!dir.join(&orphan).exists(), "the old orphan is deleted: {out}");
+    assert!(dir.join(&young).exists(), "a young file may be an upload in progress");
+    assert!(dir.join(&key).exists(), "a live share's file stays");
+    assert!(dir.join(app::storage::MARKER_KEY).exists(), "the marker is never reconciled");
+    let steps: serde_json::Value = sqlx::query_scalar("select steps from maintenance_runs where job = 'share_gc' and trigger = 'cli'").fetch_one(&pool).await.unwrap();
+    let reconcile = steps.as_array().unwrap().iter().find(|s| s["step"] == "reconcile").unwrap();
+    let counts: std::collections::HashMap<String, u64> =
+        reconcile["counts"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].as_u64().unwrap())).collect();
+    assert_eq!(counts["orphans_deleted"], 1, "{reconcile}");
+    assert_eq!(counts["files_missing"], 1, "{reconcile}");
+}
+
+/// A job that records how many of its runs overlap, and runs longer than its interval.
+fn slow_job(active: Arc<AtomicU64>, max_active: Arc<AtomicU64>, runs: Arc<AtomicU64>) -> Job {
+    Job::new("slow", "Slow", "slower than its interval", "slow_job_at", Duration::from_millis(10))
+        .budget(Budget { rows_per_step: 1, time: Duration::from_secs(10) })
+        .step(Step::new("sleep", move |_ctx| {
+            let (active, max_active, runs) = (active.clone(), max_active.clone(), runs.clone());
+            async move {
+                let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+                max_active.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                active.fetch_sub(1, Ordering::SeqCst);
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok(StepReport::rows("slept", 1))
+            }
+        }))
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn two_instances_run_a_job_slower_than_its_interval_one_at_a_time(pool: PgPool) {
+    let (active, max_active, runs) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let instance = |pool: PgPool| {
+        let config = test_config(&[]);
+        let mut state = server::build_state(&config, pool);
+        state.jobs = Arc::new(Registry::new(vec![slow_job(active.clone(), max_active.clone(), runs.clone())]));
+        state
+    };
+    let (a, b) = (instance(pool.clone()), instance(pool.clone()));
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let state = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(i * 40)).await;
+            let job = state.jobs.get("slow").unwrap().clone();
+            matches!(run_job(&state, &job, Trigger::Ticker, false).await.unwrap(), RunOutcome::Ran(_))
+        }));
+    }
+    let ran = futures::future::join_all(tasks).await.into_iter().filter(|r| *r.as_ref().unwrap()).count() as u64;
+    assert_eq!(max_active.load(Ordering::SeqCst), 1, "never two runs at once");
+    assert!(ran >= 3, "the job ran again after each run ended ({ran} runs)");
+    assert_eq!(ran, runs.load(Ordering::SeqCst));
+    let recorded: i64 = sqlx::query_scalar("select count(*) from maintenance_runs where job = 'slow'").fetch_one(&pool).await.unwrap();
+    assert_eq!(recorded as u64, ran, "every run is recorded");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_run_cut_off_by_its_time_budget_records_which_steps_it_finished(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let job = Job::new("budgeted", "Budgeted", "", "budgeted_at", Duration::from_secs(3600))
+        .budget(Budget { rows_per_step: 10, time: Duration::from_millis(100) })
+        .step(Step::new("first", |_ctx| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(StepReport::rows("done", 1))
+        }))
+        .step(Step::new("second", |_ctx| async { Ok(StepReport::rows("done", 1)) }));
+    state.jobs = Arc::new(Registry::new(vec![job]));
+    let job = state.jobs.get("budgeted").unwrap().clone();
+    let RunOutcome::Ran(run) = run_job(&state, &job, Trigger::Cli, false).await.unwrap() else { panic!("must run") };
+    assert_eq!(run.outcome, app::jobs::Outcome::CutOff);
+    assert_eq!(run.step("first").unwrap().status, app::jobs::StepStatus::Done);
+    assert_eq!(run.step("second").unwrap().status, app::jobs::StepStatus::Skipped);
+    let (outcome, steps): (String, serde_json::Value) =
+        sqlx::query_as("select outcome, steps from maintenance_runs where job = 'budgeted'").fetch_one(&pool).await.unwrap();
+    assert_eq!(outcome, "cut_off");
+    assert_eq!(steps[1]["status"], "skipped");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_job_failing_twice_in_a_row_raises_one_alert_and_a_good_run_resolves_it(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let fail = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let f = fail.clone();
+    let job = Job::new("flaky", "Flaky", "", "flaky_at", Duration::from_secs(3600)).step(Step::new("step", move |_ctx| {
+        let f = f.clone();
+        async move {
+            if f.load(Ordering::SeqCst) {
+                Err(StepError("injected".into()))
+            } else {
+                Ok(StepReport::rows("done", 1))
+            }
+        }
+    }));
+    state.jobs = Arc::new(Registry::new(vec![job]));
+    let job = state.jobs.get("flaky").unwrap().clone();
+    run_job(&state, &job, Trigger::Cli, true).await.unwrap();
+    assert_eq!(open_alerts(&pool, "job.failing").await, 0, "one failure is not yet an alert");
+    run_job(&state, &job, Trigger::Cli, true).await.unwrap();
+    run_job(&state, &job, Trigger::Cli, true).await.unwrap();
+    assert_eq!(open_alerts(&pool, "job.failing").await, 1, "failing twice raises it (once, refreshed)");
+    let times: i32 = sqlx::query_scalar("select times from alerts where kind = 'job.failing'").fetch_one(&pool).await.unwrap();
+    assert_eq!(times, 2);
+    fail.store(false, Ordering::SeqCst);
+    run_job(&state, &job, Trigger::Cli, true).await.unwrap();
+    assert_eq!(open_alerts(&pool, "job.failing").await, 0, "resolved automatically");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn any_response_starts_a_due_job_and_a_claim_two_days_ahead_does_not_stop_it(pool: PgPool) {
+    sqlx::query("insert into inquiries (name, email, message, created_at) values ('Old', 'old@example.org', 'm', now() - interval '200 days')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    // One instance's clock was two days ahead when it claimed prune.
+    sqlx::query("insert into settings (key, value) values ('last_cleanup_at', ((extract(epoch from clock_timestamp()) + 172800) * 1000)::bigint::text)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+    app.state.background.settle().await;
+    assert_eq!(inquiry_count(&pool).await, 0, "the 200-day-old inquiry was pruned");
+    let trigger: String = sqlx::query_scalar("select trigger from maintenance_runs where job = 'prune'").fetch_one(&pool).await.unwrap();
+    assert_eq!(trigger, "traffic");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn without_the_after_response_check_a_plain_request_starts_nothing(pool: PgPool) {
+    let app = spawn_app_with(pool.clone(), &["--after-response-jobs", "false"], |_| {}).await;
+    assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+    app.state.background.settle().await;
+    let runs: i64 = sqlx::query_scalar("select count(*) from maintenance_runs").fetch_one(&pool).await.unwrap();
+    assert_eq!(runs, 0);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn malformed_or_empty_json_bodies_are_400_not_500(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    for path in ["/api/auth/invite/start", "/api/auth/invite/finish", "/api/auth/signin/finish"] {
+        for body in ["", "{", "not json", "[1,2", "{\"credential\": 5}"] {
+            let res = app
+                .client
+                .post(app.url(path))
+                .header("content-type", "application/json")
+                .header("accept", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 400, "{path} with {body:?}");
+            let err: app::error::AppError = res.json().await.unwrap();
+            assert!(matches!(err, app::error::AppError::BadRequest(_)), "{err:?}");
+        }
+    }
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn error_statuses_come_from_the_error_not_from_each_handler(pool: PgPool) {
+    let admin = create_admin(&pool, "Ada").await;
+    let cookie = session_cookie_for(&pool, admin).await;
+    let app = spawn_app(pool.clone()).await;
+    // Unknown job: NotFound → 404.
+    assert_eq!(call_form(&app, "/api/admin/jobs/run", Some(&cookie), &[("job", "nope")]).await.status(), 404);
+    // An alert that is not open: Gone → 410.
+    assert_eq!(call_form(&app, "/api/admin/alerts/resolve", Some(&cookie), &[("id", "12345")]).await.status(), 410);
+    // Invalid → 400 with field messages.
+    assert_eq!(call_form(&app, "/api/admin/retention/save", Some(&cookie), &[("days", "0")]).await.status(), 400);
+    // No session → 401.
+    assert_eq!(call_form(&app, "/api/admin/jobs", None, &[]).await.status(), 401);
+    // An admin resolves an alert that is open: 200, and it is recorded as resolved by them.
+    app::alerts::raise(&pool, app::alerts::AlertKind::JobFailing, "prune", "test alert").await.unwrap();
+    let id: i64 = sqlx::query_scalar("select id from alerts").fetch_one(&pool).await.unwrap();
+    assert_eq!(call_form(&app, "/api/admin/alerts/resolve", Some(&cookie), &[("id", &id.to_string())]).await.status(), 200);
+    let by: String = sqlx::query_scalar("select resolved_by from alerts where id = $1").bind(id).fetch_one(&pool).await.unwrap();
+    assert_eq!(by, admin.to_string());
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_dashboard_lists_every_job_of_the_registry(pool: PgPool) {
+    let admin = create_admin(&pool, "Ada").await;
+    let cookie = session_cookie_for(&pool, admin).await;
+    let app = spawn_app(pool.clone()).await;
+    let jobs: serde_json::Value = call_form(&app, "/api/admin/jobs", Some(&cookie), &[]).await.json().await.unwrap();
+    let names: Vec<&str> = jobs.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, app.state.jobs.names());
+    let run: serde_json::Value = call_form(&app, "/api/admin/jobs/run", Some(&cookie), &[("job", "share_gc")]).await.json().await.unwrap();
+    app.state.background.settle().await;
+    assert!(run["job"]["last_run"]["steps"].as_array().is_some_and(|s| s.len() == 3), "{run}");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn metrics_count_requests_by_route_template_and_job_runs(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let token = "x".repeat(43);
+    let res = app.client.get(app.url(&format!("/s/{token}"))).send().await.unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(app.post_contact(&VALID).await.status(), 200);
+    app.state.background.settle().await;
+    let metrics = server::telemetry::metrics_router(server::telemetry::recorder());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, metrics).await.unwrap() });
+    let text = reqwest::get(format!("http://{addr}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(text.contains(r#"ebb_http_requests_total{method="POST",route="/api/contact",status="200"}"#), "{text}");
+    assert!(text.contains(r#"route="/s/:token""#) || text.contains(r#"route="/s/{token}""#), "route template, never the token: {text}");
+    assert!(!text.contains(&token), "no token in metrics");
+    assert!(text.contains("ebb_job_runs_total{"), "{text}");
+    assert!(text.contains("ebb_http_request_duration_seconds_bucket"), "{text}");
+}
