@@ -69,19 +69,31 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Resul
     Ok(())
 }
 
-/// The blob store the state will use, checked: the start-up probe (write, read back, delete) and
-/// the marker that proves it is the real store (written on first use). Either failing stops Ebb
-/// with what to do, naming the setting.
-pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), String> {
-    let hint = |e: String| {
+fn storage_hint(config: &Config) -> impl Fn(String) -> String + '_ {
+    move |e| {
         format!(
-            "storage check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb), mount it, or fix the path",
+            "storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb), mount it, or fix the path",
             config.storage_dir.display()
         )
-    };
-    app::storage::self_check(state.blobs.inner()).await.map_err(hint)?;
+    }
+}
+
+/// The start-up probe of the blob store the state will use (write, read back, delete), before
+/// anything touches the database: a wrong path stops Ebb with what to do, naming the setting.
+pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    app::storage::self_check(state.blobs.inner()).await.map_err(storage_hint(config))
+}
+
+/// The marker that proves the store is the real one (written on first use; after migrations).
+pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
     let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
-    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(hint)
+    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(storage_hint(config))
+}
+
+/// Both checks of the store (tests and tools that start from a migrated database).
+pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    probe_storage(state, config).await?;
+    check_storage_marker(state, config).await
 }
 
 /// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.

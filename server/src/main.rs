@@ -92,9 +92,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => {
             let state = server::build_state(&config, pool.clone());
-            migrate().await?;
             // The GC trusts the store's deletes: check the store (probe and marker) first.
-            server::check_storage(&state, &config).await?;
+            server::probe_storage(&state, &config).await?;
+            migrate().await?;
+            server::check_storage_marker(&state, &config).await?;
             server::maintenance::run_now(&state, &jobs, force, &mut std::io::stdout()).await
         }
         Command::Maintenance { command: MaintenanceCommand::Status } => {
@@ -111,9 +112,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Serve => {
             let state = server::build_state(&config, pool.clone());
-            migrate().await?;
             // A wrong storage path must stop the server here, not make every delete "succeed".
-            server::check_storage(&state, &config).await?;
+            server::probe_storage(&state, &config).await?;
+            migrate().await?;
+            server::check_storage_marker(&state, &config).await?;
             if let Some(addr) = config.metrics_bind.0 {
                 server::telemetry::serve_metrics(addr).await?;
             }

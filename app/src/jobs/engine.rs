@@ -359,8 +359,15 @@ impl Drop for Running<'_> {
 /// `force`), records the run, updates metrics and alerts. `Err` only when the engine itself could
 /// not reach the database; a failing step is recorded in the run, not returned as an error.
 pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
-    if job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
-        return Ok(RunOutcome::Busy);
+    // A run already going in this process: traffic gives up at once; the ticker, the CLI and an
+    // admin's "Run now" wait for it (up to one budget) and then ask the claim themselves.
+    let patience = if trigger.is_traffic() { Duration::ZERO } else { job.budget.time };
+    let waiting = Instant::now();
+    while job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if waiting.elapsed() >= patience {
+            return Ok(RunOutcome::Busy);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let _running = Running(&job.runtime.running);
     let Some(lease) = claim::try_lease(&state.pool, job.name).await? else {

@@ -180,6 +180,8 @@ async fn the_dry_run_count_equals_what_the_next_prune_deletes(pool: PgPool) {
         }
     }
     let preview: serde_json::Value = call_form(&app, "/api/admin/retention/preview", Some(&cookie), &[("days", "30")]).await.json().await.unwrap();
+    // The preview's after-response check ran prune with the current 180 days (deleting none).
+    app.state.background.settle().await;
     assert_eq!(preview["current_days"], 180);
     assert_eq!(preview["would_delete"], 5);
     call_form(&app, "/api/admin/retention/save", Some(&cookie), &[("days", "30")]).await;
