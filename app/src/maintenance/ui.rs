@@ -5,8 +5,8 @@ use leptos_meta::Title;
 
 use super::api::*;
 use super::{parse_retention_input, MaintenanceStatus, RetentionPreview};
-use crate::auth::format_time;
-use crate::auth::ui::{describe, Outcome};
+use crate::time::format_time;
+use crate::ui::{describe, Outcome};
 
 fn trigger_label(trigger: &str) -> &'static str {
     match trigger {
