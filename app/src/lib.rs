@@ -20,6 +20,11 @@ pub mod shares;
 pub mod state;
 #[cfg(feature = "ssr")]
 pub mod storage;
+pub mod time;
+// Server only, as the code it came from: rand and sha2 are `ssr` dependencies.
+#[cfg(feature = "ssr")]
+pub mod token;
+pub mod ui;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

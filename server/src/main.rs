@@ -106,7 +106,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Admin { command: AdminCommand::Invite { name } } => {
             migrate().await?;
             let invite = server::create_invite(&pool, &config, name.as_deref()).await?;
-            println!("Invite link (works once, until {} UTC):", app::auth::format_time(invite.expires_at).trim_end_matches(" UTC"));
+            println!("Invite link (works once, until {} UTC):", app::time::format_time(invite.expires_at).trim_end_matches(" UTC"));
             println!("{}", invite.url);
             Ok(())
         }

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use app::auth::AdminInfo;
 use app::error::AppError;
-use app::shares::{self, download::token_hash, lifecycle::mark_consumed, NewShare, ShareState};
+use app::shares::{self, lifecycle::mark_consumed, NewShare, ShareState};
 use app::state::AppState;
 use app::storage::{BlobError, BlobStore};
+use app::token::{new_token, well_formed_hash};
 use axum::{
     body::Body,
     extract::{multipart::{Field, MultipartError, MultipartRejection}, Extension, Multipart, Path, Request, State},
@@ -123,7 +124,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
         return Err(field_error("file", "Choose a file to share."));
     };
 
-    let (token, token_hash) = app::auth::service::new_token();
+    let (token, token_hash) = new_token();
     let row = shares::db::NewShareRow {
         token_hash: &token_hash,
         blob_key: &stored.key,
@@ -167,7 +168,7 @@ fn multipart_error(e: MultipartError, limit: u64) -> AppError {
 /// autocommit conditional UPDATE → only then stream the file. Consumed or expired: the share page
 /// with 410; unknown: 404. No byte of the file is sent unless this request won the claim.
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
-    let Some(hash) = token_hash(&token) else {
+    let Some(hash) = well_formed_hash(&token) else {
         return share_page(&state, req).await;
     };
     let share = match shares::db::find_by_token_hash(&state.pool, &hash).await {

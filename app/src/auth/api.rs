@@ -29,7 +29,7 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
     use super::{db, service};
     let state = service::state()?;
     service::limit_auth(&state, "auth.invite").await?;
-    let invite = db::open_invite(&state.pool, &service::hash_token(&token)).await.map_err(internal("invite lookup"))?;
+    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?;
     invite
         .map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at })
         .ok_or_else(|| AppError::NotFound)
@@ -47,7 +47,7 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
         return Err(AppError::Invalid(errors));
     };
-    let invite = db::open_invite(&state.pool, &service::hash_token(&token))
+    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token))
         .await
         .map_err(internal("invite lookup"))?
         .ok_or_else(|| AppError::NotFound)?;

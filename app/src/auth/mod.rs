@@ -125,12 +125,6 @@ pub fn describe_browser(user_agent: &str) -> String {
     format!("{browser}{os}")
 }
 
-/// Formats a timestamp for people, in UTC ("2026-11-30 14:05 UTC").
-pub fn format_time(t: OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!("{:04}-{:02}-{:02} {:02}:{:02} UTC", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

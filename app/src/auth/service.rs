@@ -2,10 +2,7 @@
 
 use std::time::Duration;
 
-use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
 use leptos::prelude::*;
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 use tower_sessions::Session;
 use uuid::Uuid;
 
@@ -14,6 +11,7 @@ use crate::error::AppError;
 use crate::ratelimit::{self, Decision, Limit};
 use crate::server::client_key;
 use crate::state::AppState;
+use crate::token::new_token;
 
 /// How long a ceremony may take.
 pub const CHALLENGE_TTL: time::Duration = time::Duration::minutes(5);
@@ -21,20 +19,6 @@ pub const CHALLENGE_TTL: time::Duration = time::Duration::minutes(5);
 pub const INVITE_TTL: time::Duration = time::Duration::minutes(30);
 /// Session key holding the admin id.
 const SESSION_ADMIN_KEY: &str = "admin_id";
-
-/// A new 256-bit random token (URL-safe base64) and the SHA-256 hash we store instead of it.
-pub fn new_token() -> (String, Vec<u8>) {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    let token = URL_SAFE_NO_PAD.encode(bytes);
-    let hash = hash_token(&token);
-    (token, hash)
-}
-
-/// The stored form of a token.
-pub fn hash_token(token: &str) -> Vec<u8> {
-    Sha256::digest(token.as_bytes()).to_vec()
-}
 
 /// The context's state, or an opaque error.
 pub fn state() -> Result<AppState, AppError> {

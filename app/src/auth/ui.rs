@@ -6,25 +6,26 @@ use leptos_router::components::{Outlet, A};
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::api::*;
-use super::{format_time, PasskeyView, SessionView};
+use super::{PasskeyView, SessionView};
 use crate::error::AppError;
+use crate::time::format_time;
+use crate::ui::{describe, CopyableLink, Outcome};
 
-/// What to tell a person about a failed auth call.
-pub fn describe(err: &AppError) -> String {
+/// A failed call on the invite page: a missing invite is a bad link, and only an admin can
+/// make a new one.
+fn describe_invite(err: &AppError) -> String {
     match err {
-        AppError::BadRequest(msg) => msg.clone(),
-        AppError::Invalid(fields) => fields.values().cloned().collect::<Vec<_>>().join(" "),
-        AppError::RateLimited { retry_after_secs } => format!(
-            "Too many attempts. Please wait {} minute(s) and try again.",
-            retry_after_secs.div_ceil(60)
-        ),
-        AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}. Share a smaller file.", crate::shares::format_bytes(*limit_bytes)),
-        AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
-        AppError::Forbidden => "This request came from another site and was refused.".into(),
         AppError::NotFound => "This link is not valid: it was already used, has expired, or was mistyped. Ask an admin for a new invite.".into(),
-        AppError::Gone => "This is no longer available. Reload the page to see the current state.".into(),
-        AppError::Conflict(msg) => msg.clone(),
-        AppError::Internal => "Something went wrong on our side. Please try again in a moment.".into(),
+        other => describe(other),
+    }
+}
+
+/// A failed call on the account page: what can vanish there is a passkey or a session (ended
+/// in another browser, or removed by the cleanup).
+fn describe_account(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => "This passkey or session no longer exists; it may have been removed in another browser. Reload the page.".into(),
+        other => describe(other),
     }
 }
 
@@ -40,20 +41,6 @@ fn go(path: &str) {
 fn safe_next(next: Option<String>) -> String {
     next.filter(|n| (n == "/admin" || n.starts_with("/admin/")) && !n.starts_with("//"))
         .unwrap_or_else(|| "/admin".into())
-}
-
-/// The outcome of an admin action: a success (status) or an error (alert) line, or nothing.
-#[component]
-pub fn Outcome(message: RwSignal<Option<Result<String, String>>>, testid: &'static str) -> impl IntoView {
-    move || {
-        message.get().map(|m| {
-            let (class, role, text) = match m {
-                Ok(text) => ("notice success", "status", text),
-                Err(text) => ("notice error", "alert", text),
-            };
-            view! { <p class=class role=role data-testid=testid>{text}</p> }
-        })
-    }
 }
 
 /// Shown inside forms that need the hydrated client.
@@ -200,9 +187,9 @@ pub fn InvitePage() -> impl IntoView {
                 let result: Result<(), String> = async {
                     let (challenge, ccr) = start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked())
                         .await
-                        .map_err(|e| describe(&e))?;
+                        .map_err(|e| describe_invite(&e))?;
                     let credential = super::browser::create_passkey(ccr).await?;
-                    finish_invite_registration(challenge, credential).await.map_err(|e| describe(&e))
+                    finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
                 }
                 .await;
                 match result {
@@ -225,7 +212,7 @@ pub fn InvitePage() -> impl IntoView {
                 <h1>"Join Ebb as an admin"</h1>
                 <Suspense fallback=|| view! { <p>"Checking your invite…"</p> }>
                     {move || info.get().map(|r| match r {
-                        Err(e) => view! { <p class="notice error" role="alert" data-testid="invite-invalid">{describe(&e)}</p> }.into_any(),
+                        Err(e) => view! { <p class="notice error" role="alert" data-testid="invite-invalid">{describe_invite(&e)}</p> }.into_any(),
                         Ok(invite) => {
                             if let Some(n) = invite.suggested_name.clone() {
                                 if name.get_untracked().is_empty() { name.set(n); }
@@ -324,7 +311,7 @@ pub fn AccountPage() -> impl IntoView {
     let busy = RwSignal::new(false);
 
     let report = move |r: Result<String, AppError>| {
-        message.set(Some(r.map_err(|e| describe(&e))));
+        message.set(Some(r.map_err(|e| describe_account(&e))));
         bump();
     };
 
@@ -334,9 +321,9 @@ pub fn AccountPage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             busy.set(true);
             let result: Result<(), String> = async {
-                let (challenge, ccr) = start_add_passkey(new_passkey_name.get_untracked()).await.map_err(|e| describe(&e))?;
+                let (challenge, ccr) = start_add_passkey(new_passkey_name.get_untracked()).await.map_err(|e| describe_account(&e))?;
                 let credential = super::browser::create_passkey(ccr).await?;
-                finish_add_passkey(challenge, credential).await.map_err(|e| describe(&e))
+                finish_add_passkey(challenge, credential).await.map_err(|e| describe_account(&e))
             }
             .await;
             message.set(Some(result.map(|_| "Passkey added.".to_string())));
@@ -357,7 +344,7 @@ pub fn AccountPage() -> impl IntoView {
                     invite.set(Some(i));
                     message.set(None);
                 }
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_account(&e)))),
             }
         });
     };
@@ -371,7 +358,7 @@ pub fn AccountPage() -> impl IntoView {
             <h2 id="passkeys-title">"Your passkeys"</h2>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || passkeys.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
                     Ok(list) => {
                         let only_one = list.len() <= 1;
                         view! {
@@ -398,7 +385,7 @@ pub fn AccountPage() -> impl IntoView {
             <h2 id="sessions-title">"Your sessions"</h2>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || sessions.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="list" data-testid="sessions">
                             <thead><tr><th>"Browser"</th><th>"Signed in"</th><th>"Last seen"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
@@ -504,28 +491,6 @@ fn InviteLink(invite: super::NewInvite) -> impl IntoView {
         <div class="notice success" role="status">
             <label for="invite-url">"Invite link (valid until " {format_time(invite.expires_at)} ")"</label>
             <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button="Copy"/>
-        </div>
-    }
-}
-
-/// A read-only field holding a link that is shown once, with a button that copies it.
-#[component]
-pub fn CopyableLink(input_id: &'static str, testid: &'static str, url: String, button: &'static str) -> impl IntoView {
-    let copied = RwSignal::new(false);
-    let value = url.clone();
-    let copy = move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(w) = web_sys::window() {
-            let _ = w.navigator().clipboard().write_text(&url);
-            copied.set(true);
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = &url;
-    };
-    view! {
-        <div class="inline tight">
-            <input id=input_id type="text" readonly data-testid=testid prop:value=value/>
-            <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { button }}</button>
         </div>
     }
 }

@@ -6,8 +6,18 @@ use uuid::Uuid;
 
 use super::api::*;
 use super::{InboxCounts, InquiryDetail, InquirySummary};
-use crate::auth::format_time;
-use crate::auth::ui::{describe, Outcome};
+use crate::error::AppError;
+use crate::time::format_time;
+use crate::ui::{describe, Outcome};
+
+/// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
+/// admin, or by the retention cleanup).
+fn describe_inbox(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => "This inquiry no longer exists; it may have been deleted.".into(),
+        other => describe(other),
+    }
+}
 
 /// Total, last 24 hours and last 7 days.
 #[component]
@@ -53,7 +63,7 @@ pub fn InboxPage() -> impl IntoView {
                     more.update(|m| m.extend(page.items));
                     next.set(page.next);
                 }
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
             }
         });
     };
@@ -81,7 +91,7 @@ pub fn InboxPage() -> impl IntoView {
                     message.set(Some(Ok(if n == 1 { "1 inquiry deleted.".into() } else { format!("{n} inquiries deleted.") })));
                     counts.refetch();
                 }
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
             }
         });
     };
@@ -90,7 +100,7 @@ pub fn InboxPage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match get_inquiry(id).await {
                 Ok(d) => open.set(Some(d)),
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
             }
         });
     };
@@ -132,7 +142,7 @@ pub fn InboxPage() -> impl IntoView {
         </div>
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || first_page.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                Err(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
                 Ok(_) => view! {
                     <table class="list inbox" data-testid="inbox">
                         <thead><tr>

@@ -6,8 +6,8 @@ use leptos_meta::Title;
 use super::api::*;
 use super::{parse_retention_input, RetentionPreview};
 use crate::jobs::JobView;
-use crate::auth::format_time;
-use crate::auth::ui::{describe, Outcome};
+use crate::time::format_time;
+use crate::ui::{describe, Outcome};
 
 fn counts_text(counts: &[(String, u64)]) -> String {
     if counts.is_empty() {

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::contact::ui::ContactForm;
+use crate::ui::describe;
 
 /// The public home page with the contact form.
 #[component]
@@ -49,7 +50,7 @@ pub fn DashboardPage() -> impl IntoView {
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || counts.get().map(|r| match r {
                     Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">"Open the inbox"</a> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                 })}
             </Transition>
         </section>
@@ -58,7 +59,7 @@ pub fn DashboardPage() -> impl IntoView {
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || shares.get().map(|r| match r {
                     Ok(o) => view! { <crate::shares::ui::SharesSummary overview=o/> <a href="/admin/shares">"Open shares"</a> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{crate::auth::ui::describe(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                 })}
             </Transition>
         </section>

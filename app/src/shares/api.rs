@@ -15,7 +15,7 @@ use crate::server::internal;
 #[server(prefix = "/api", endpoint = "share")]
 pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError> {
     let state = crate::auth::service::state()?;
-    let Some(hash) = super::download::token_hash(&token) else {
+    let Some(hash) = crate::token::well_formed_hash(&token) else {
         return Err(AppError::NotFound);
     };
     let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;

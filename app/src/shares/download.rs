@@ -1,17 +1,7 @@
-//! Server-side pieces of the recipient's download: token checks and response headers.
+//! Server-side pieces of the recipient's download: its response headers.
 
 use axum::http::HeaderValue;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-
-/// Length of a share token: 32 random bytes in unpadded URL-safe base64.
-const TOKEN_LEN: usize = 43;
-
-/// The stored hash of a well-formed token; `None` for anything that cannot be one (answered
-/// exactly like an unknown token, without a query).
-pub fn token_hash(token: &str) -> Option<Vec<u8>> {
-    let well_formed = token.len() == TOKEN_LEN && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    well_formed.then(|| crate::auth::service::hash_token(token))
-}
 
 /// RFC 8187 `attr-char`: everything else in `filename*` is percent-encoded.
 const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
@@ -52,15 +42,6 @@ pub fn served_content_type(stored: &str) -> HeaderValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_well_formed_tokens_are_looked_up() {
-        let (token, hash) = crate::auth::service::new_token();
-        assert_eq!(token_hash(&token), Some(hash));
-        for bad in ["", "short", &"a".repeat(44), &format!("{}/", &token[..42]), &format!("{}%", &token[..42])] {
-            assert_eq!(token_hash(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn hostile_names_give_one_safe_header_line() {

@@ -231,21 +231,6 @@ pub fn clean_file_name(raw: &str) -> String {
     }
 }
 
-/// "0 B", "12.3 KiB", "1.0 GiB".
-pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,14 +274,6 @@ mod tests {
         assert!(cleaned.ends_with(".pdf"));
         let no_ext = "x".repeat(300);
         assert_eq!(clean_file_name(&no_ext).chars().count(), 255);
-    }
-
-    #[test]
-    fn sizes_read_naturally() {
-        assert_eq!(format_bytes(0), "0 B");
-        assert_eq!(format_bytes(1023), "1023 B");
-        assert_eq!(format_bytes(1536), "1.5 KiB");
-        assert_eq!(format_bytes(1 << 30), "1.0 GiB");
     }
 
     #[test]

@@ -5,10 +5,22 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
-use super::{format_bytes, NewShare, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
-use crate::auth::format_time;
-use crate::auth::ui::{describe, CopyableLink, Outcome};
+#[cfg(feature = "hydrate")]
+use super::upload::UploadError;
+use super::{NewShare, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
 use crate::error::AppError;
+use crate::time::format_time;
+use crate::ui::{describe, format_bytes, CopyableLink, Outcome};
+
+/// A failed call on the admin's shares page: what can vanish there is a share, and a file
+/// above the limit is answered with the way out.
+fn describe_shares(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => "This share no longer exists. Reload the page to see the current list.".into(),
+        AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}. Share a smaller file.", format_bytes(*limit_bytes)),
+        other => describe(other),
+    }
+}
 
 /// The upload's progress: bytes sent and bytes in all.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,7 +53,7 @@ pub fn SharesPage() -> impl IntoView {
                     more.update(|m| m.extend(page.items));
                     next.set(page.next);
                 }
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_shares(&e)))),
             }
         });
     };
@@ -60,7 +72,7 @@ pub fn SharesPage() -> impl IntoView {
                     message.set(Some(Ok(format!("The link to “{}” was revoked.", share.file_name))));
                     reload.update(|n| *n += 1);
                 }
-                Err(e) => message.set(Some(Err(describe(&e)))),
+                Err(e) => message.set(Some(Err(describe_shares(&e)))),
             }
         });
     };
@@ -80,7 +92,7 @@ pub fn SharesPage() -> impl IntoView {
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || list.get().map(|r| match r {
                     Ok(page) => view! { <UploadForm limits=page.limits created reload/> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
                 })}
             </Transition>
             {move || created.get().map(|share| view! { <ShareLink share/> })}
@@ -207,7 +219,7 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
                             reload.update(|n| *n += 1);
                         }
                         Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
-                        Err(UploadError::Server(e)) => failure.set(Some(describe(&e))),
+                        Err(UploadError::Server(e)) => failure.set(Some(describe_shares(&e))),
                         Err(UploadError::Other(m)) => failure.set(Some(m)),
                     }
                 },
@@ -272,15 +284,6 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
             {move || failure.get().map(|m| view! { <p class="notice error" role="alert" data-testid="upload-error">{m}</p> })}
         </form>
     }
-}
-
-/// Why an upload did not create a share.
-#[derive(Debug, Clone)]
-pub enum UploadError {
-    /// The server refused it (the same errors as server functions).
-    Server(AppError),
-    /// The connection failed or the upload was cancelled.
-    Other(String),
 }
 
 /// The new link, shown once, with a Copy button.

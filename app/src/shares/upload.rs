@@ -6,12 +6,20 @@ use std::{cell::RefCell, rc::Rc};
 use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use web_sys::{File, FormData, ProgressEvent, XmlHttpRequest};
 
-use super::ui::UploadError;
 use super::NewShare;
 use crate::error::AppError;
 
 /// Where the server receives uploads (behind the admin gate).
 const UPLOAD_PATH: &str = "/api/admin/shares/upload";
+
+/// Why an upload did not create a share.
+#[derive(Debug, Clone)]
+pub enum UploadError {
+    /// The server refused it (the same errors as server functions).
+    Server(AppError),
+    /// The connection failed or the upload was cancelled.
+    Other(String),
+}
 
 fn js_error(e: JsValue) -> String {
     format!("The upload could not start ({}). Reload the page and try again.", e.as_string().unwrap_or_else(|| "browser error".into()))

@@ -71,7 +71,7 @@ async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept
     .fetch_one(&pool)
     .await
     .unwrap();
-    assert_eq!(row.0, app::auth::service::hash_token(token), "only the token's hash is stored");
+    assert_eq!(row.0, app::token::hash_token(token), "only the token's hash is stored");
     let stored_anywhere: i64 = sqlx::query_scalar("select count(*) from shares where encode(token_hash, 'escape') like '%' || $1 || '%' or blob_key = $1")
         .bind(token)
         .fetch_one(&pool)
@@ -221,7 +221,7 @@ async fn a_wrong_token_is_404_and_reveals_nothing(pool: PgPool) {
     // One character changed, a malformed token, a guessed token of the right shape, and a token
     // that is the stored hash itself.
     let flipped = format!("{}{}", &token[..42], if token.ends_with('A') { 'B' } else { 'A' });
-    let hash_hex: String = app::auth::service::hash_token(token).iter().map(|b| format!("{b:02x}")).collect();
+    let hash_hex: String = app::token::hash_token(token).iter().map(|b| format!("{b:02x}")).collect();
     let mut bodies = Vec::new();
     for wrong in [flipped.as_str(), "short", &"A".repeat(43), &hash_hex, "..%2F..%2Fetc%2Fpasswd"] {
         for res in [app.client.get(app.url(&format!("/s/{wrong}"))).send().await.unwrap(), app.client.post(app.url(&format!("/s/{wrong}"))).send().await.unwrap()] {

@@ -1,5 +1,5 @@
 use app::auth::db::{create_admin_from_invite, take_challenge, NewAdmin};
-use app::auth::service::hash_token;
+use app::token::hash_token;
 use app::maintenance::prune::{delete_expired_challenges, delete_expired_invites, delete_expired_sessions, PruneCtx};
 use sqlx::PgPool;
 use time::OffsetDateTime;
