@@ -87,13 +87,9 @@ mod db {
     /// An admin resolves alert `id` (it is raised again if its condition persists). True when
     /// an open alert was resolved.
     pub async fn resolve_by_admin(pool: &PgPool, id: i64, admin: uuid::Uuid) -> Result<bool, sqlx::Error> {
-        let r = sqlx::query!(
-            "update alerts set resolved_at = now(), resolved_by = $2 where id = $1 and resolved_at is null",
-            id,
-            admin.to_string(),
-        )
-        .execute(pool)
-        .await?;
+        let r = sqlx::query!("update alerts set resolved_at = now(), resolved_by = $2 where id = $1 and resolved_at is null", id, admin.to_string(),)
+            .execute(pool)
+            .await?;
         Ok(r.rows_affected() == 1)
     }
 

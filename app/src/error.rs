@@ -120,7 +120,6 @@ impl FromServerFnError for AppError {
     }
 }
 
-
 /// Puts the error's HTTP status (and `Retry-After` for rate limits) on a server-rendered page's
 /// response. Server functions need no call: the server's status layer applies
 /// [`AppError::status`] to every server function error response.

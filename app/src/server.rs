@@ -13,16 +13,12 @@ pub fn is_plain_form_post() -> bool {
         .unwrap_or(false)
 }
 
-
 /// A stable key for the current client, for rate limits (hashed before it is stored).
 pub fn client_key(state: &AppState) -> String {
     let Some(parts) = use_context::<axum::http::request::Parts>() else {
         return "unknown".into();
     };
-    let peer = parts
-        .extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip());
+    let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     match client_ip(&parts.headers, peer, state.config.trusted_proxy_hops) {
         Some(ip) => ip.to_string(),
         None => "unknown".into(),

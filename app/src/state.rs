@@ -35,12 +35,7 @@ pub struct AppConfig {
 
 impl Default for AppConfig {
     fn default() -> Self {
-        AppConfig {
-            trusted_proxy_hops: 0,
-            background_timeout: Duration::from_secs(60),
-            public_url: "http://localhost:3000".into(),
-            after_response_jobs: true,
-        }
+        AppConfig { trusted_proxy_hops: 0, background_timeout: Duration::from_secs(60), public_url: "http://localhost:3000".into(), after_response_jobs: true }
     }
 }
 
@@ -159,22 +154,11 @@ pub fn client_ip(headers: &axum::http::HeaderMap, peer: Option<IpAddr>, trusted_
     if trusted_proxy_hops == 0 {
         return peer;
     }
-    let forwarded: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
+    let forwarded: Vec<&str> =
+        headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).map(str::trim).filter(|s| !s.is_empty()).collect();
     // With N trusted proxies, the last N-1 entries are proxies and the N-th from the right is
     // the client as seen by the outermost proxy.
-    forwarded
-        .len()
-        .checked_sub(trusted_proxy_hops)
-        .and_then(|i| forwarded.get(i))
-        .and_then(|s| s.parse().ok())
-        .or(peer)
+    forwarded.len().checked_sub(trusted_proxy_hops).and_then(|i| forwarded.get(i)).and_then(|s| s.parse().ok()).or(peer)
 }
 
 #[cfg(test)]

@@ -152,23 +152,23 @@ impl BlobStore for LocalDirStore {
     /// Partly written files are normally removed at once; a crash mid-upload leaves one behind.
     fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
         Box::pin(async move {
-        let mut removed = 0;
-        let mut entries = tokio::fs::read_dir(&self.dir).await?;
-        while let Some(entry) = entries.next_entry().await? {
-            let name = entry.file_name();
-            if !name.to_string_lossy().ends_with(PARTIAL_SUFFIX) {
-                continue;
-            }
-            let old = entry.metadata().await?.modified()?.elapsed().is_ok_and(|e| e >= age);
-            if old {
-                match tokio::fs::remove_file(entry.path()).await {
-                    Ok(()) => removed += 1,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e.into()),
+            let mut removed = 0;
+            let mut entries = tokio::fs::read_dir(&self.dir).await?;
+            while let Some(entry) = entries.next_entry().await? {
+                let name = entry.file_name();
+                if !name.to_string_lossy().ends_with(PARTIAL_SUFFIX) {
+                    continue;
+                }
+                let old = entry.metadata().await?.modified()?.elapsed().is_ok_and(|e| e >= age);
+                if old {
+                    match tokio::fs::remove_file(entry.path()).await {
+                        Ok(()) => removed += 1,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
-        }
-        Ok(removed)
+            Ok(removed)
         })
     }
 

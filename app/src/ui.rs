@@ -13,10 +13,7 @@ pub fn describe(err: &AppError) -> String {
     match err {
         AppError::BadRequest(msg) => msg.clone(),
         AppError::Invalid(fields) => fields.values().cloned().collect::<Vec<_>>().join(" "),
-        AppError::RateLimited { retry_after_secs } => format!(
-            "Too many attempts. Please wait {} minute(s) and try again.",
-            retry_after_secs.div_ceil(60)
-        ),
+        AppError::RateLimited { retry_after_secs } => format!("Too many attempts. Please wait {} minute(s) and try again.", retry_after_secs.div_ceil(60)),
         AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}.", format_bytes(*limit_bytes)),
         AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
         AppError::Forbidden => "This request came from another site and was refused.".into(),

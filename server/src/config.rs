@@ -152,7 +152,10 @@ fn parse_public_url(raw: &str) -> Result<Url, String> {
     match url.host() {
         Some(url::Host::Domain(_)) => {}
         Some(_) => {
-            return Err("must use a host name, not an IP address: passkeys (WebAuthn) cannot use an IP address as relying party id; use http://localhost:3000 locally".into())
+            return Err(
+                "must use a host name, not an IP address: passkeys (WebAuthn) cannot use an IP address as relying party id; use http://localhost:3000 locally"
+                    .into(),
+            )
         }
         None => return Err("must include a host name".into()),
     }

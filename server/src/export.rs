@@ -1,5 +1,6 @@
 //! `GET /admin/inbox/export.csv[?q=…][&bom=1]`: the streamed CSV export (behind the admin gate).
 
+use app::auth::AdminInfo;
 use app::state::AppState;
 use axum::{
     body::Body,
@@ -8,7 +9,6 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
-use app::auth::AdminInfo;
 
 #[derive(Debug, Deserialize)]
 pub struct ExportQuery {

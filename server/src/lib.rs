@@ -15,9 +15,9 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use app::state::{AppConfig, AppState, Background, Domains};
 use app::{shell, App};
 use axum::{
+    extract::DefaultBodyLimit,
     extract::{MatchedPath, State},
     http::{header, HeaderValue, Request, StatusCode},
-    extract::DefaultBodyLimit,
     routing::{get, post},
     Router,
 };
@@ -47,9 +47,7 @@ pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -
         app::auth::parse_label(n, "the name").map_err(|e| format!("--name: {e}"))?;
     }
     let mut tx = pool.begin().await.map_err(|e| format!("database error: {e}"))?;
-    let invite = app::auth::service::create_invite(&mut tx, &config.public_origin(), name, None)
-        .await
-        .map_err(|e| format!("cannot create the invite: {e}"))?;
+    let invite = app::auth::service::create_invite(&mut tx, &config.public_origin(), name, None).await.map_err(|e| format!("cannot create the invite: {e}"))?;
     tx.commit().await.map_err(|e| format!("database error: {e}"))?;
     Ok(invite)
 }
@@ -150,13 +148,8 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
 
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The
 /// router is built from this list and the gate test walks it.
-pub const PLAIN_ROUTES: &[(&str, bool)] = &[
-    ("/healthz", false),
-    ("/readyz", false),
-    ("/admin/inbox/export.csv", true),
-    (shares::UPLOAD_PATH, true),
-    ("/s/{token}", false),
-];
+pub const PLAIN_ROUTES: &[(&str, bool)] =
+    &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true), (shares::UPLOAD_PATH, true), ("/s/{token}", false)];
 
 /// Leptos' route list, generated once per process. Generating it sets a process-wide flag under
 /// which any resource first polled meanwhile never loads (leptos-rs/leptos#4773), so it must not
@@ -177,12 +170,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            move || provide_context(context_state.clone()),
-            move || shell(shell_options.clone()),
-        )
+        .leptos_routes_with_context(&state, routes, move || provide_context(context_state.clone()), move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
         // that grows past the limit fails as it is read.

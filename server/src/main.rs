@@ -81,9 +81,7 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> Result<(), String> {
     let config = cli.config;
     let pool = server::connect(&config).await?;
-    let migrate = || async {
-        server::MIGRATOR.run(&pool).await.map_err(|e| format!("database migration failed: {e}"))
-    };
+    let migrate = || async { server::MIGRATOR.run(&pool).await.map_err(|e| format!("database migration failed: {e}")) };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Migrate => {
             migrate().await?;

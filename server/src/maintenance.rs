@@ -48,7 +48,11 @@ pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut 
                     let detail = match (&s.error, s.status) {
                         (Some(e), _) => format!("FAILED: {e}"),
                         (None, app::jobs::StepStatus::Skipped) => "skipped (time budget spent; the next run goes on)".into(),
-                        _ => format!("{}{}", if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") }, if s.more { " (more left for the next run)" } else { "" }),
+                        _ => format!(
+                            "{}{}",
+                            if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") },
+                            if s.more { " (more left for the next run)" } else { "" }
+                        ),
                     };
                     let _ = writeln!(out, "  {:<22} {detail}", s.step);
                 }

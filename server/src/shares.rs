@@ -11,7 +11,10 @@ use app::storage::{BlobError, BlobStore};
 use app::token::{new_token, well_formed_hash};
 use axum::{
     body::Body,
-    extract::{multipart::{Field, MultipartError, MultipartRejection}, Extension, Multipart, Path, Request, State},
+    extract::{
+        multipart::{Field, MultipartError, MultipartRejection},
+        Extension, Multipart, Path, Request, State,
+    },
     http::{header, HeaderMap, HeaderValue, Method, StatusCode},
     response::{IntoResponse, Response},
     Json,

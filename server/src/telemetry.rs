@@ -21,10 +21,8 @@ pub fn recorder() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
         .get_or_init(|| {
-            let recorder = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
-                .expect("valid buckets")
-                .build_recorder();
+            let recorder =
+                PrometheusBuilder::new().set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS).expect("valid buckets").build_recorder();
             let handle = recorder.handle();
             // Another recorder (a test harness's) may be installed already: ours still renders.
             let _ = metrics::set_global_recorder(recorder);

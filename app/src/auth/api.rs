@@ -30,16 +30,14 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
     let state = service::state()?;
     service::limit_auth(&state, "auth.invite").await?;
     let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?;
-    invite
-        .map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at })
-        .ok_or_else(|| AppError::NotFound)
+    invite.map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at }).ok_or_else(|| AppError::NotFound)
 }
 
 /// Starts registering the first passkey of a new admin from an invite.
 #[server(prefix = "/api", endpoint = "auth/invite/start", input = Json)]
 pub async fn start_invite_registration(token: String, name: String, passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
     use super::{db, parse_label, service};
-        let state = service::state()?;
+    let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
     let mut errors = crate::error::FieldErrors::new();
     let name = parse_label(&name, "your name").map_err(|e| errors.insert("name".into(), e)).ok();
@@ -47,13 +45,8 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
         return Err(AppError::Invalid(errors));
     };
-    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token))
-        .await
-        .map_err(internal("invite lookup"))?
-        .ok_or_else(|| AppError::NotFound)?;
-    service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id))
-        .await
-        
+    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?.ok_or_else(|| AppError::NotFound)?;
+    service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id)).await
 }
 
 /// Finishes an invite registration: verifies the new passkey, redeems the invite (at most once),
@@ -61,7 +54,7 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
 #[server(prefix = "/api", endpoint = "auth/invite/finish", input = Json)]
 pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-        let state = service::state()?;
+    let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
     let (passkey, pending, invite_id) = service::complete_registration(&state, challenge, &credential, None).await?;
     let invite_id = invite_id.ok_or_else(|| AppError::internal("finish invite", "challenge without invite"))?;
@@ -84,9 +77,10 @@ pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPub
 #[server(prefix = "/api", endpoint = "auth/signin/start")]
 pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestChallengeResponse), AppError> {
     use super::{db, service};
-        let state = service::state()?;
+    let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
-    let (mut rcr, auth) = state.domain::<super::AuthSettings>().webauthn.start_discoverable_authentication().map_err(|e| AppError::internal("start signin", e))?;
+    let (mut rcr, auth) =
+        state.domain::<super::AuthSettings>().webauthn.start_discoverable_authentication().map_err(|e| AppError::internal("start signin", e))?;
     if !conditional.unwrap_or(false) {
         // A button-started sign-in shows the browser's passkey dialog (not the autofill mode).
         rcr.mediation = None;
@@ -95,9 +89,7 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
     service::allow_backup_eligible_upgrade(&mut stored)?;
     let challenge = Uuid::new_v4();
     let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires)
-        .await
-        .map_err(internal("store challenge"))?;
+    db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires).await.map_err(internal("store challenge"))?;
     // Best-effort, once the answer is ready: prune if due (seed 000).
     service::prune_after_signin(&state);
     Ok((challenge, rcr))
@@ -108,31 +100,25 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
 #[server(prefix = "/api", endpoint = "auth/signin/finish", input = Json)]
 pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-        let state = service::state()?;
+    let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
     let refused = || AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
     let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
         return Err(AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into()));
     };
-    let auth: webauthn_rs::prelude::DiscoverableAuthentication =
-        serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
+    let auth: webauthn_rs::prelude::DiscoverableAuthentication = serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
     let (user, cred_id) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(&credential).map_err(|_| refused())?;
     let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
     let Some(stored) = stored.filter(|s| s.admin_id == user) else {
         tracing::info!("sign-in with an unknown passkey refused");
         return Err(refused());
     };
-    let mut passkey: webauthn_rs::prelude::Passkey =
-        serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
-    let result = state
-        .domain::<super::AuthSettings>()
-        .webauthn
-        .finish_discoverable_authentication_v2(&credential, auth, &passkey)
-        .map_err(|e| {
-            tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
-            refused()
-        })?;
+    let mut passkey: webauthn_rs::prelude::Passkey = serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
+    let result = state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(&credential, auth, &passkey).map_err(|e| {
+        tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
+        refused()
+    })?;
     // Keep the counter and backup state current.
     let changed = passkey.update_credential(&result).unwrap_or(false);
     let updated = if changed { Some(serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?) } else { None };
@@ -167,52 +153,51 @@ pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
 #[server(prefix = "/api", endpoint = "admin/passkeys/start")]
 pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
     use super::{parse_label, service};
-        let (state, _, admin) = service::require_admin().await?;
-    let passkey_name = parse_label(&passkey_name, "a name for this passkey")
-        .map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
-    service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None)
-        .await
-        
+    let (state, _, admin) = service::require_admin().await?;
+    let passkey_name = parse_label(&passkey_name, "a name for this passkey").map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
+    service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None).await
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/finish", input = Json)]
 pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-        let (state, _, admin) = service::require_admin().await?;
+    let (state, _, admin) = service::require_admin().await?;
     let (passkey, pending, _) = service::complete_registration(&state, challenge, &credential, Some(admin.id)).await?;
     let passkey_name = pending.passkey_name;
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name)
+    let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name).await.map_err(internal("insert passkey"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyAdd, Some(&id.to_string()))
         .await
-        .map_err(internal("insert passkey"))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyAdd, Some(&id.to_string())).await.map_err(internal("record"))?;
+        .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
     Ok(())
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/rename")]
 pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
-        let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require_admin().await?;
     let name = super::parse_label(&name, "a name for this passkey").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
         return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRename, Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRename, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/remove")]
 pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
-        let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? {
-        return Err(AppError::Invalid(
-            [("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into(),
-        ));
+        return Err(AppError::Invalid([("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into()));
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRemove, Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRemove, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
@@ -225,19 +210,21 @@ pub async fn list_sessions() -> Result<Vec<SessionView>, AppError> {
 
 #[server(prefix = "/api", endpoint = "admin/sessions/revoke")]
 pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
-        let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke_session(&mut tx, admin.id, handle).await.map_err(internal("revoke"))? {
         return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::SessionRevoke, Some(&handle.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::SessionRevoke, Some(&handle.to_string()))
+        .await
+        .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
 }
 
 /// Creates an invite for another admin; the link is returned once and never stored.
 #[server(prefix = "/api", endpoint = "admin/invites")]
 pub async fn create_invite(name: Option<String>) -> Result<NewInvite, AppError> {
-        let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require_admin().await?;
     let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) => Some(super::parse_label(n, "a name").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?),
         None => None,

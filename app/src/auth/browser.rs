@@ -17,9 +17,7 @@ fn explain(err: wasm_bindgen::JsValue) -> String {
 }
 
 fn credentials() -> Result<web_sys::CredentialsContainer, String> {
-    web_sys::window()
-        .map(|w| w.navigator().credentials())
-        .ok_or_else(|| "Passkeys need a browser window.".to_string())
+    web_sys::window().map(|w| w.navigator().credentials()).ok_or_else(|| "Passkeys need a browser window.".to_string())
 }
 
 /// Asks the authenticator to create a passkey.
@@ -46,9 +44,7 @@ pub async fn conditional_mediation_available() -> bool {
     if pkc.is_undefined() {
         return false;
     }
-    let check = js_sys::Reflect::get(&pkc, &JsValue::from_str("isConditionalMediationAvailable"))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let check = js_sys::Reflect::get(&pkc, &JsValue::from_str("isConditionalMediationAvailable")).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok());
     let Some(promise) = check.and_then(|f| f.call0(&pkc).ok()).and_then(|p| p.dyn_into::<js_sys::Promise>().ok()) else {
         return false;
     };

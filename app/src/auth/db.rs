@@ -133,25 +133,14 @@ pub struct TakenChallenge {
 /// Takes (deletes and returns) a challenge: a challenge is used at most once, whatever the
 /// outcome of the ceremony.
 pub async fn take_challenge(pool: &PgPool, id: Uuid, kind: &str) -> Result<Option<TakenChallenge>, sqlx::Error> {
-    sqlx::query_as!(
-        TakenChallenge,
-        "delete from passkey_challenges where id = $1 and kind = $2 returning state, admin_id, invite_id, expires_at",
-        id,
-        kind,
-    )
-    .fetch_optional(pool)
-    .await
+    sqlx::query_as!(TakenChallenge, "delete from passkey_challenges where id = $1 and kind = $2 returning state, admin_id, invite_id, expires_at", id, kind,)
+        .fetch_optional(pool)
+        .await
 }
 
 // ---- passkeys --------------------------------------------------------------------------------
 
-pub async fn insert_passkey(
-    conn: &mut PgConnection,
-    admin: Uuid,
-    credential_id: &[u8],
-    passkey: &Json,
-    name: &str,
-) -> Result<Uuid, sqlx::Error> {
+pub async fn insert_passkey(conn: &mut PgConnection, admin: Uuid, credential_id: &[u8], passkey: &Json, name: &str) -> Result<Uuid, sqlx::Error> {
     sqlx::query_scalar!(
         "insert into passkeys (admin_id, credential_id, passkey, name) values ($1, $2, $3, $4) returning id",
         admin,
@@ -170,24 +159,12 @@ pub struct StoredPasskey {
 }
 
 pub async fn passkey_by_credential(pool: &PgPool, credential_id: &[u8]) -> Result<Option<StoredPasskey>, sqlx::Error> {
-    sqlx::query_as!(
-        StoredPasskey,
-        "select id, admin_id, passkey from passkeys where credential_id = $1",
-        credential_id,
-    )
-    .fetch_optional(pool)
-    .await
+    sqlx::query_as!(StoredPasskey, "select id, admin_id, passkey from passkeys where credential_id = $1", credential_id,).fetch_optional(pool).await
 }
 
 /// After a sign-in: the credential (counter, backup state) as webauthn-rs updated it.
 pub async fn update_passkey_after_signin(conn: &mut PgConnection, id: Uuid, passkey: Option<&Json>) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "update passkeys set last_used_at = now(), passkey = coalesce($2, passkey) where id = $1",
-        id,
-        passkey,
-    )
-    .execute(conn)
-    .await?;
+    sqlx::query!("update passkeys set last_used_at = now(), passkey = coalesce($2, passkey) where id = $1", id, passkey,).execute(conn).await?;
     Ok(())
 }
 
@@ -196,19 +173,13 @@ pub async fn credential_ids(pool: &PgPool, admin: Uuid) -> Result<Vec<Vec<u8>>, 
 }
 
 pub async fn list_passkeys(pool: &PgPool, admin: Uuid) -> Result<Vec<PasskeyView>, sqlx::Error> {
-    sqlx::query_as!(
-        PasskeyView,
-        "select id, name, created_at, last_used_at from passkeys where admin_id = $1 order by created_at, id",
-        admin,
-    )
-    .fetch_all(pool)
-    .await
+    sqlx::query_as!(PasskeyView, "select id, name, created_at, last_used_at from passkeys where admin_id = $1 order by created_at, id", admin,)
+        .fetch_all(pool)
+        .await
 }
 
 pub async fn rename_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid, name: &str) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query!("update passkeys set name = $3 where id = $2 and admin_id = $1", admin, id, name)
-        .execute(conn)
-        .await?;
+    let r = sqlx::query!("update passkeys set name = $3 where id = $2 and admin_id = $1", admin, id, name).execute(conn).await?;
     Ok(r.rows_affected() == 1)
 }
 
@@ -230,14 +201,7 @@ pub async fn remove_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid) -> R
 // ---- sessions --------------------------------------------------------------------------------
 
 pub async fn insert_admin_session(conn: &mut PgConnection, session_id: &str, admin: Uuid, user_agent: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "insert into admin_sessions (session_id, admin_id, user_agent) values ($1, $2, $3)",
-        session_id,
-        admin,
-        user_agent,
-    )
-    .execute(conn)
-    .await?;
+    sqlx::query!("insert into admin_sessions (session_id, admin_id, user_agent) values ($1, $2, $3)", session_id, admin, user_agent,).execute(conn).await?;
     Ok(())
 }
 

@@ -1,13 +1,13 @@
 //! Passkey-only admin sign-in: invites, ceremonies, sessions, the account page.
 
 pub mod api;
+#[cfg(feature = "hydrate")]
+mod browser;
 #[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod service;
 pub mod ui;
-#[cfg(feature = "hydrate")]
-mod browser;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;

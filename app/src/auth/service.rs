@@ -83,9 +83,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
         .and_then(|p| p.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(300).collect::<String>()))
         .unwrap_or_default();
     let mut tx = state.pool.begin().await.map_err(|e| AppError::internal("session tx", e))?;
-    db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent)
-        .await
-        .map_err(|e| AppError::internal("admin session insert", e))?;
+    db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent).await.map_err(|e| AppError::internal("admin session insert", e))?;
     crate::audit::db::record_admin_action(&mut tx, Some(admin), crate::audit::AuditAction::SignIn, None)
         .await
         .map_err(|e| AppError::internal("record signin", e))?;
@@ -187,9 +185,7 @@ pub async fn begin_registration(
     let stored = serde_json::to_value(&pending).map_err(|e| AppError::internal("registration state", e))?;
     let challenge = Uuid::new_v4();
     let expires = time::OffsetDateTime::now_utc() + CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "register", &stored, owner, invite, expires)
-        .await
-        .map_err(|e| AppError::internal("store challenge", e))?;
+    db::insert_challenge(&state.pool, challenge, "register", &stored, owner, invite, expires).await.map_err(|e| AppError::internal("store challenge", e))?;
     Ok((challenge, ccr))
 }
 

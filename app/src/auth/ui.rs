@@ -39,8 +39,7 @@ fn go(path: &str) {
 
 /// Only admin paths are valid return targets (no open redirect).
 fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| (n == "/admin" || n.starts_with("/admin/")) && !n.starts_with("//"))
-        .unwrap_or_else(|| "/admin".into())
+    next.filter(|n| (n == "/admin" || n.starts_with("/admin/")) && !n.starts_with("//")).unwrap_or_else(|| "/admin".into())
 }
 
 /// Shown inside forms that need the hydrated client.
@@ -185,9 +184,8 @@ pub fn InvitePage() -> impl IntoView {
                 busy.set(true);
                 error.set(None);
                 let result: Result<(), String> = async {
-                    let (challenge, ccr) = start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked())
-                        .await
-                        .map_err(|e| describe_invite(&e))?;
+                    let (challenge, ccr) =
+                        start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked()).await.map_err(|e| describe_invite(&e))?;
                     let credential = super::browser::create_passkey(ccr).await?;
                     finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
                 }

@@ -10,12 +10,7 @@ pub const HONEYPOT_FIELD: &str = "website";
 /// Receives the contact form. Works as a plain form post (no JavaScript: the browser is
 /// redirected to `/?sent=1`, or back to the form with the error) and from the hydrated page.
 #[server(prefix = "/api", endpoint = "contact")]
-pub async fn submit_inquiry(
-    name: String,
-    email: String,
-    message: String,
-    website: Option<String>,
-) -> Result<(), AppError> {
+pub async fn submit_inquiry(name: String, email: String, message: String, website: Option<String>) -> Result<(), AppError> {
     use crate::contact::{db, parse_inquiry, ContactForm};
     use crate::ratelimit::{self, Decision};
     use crate::server::{client_key, is_plain_form_post};

@@ -81,13 +81,7 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
     }
     // email_address follows RFC 5322; we additionally want a domain with a dot, as every
     // deliverable public address has one, and no display-name form ("Ann <a@b.c>").
-    let valid = email_address::EmailAddress::parse_with_options(
-        email,
-        email_address::Options::default()
-            .with_required_tld()
-            .without_display_text(),
-    )
-    .is_ok();
+    let valid = email_address::EmailAddress::parse_with_options(email, email_address::Options::default().with_required_tld().without_display_text()).is_ok();
     if !valid || email.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err("Please enter a valid email address, like name@example.org.".into());
     }
@@ -103,9 +97,7 @@ pub fn parse_message(raw: &str) -> Result<String, String> {
     let message = raw.replace("\r\n", "\n");
     let chars = message.chars().count();
     if chars > MESSAGE_MAX_CHARS {
-        return Err(format!(
-            "Please shorten your message to {MESSAGE_MAX_CHARS} characters or fewer (it has {chars})."
-        ));
+        return Err(format!("Please shorten your message to {MESSAGE_MAX_CHARS} characters or fewer (it has {chars})."));
     }
     if message.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
         return Err("Your message contains control characters; please remove them.".into());
@@ -167,9 +159,7 @@ mod tests {
             assert!(errors_of(&form("Ann", bad, "hi")).contains_key("email"), "{bad:?} should be refused");
         }
         // 64-character local part (the RFC maximum) + "@" + a 189-character domain = 254.
-        let address = |last_label: usize| {
-            format!("{}@{}.{}.{}.org", "l".repeat(64), "a".repeat(63), "b".repeat(63), "c".repeat(last_label))
-        };
+        let address = |last_label: usize| format!("{}@{}.{}.{}.org", "l".repeat(64), "a".repeat(63), "b".repeat(63), "c".repeat(last_label));
         let at_limit = address(57);
         assert_eq!(at_limit.chars().count(), 254);
         assert!(parse_email(&at_limit).is_ok(), "a 254-character address should parse");

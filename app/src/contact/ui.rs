@@ -14,20 +14,16 @@ use crate::error::{AppError, FieldErrors};
 fn error_from_url() -> Option<AppError> {
     let query = use_query_map();
     let query = query.read_untracked();
-    (query.get("__path").as_deref() == Some(SubmitInquiry::PATH))
-        .then(|| query.get("__err"))
-        .flatten()
-        .map(|e| ServerFnUrlError::<AppError>::decode_err(&e))
+    (query.get("__path").as_deref() == Some(SubmitInquiry::PATH)).then(|| query.get("__err")).flatten().map(|e| ServerFnUrlError::<AppError>::decode_err(&e))
 }
 
 /// A message for errors that do not belong to one field.
 fn general_message(err: &AppError) -> String {
     match err {
         AppError::Invalid(_) => "Please correct the fields marked below.".into(),
-        AppError::RateLimited { retry_after_secs } => format!(
-            "You have sent several messages in a short time. Please wait {} minute(s) and try again.",
-            retry_after_secs.div_ceil(60)
-        ),
+        AppError::RateLimited { retry_after_secs } => {
+            format!("You have sent several messages in a short time. Please wait {} minute(s) and try again.", retry_after_secs.div_ceil(60))
+        }
         AppError::BadRequest(_) => "The form was incomplete. Please reload the page and try again.".into(),
         _ => "Something went wrong on our side and your message was not sent. Please try again in a few minutes.".into(),
     }
@@ -79,9 +75,11 @@ pub fn ContactForm() -> impl IntoView {
             server_field_errors().get(field).cloned()
         }
     };
-    let touch = move |field: &'static str| touched.update(|t| {
-        t.insert(field);
-    });
+    let touch = move |field: &'static str| {
+        touched.update(|t| {
+            t.insert(field);
+        })
+    };
 
     // Hydrated submit: validate with the shared parse functions first (instant feedback, nothing
     // sent while a field is wrong), then call the server function without a page load. Without
@@ -89,9 +87,8 @@ pub fn ContactForm() -> impl IntoView {
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         touched.update(|t| t.extend(["name", "email", "message"]));
-        let invalid = parse_name(&name.get_untracked()).is_err()
-            || parse_email(&email.get_untracked()).is_err()
-            || parse_message(&message.get_untracked()).is_err();
+        let invalid =
+            parse_name(&name.get_untracked()).is_err() || parse_email(&email.get_untracked()).is_err() || parse_message(&message.get_untracked()).is_err();
         if invalid || action.pending().get_untracked() {
             return;
         }

@@ -46,9 +46,7 @@ pub async fn list_page(pool: &PgPool, search: Option<&str>, before: Option<Curso
 }
 
 pub async fn detail(pool: &PgPool, id: Uuid) -> Result<Option<InquiryDetail>, sqlx::Error> {
-    sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at from inquiries where id = $1", id)
-        .fetch_optional(pool)
-        .await
+    sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at from inquiries where id = $1", id).fetch_optional(pool).await
 }
 
 /// Deletes the given inquiries and returns the ids that existed.

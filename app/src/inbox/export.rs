@@ -76,10 +76,7 @@ pub fn stream(pool: PgPool, search: Option<String>, bom: bool, metrics: Arc<Expo
                     let full = rows.len() as i64 == EXPORT_PAGE_ROWS;
                     let chunk = csv_chunk(|w| {
                         for r in &rows {
-                            let received = r
-                                .created_at
-                                .format(&time::format_description::well_known::Rfc3339)
-                                .unwrap_or_default();
+                            let received = r.created_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
                             w.write_record([
                                 r.id.to_string().as_str(),
                                 received.as_str(),

@@ -74,7 +74,11 @@ pub fn InboxPage() -> impl IntoView {
         }
         #[cfg(feature = "hydrate")]
         {
-            let question = if ids.len() == 1 { "Delete this inquiry? This cannot be undone.".to_string() } else { format!("Delete {} inquiries? This cannot be undone.", ids.len()) };
+            let question = if ids.len() == 1 {
+                "Delete this inquiry? This cannot be undone.".to_string()
+            } else {
+                format!("Delete {} inquiries? This cannot be undone.", ids.len())
+            };
             let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
             if !confirmed {
                 return;
@@ -84,7 +88,11 @@ pub fn InboxPage() -> impl IntoView {
             match delete_inquiries(ids.clone()).await {
                 Ok(n) => {
                     removed.update(|r| r.extend(ids.iter().copied()));
-                    selected.update(|s| ids.iter().for_each(|id| { s.remove(id); }));
+                    selected.update(|s| {
+                        ids.iter().for_each(|id| {
+                            s.remove(id);
+                        })
+                    });
                     if open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
                         open.set(None);
                     }

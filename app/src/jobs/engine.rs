@@ -530,10 +530,7 @@ pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::Ru
                         label: s["step"].as_str().unwrap_or_default().to_owned(),
                         status: s["status"].as_str().unwrap_or(if s["error"].is_string() { "failed" } else { "done" }).to_owned(),
                         counts: match &s["counts"] {
-                            serde_json::Value::Array(pairs) => pairs
-                                .iter()
-                                .filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_u64()?)))
-                                .collect(),
+                            serde_json::Value::Array(pairs) => pairs.iter().filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_u64()?))).collect(),
                             // Runs recorded before the engine: `{"step": …, "deleted": n}`.
                             _ => s["deleted"].as_u64().map(|n| vec![("deleted".to_owned(), n)]).unwrap_or_default(),
                         },

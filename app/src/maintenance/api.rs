@@ -73,7 +73,9 @@ pub async fn run_job_now(job: String) -> Result<RunNowView, AppError> {
     };
     if ran {
         let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-        crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::MaintenanceRun, Some(entry.name)).await.map_err(internal("record"))?;
+        crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::MaintenanceRun, Some(entry.name))
+            .await
+            .map_err(internal("record"))?;
     }
     let view = crate::jobs::view(&state.pool, entry).await.map_err(internal("job status"))?;
     Ok(RunNowView { ran, job: view })
@@ -94,6 +96,8 @@ pub async fn resolve_alert(id: i64) -> Result<(), AppError> {
         return Err(AppError::Gone);
     }
     let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-    crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::AlertResolve, Some(&id.to_string())).await.map_err(internal("record"))?;
+    crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::AlertResolve, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
     Ok(())
 }

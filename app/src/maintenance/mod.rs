@@ -17,11 +17,7 @@ pub const RETENTION_DAYS_MESSAGE: &str = "Enter a whole number of days from 1 to
 
 /// Validates retention typed by an admin (browser and server): 1–3,650 whole days.
 pub fn parse_retention_input(raw: &str) -> Result<u32, String> {
-    raw.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|d| RETENTION_DAYS_RANGE.contains(d))
-        .ok_or_else(|| RETENTION_DAYS_MESSAGE.to_string())
+    raw.trim().parse::<u32>().ok().filter(|d| RETENTION_DAYS_RANGE.contains(d)).ok_or_else(|| RETENTION_DAYS_MESSAGE.to_string())
 }
 
 /// The dry run shown before saving a retention value.
@@ -35,10 +31,7 @@ pub struct RetentionPreview {
 
 /// Reads the `retention_days` setting: 1–3,650, and 180 when missing or invalid.
 pub fn retention_days_or_default(stored: Option<&str>) -> u32 {
-    stored
-        .and_then(|s| s.trim().parse::<u32>().ok())
-        .filter(|d| RETENTION_DAYS_RANGE.contains(d))
-        .unwrap_or(DEFAULT_RETENTION_DAYS)
+    stored.and_then(|s| s.trim().parse::<u32>().ok()).filter(|d| RETENTION_DAYS_RANGE.contains(d)).unwrap_or(DEFAULT_RETENTION_DAYS)
 }
 
 #[cfg(test)]

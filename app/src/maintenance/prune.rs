@@ -98,18 +98,14 @@ pub fn job() -> Job {
 
 /// Reads the retention period from `settings` (1–3,650 days; 180 when missing or invalid).
 pub async fn retention_days(pool: &PgPool) -> Result<u32, sqlx::Error> {
-    let stored = sqlx::query_scalar!("select value from settings where key = 'retention_days'")
-        .fetch_optional(pool)
-        .await?;
+    let stored = sqlx::query_scalar!("select value from settings where key = 'retention_days'").fetch_optional(pool).await?;
     Ok(retention_days_or_default(stored.as_deref()))
 }
 
 /// How many inquiries a prune at `now` with `days` of retention would delete (the dry run).
 pub async fn count_older_than(pool: &PgPool, now: OffsetDateTime, days: u32) -> Result<i64, sqlx::Error> {
     let cutoff = now - time::Duration::days(days as i64);
-    sqlx::query_scalar!(r#"select count(*) as "n!" from inquiries where created_at < $1"#, cutoff)
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(r#"select count(*) as "n!" from inquiries where created_at < $1"#, cutoff).fetch_one(pool).await
 }
 
 /// Stores a (validated) retention period.
@@ -259,4 +255,3 @@ pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<Step
     })
     .await
 }
-

@@ -77,7 +77,11 @@ pub fn JobsPanel() -> impl IntoView {
                         format!("{} ran now. Its results are below.", r.job.title)
                     } else {
                         match r.job.next_possible_at {
-                            Some(t) => format!("{} ran less than its interval ago, so it did not start again. The next run may start after {}.", r.job.title, format_time(t)),
+                            Some(t) => format!(
+                                "{} ran less than its interval ago, so it did not start again. The next run may start after {}.",
+                                r.job.title,
+                                format_time(t)
+                            ),
                             None => format!("{} is running right now; its results will appear here.", r.job.title),
                         }
                     };
@@ -156,7 +160,11 @@ pub fn SettingsPage() -> impl IntoView {
 
     let local_error = move || {
         let t = typed.get();
-        if t.is_empty() { None } else { parse_retention_input(&t).err() }
+        if t.is_empty() {
+            None
+        } else {
+            parse_retention_input(&t).err()
+        }
     };
 
     // The dry run follows what is typed (only valid values are sent).

@@ -156,7 +156,10 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
                         pool,
                         AlertKind::ShareDeleteFailing,
                         &share.id.to_string(),
-                        &format!("The file of share {} could not be deleted {attempts} times; it is retried with growing delays. The server log has the cause.", share.id),
+                        &format!(
+                            "The file of share {} could not be deleted {attempts} times; it is retried with growing delays. The server log has the cause.",
+                            share.id
+                        ),
                     )
                     .await?;
                 }
@@ -239,7 +242,12 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let next_id = if rows.len() < page { 0 } else { rows.last().map(|r| r.id).unwrap_or(0) };
     set_cursor(pool, "share_gc_rowcheck_after", &next_id.to_string()).await?;
     Ok(StepReport {
-        counts: vec![("objects_checked", objects.len() as u64), ("orphans_deleted", orphans_deleted), ("rows_checked", rows.len() as u64), ("files_missing", missing)],
+        counts: vec![
+            ("objects_checked", objects.len() as u64),
+            ("orphans_deleted", orphans_deleted),
+            ("rows_checked", rows.len() as u64),
+            ("files_missing", missing),
+        ],
         rows: objects.len() as u64 + rows.len() as u64,
         more: !next.is_empty() || next_id != 0,
     })

@@ -149,15 +149,7 @@ pub const PROBLEM_ATTEMPTS: i32 = 3;
 pub const PAGE_SIZE: i64 = 50;
 
 /// Expiry choices offered by the form (hours, label); those above the configured cap are hidden.
-pub const EXPIRY_CHOICES: &[(u32, &str)] = &[
-    (1, "1 hour"),
-    (6, "6 hours"),
-    (24, "1 day"),
-    (72, "3 days"),
-    (168, "7 days"),
-    (336, "14 days"),
-    (720, "30 days"),
-];
+pub const EXPIRY_CHOICES: &[(u32, &str)] = &[(1, "1 hour"), (6, "6 hours"), (24, "1 day"), (72, "3 days"), (168, "7 days"), (336, "14 days"), (720, "30 days")];
 
 /// Longest expiry Ebb allows at all (the configuration may lower it).
 pub const MAX_EXPIRY_HOURS: u32 = 720;
@@ -208,10 +200,8 @@ pub fn parse_note(raw: &str) -> Result<Option<String>, String> {
 /// 255 characters (keeping a short extension), never empty.
 pub fn clean_file_name(raw: &str) -> String {
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
-    let cleaned: String = last
-        .chars()
-        .filter(|c| !c.is_control() && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}'))
-        .collect();
+    let cleaned: String =
+        last.chars().filter(|c| !c.is_control() && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')).collect();
     let trimmed = cleaned.trim().trim_start_matches('.').trim();
     if trimmed.is_empty() {
         return "download".into();

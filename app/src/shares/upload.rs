@@ -60,7 +60,10 @@ pub fn start(
     let (d1, d2, d3, reader) = (done.clone(), done.clone(), done, xhr.clone());
     let onload = Closure::<dyn FnMut()>::new(move || finish(&d1, outcome(&reader)));
     let onerror = Closure::<dyn FnMut()>::new(move || {
-        finish(&d2, Err(UploadError::Other("The upload failed: the connection was lost or refused. Check the file size and your network, then try again.".into())))
+        finish(
+            &d2,
+            Err(UploadError::Other("The upload failed: the connection was lost or refused. Check the file size and your network, then try again.".into())),
+        )
     });
     let onabort = Closure::<dyn FnMut()>::new(move || finish(&d3, Err(UploadError::Other("The upload was cancelled; nothing was shared.".into()))));
     xhr.set_onload(Some(onload.as_ref().unchecked_ref()));

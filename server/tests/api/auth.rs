@@ -79,7 +79,15 @@ async fn sign_in_beyond_the_per_client_limit_gets_429(pool: PgPool) {
 async fn sign_in_beyond_the_total_limit_gets_429_whoever_asks(pool: PgPool) {
     let app = spawn_app_with(pool, &["--auth-total-rate-limit", "2", "--trusted-proxy-hops", "1"], |_| {}).await;
     for (i, ip) in ["192.0.2.1", "192.0.2.2", "192.0.2.3"].iter().enumerate() {
-        let res = app.client.post(app.url("/api/auth/signin/start")).header("accept", "application/json").header("x-forwarded-for", *ip).body("").send().await.unwrap();
+        let res = app
+            .client
+            .post(app.url("/api/auth/signin/start"))
+            .header("accept", "application/json")
+            .header("x-forwarded-for", *ip)
+            .body("")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), if i < 2 { 200 } else { 429 }, "client {ip}");
     }
 }
@@ -137,7 +145,8 @@ async fn a_revoked_session_is_refused_and_the_others_stay(pool: PgPool) {
     assert_eq!(call_form(&app, "/api/admin/sessions/revoke", Some(&mine), &[("handle", &other_handle)]).await.status(), 200);
     assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&other), &[]).await.status(), 401);
     assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&mine), &[]).await.status(), 200);
-    let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'session.revoke' and admin_id = $1").bind(admin).fetch_one(&pool).await.unwrap();
+    let recorded: i64 =
+        sqlx::query_scalar("select count(*) from admin_actions where action = 'session.revoke' and admin_id = $1").bind(admin).fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1, "the change went through the admin action record");
 }
 

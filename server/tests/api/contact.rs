@@ -11,8 +11,7 @@ async fn a_valid_submission_is_stored_as_sent(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let res = app.post_contact(&VALID).await;
     assert_eq!(res.status(), 200);
-    let (name, email, message): (String, String, String) =
-        sqlx::query_as("select name, email, message from inquiries").fetch_one(&pool).await.unwrap();
+    let (name, email, message): (String, String, String) = sqlx::query_as("select name, email, message from inquiries").fetch_one(&pool).await.unwrap();
     assert_eq!((name.as_str(), email.as_str(), message.as_str()), ("Ann Example", "ann@example.org", "Hello,\nplease call me back."));
     app.shutdown().await;
 }
@@ -153,7 +152,8 @@ async fn a_submission_triggers_prune_after_the_response(pool: PgPool) {
     app.state.background.settle().await;
     let names: Vec<String> = sqlx::query_scalar("select name from inquiries").fetch_all(&pool).await.unwrap();
     assert_eq!(names, ["Ann Example"], "the 181-day-old inquiry was pruned, the new one kept");
-    let runs: i64 = sqlx::query_scalar("select count(*) from maintenance_runs where job = 'prune' and trigger = 'contact' and ok").fetch_one(&pool).await.unwrap();
+    let runs: i64 =
+        sqlx::query_scalar("select count(*) from maintenance_runs where job = 'prune' and trigger = 'contact' and ok").fetch_one(&pool).await.unwrap();
     assert_eq!(runs, 1);
 }
 
@@ -173,8 +173,7 @@ async fn a_failing_prune_step_never_changes_the_contact_response(pool: PgPool) {
     app.state.background.settle().await;
     assert_eq!(inquiry_count(&pool).await, 1, "the inquiry is stored");
     assert_eq!(app.state.background.failures(), 1, "the failure was counted");
-    let (ok, steps): (bool, serde_json::Value) =
-        sqlx::query_as("select ok, steps from maintenance_runs where job = 'prune'").fetch_one(&pool).await.unwrap();
+    let (ok, steps): (bool, serde_json::Value) = sqlx::query_as("select ok, steps from maintenance_runs where job = 'prune'").fetch_one(&pool).await.unwrap();
     assert!(!ok);
     assert_eq!(steps[0]["step"], "sabotaged");
     assert!(steps[0]["error"].as_str().unwrap().contains("sabotaged"));
@@ -191,17 +190,20 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
     let app = spawn_app_with(pool.clone(), &[], move |state| {
         // A slow step that only finishes when the test says so.
         let mut jobs = (*state.jobs).clone();
-        jobs.set_steps("prune", vec![Step::new("slow", move |_ctx| {
-            let rx = rx.clone();
-            let done = done.clone();
-            async move {
-                if let Some(rx) = rx.lock().await.take() {
-                    let _ = rx.await;
+        jobs.set_steps(
+            "prune",
+            vec![Step::new("slow", move |_ctx| {
+                let rx = rx.clone();
+                let done = done.clone();
+                async move {
+                    if let Some(rx) = rx.lock().await.take() {
+                        let _ = rx.await;
+                    }
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
+                    Ok(StepReport::default())
                 }
-                done.store(true, std::sync::atomic::Ordering::SeqCst);
-                Ok(StepReport::default())
-            }
-        })]);
+            })],
+        );
         state.jobs = std::sync::Arc::new(jobs);
     })
     .await;

@@ -41,10 +41,7 @@ fn admin_pages() -> Vec<String> {
     pages.sort();
     pages.dedup();
     for p in &pages {
-        assert!(
-            PUBLIC_PAGES.contains(&p.as_str()) || server::security::is_admin_page(p),
-            "page {p} is neither public (listed in gate.rs) nor under /admin"
-        );
+        assert!(PUBLIC_PAGES.contains(&p.as_str()) || server::security::is_admin_page(p), "page {p} is neither public (listed in gate.rs) nor under /admin");
     }
     pages.into_iter().filter(|p| server::security::is_admin_page(p)).collect()
 }

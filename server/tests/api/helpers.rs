@@ -48,13 +48,7 @@ impl TestApp {
 
     /// Posts the contact form as the hydrated client does (expects JSON, gets status codes).
     pub async fn post_contact(&self, fields: &[(&str, &str)]) -> reqwest::Response {
-        self.client
-            .post(self.url("/api/contact"))
-            .header("accept", "application/json")
-            .form(fields)
-            .send()
-            .await
-            .expect("request sent")
+        self.client.post(self.url("/api/contact")).header("accept", "application/json").form(fields).send().await.expect("request sent")
     }
 
     /// Posts the contact form as a browser without JavaScript does.

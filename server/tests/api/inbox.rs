@@ -221,7 +221,7 @@ async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
     let first = res.chunk().await.unwrap().expect("the header arrives");
     assert!(first.starts_with(b"id,"));
     drop(res); // the client goes away after the first chunk
-    // Wait until the server stops issuing queries (polling, not sleeping a guessed time).
+               // Wait until the server stops issuing queries (polling, not sleeping a guessed time).
     let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
     let mut last = metrics.page_queries.load(Ordering::SeqCst);
     loop {

@@ -133,7 +133,8 @@ async fn reconciliation_deletes_old_files_no_share_points_to_and_reports_missing
     assert!(dir.join(&young).exists(), "a young file may be an upload in progress");
     assert!(dir.join(&key).exists(), "a live share's file stays");
     assert!(dir.join(app::storage::MARKER_KEY).exists(), "the marker is never reconciled");
-    let steps: serde_json::Value = sqlx::query_scalar("select steps from maintenance_runs where job = 'share_gc' and trigger = 'cli'").fetch_one(&pool).await.unwrap();
+    let steps: serde_json::Value =
+        sqlx::query_scalar("select steps from maintenance_runs where job = 'share_gc' and trigger = 'cli'").fetch_one(&pool).await.unwrap();
     let reconcile = steps.as_array().unwrap().iter().find(|s| s["step"] == "reconcile").unwrap();
     let counts: std::collections::HashMap<String, u64> =
         reconcile["counts"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].as_u64().unwrap())).collect();
@@ -271,15 +272,8 @@ async fn malformed_or_empty_json_bodies_are_400_not_500(pool: PgPool) {
     let app = spawn_app(pool).await;
     for path in ["/api/auth/invite/start", "/api/auth/invite/finish", "/api/auth/signin/finish"] {
         for body in ["", "{", "not json", "[1,2", "{\"credential\": 5}"] {
-            let res = app
-                .client
-                .post(app.url(path))
-                .header("content-type", "application/json")
-                .header("accept", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
+            let res =
+                app.client.post(app.url(path)).header("content-type", "application/json").header("accept", "application/json").body(body).send().await.unwrap();
             assert_eq!(res.status(), 400, "{path} with {body:?}");
             let err: app::error::AppError = res.json().await.unwrap();
             assert!(matches!(err, app::error::AppError::BadRequest(_)), "{err:?}");

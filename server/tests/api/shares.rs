@@ -20,14 +20,7 @@ fn form(file_name: &str, data: Vec<u8>, expires: &str, note: &str) -> Form {
 }
 
 async fn upload(app: &TestApp, cookie: &str, form: Form) -> reqwest::Response {
-    app.client
-        .post(app.url("/api/admin/shares/upload"))
-        .header("cookie", cookie)
-        .header("accept", "application/json")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
+    app.client.post(app.url("/api/admin/shares/upload")).header("cookie", cookie).header("accept", "application/json").multipart(form).send().await.unwrap()
 }
 
 /// Uploads through the API and returns the link's path (`/s/…`).
@@ -224,7 +217,9 @@ async fn a_wrong_token_is_404_and_reveals_nothing(pool: PgPool) {
     let hash_hex: String = app::token::hash_token(token).iter().map(|b| format!("{b:02x}")).collect();
     let mut bodies = Vec::new();
     for wrong in [flipped.as_str(), "short", &"A".repeat(43), &hash_hex, "..%2F..%2Fetc%2Fpasswd"] {
-        for res in [app.client.get(app.url(&format!("/s/{wrong}"))).send().await.unwrap(), app.client.post(app.url(&format!("/s/{wrong}"))).send().await.unwrap()] {
+        for res in
+            [app.client.get(app.url(&format!("/s/{wrong}"))).send().await.unwrap(), app.client.post(app.url(&format!("/s/{wrong}"))).send().await.unwrap()]
+        {
             assert_eq!(res.status(), 404, "{wrong}");
             assert!(res.headers().get("content-disposition").is_none());
             let body = res.text().await.unwrap();
@@ -360,7 +355,8 @@ async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool
         let res = request.send().await.unwrap();
         assert!(res.status().is_success(), "{trigger}: {}", res.status());
         app.state.background.settle().await;
-        let unpurged_stale: i64 = sqlx::query_scalar("select count(*) from shares where file_name = 'stale.pdf' and status <> 'purged'").fetch_one(&pool).await.unwrap();
+        let unpurged_stale: i64 =
+            sqlx::query_scalar("select count(*) from shares where file_name = 'stale.pdf' and status <> 'purged'").fetch_one(&pool).await.unwrap();
         assert_eq!(unpurged_stale, 0, "{trigger} ran the GC");
     }
     assert_eq!(app.stored_files().len(), 1, "only the downloaded share's file remains (delivery grace)");
@@ -425,7 +421,8 @@ async fn the_admin_list_pages_newest_first_without_gaps_or_repeats(pool: PgPool)
     let mut before: Option<i64> = None;
     loop {
         let form: Vec<(&str, String)> = before.map(|b| vec![("before", b.to_string())]).unwrap_or_default();
-        let res = app.client.post(app.url("/api/admin/shares")).header("cookie", &cookie).header("accept", "application/json").form(&form).send().await.unwrap();
+        let res =
+            app.client.post(app.url("/api/admin/shares")).header("cookie", &cookie).header("accept", "application/json").form(&form).send().await.unwrap();
         assert_eq!(res.status(), 200);
         let page: serde_json::Value = res.json().await.unwrap();
         let ids: Vec<i64> = page["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();

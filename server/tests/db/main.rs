@@ -3,5 +3,5 @@
 mod auth;
 mod claim;
 mod inbox;
-mod shares;
 mod prune;
+mod shares;
