@@ -13,6 +13,7 @@ echo "test: database $(echo "$DATABASE_URL" | sed 's#//[^@/]*@#//#')"
 
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
+python3 scripts/check-layers.py
 cargo clippy -q -p app -p server --all-targets -- -D warnings
 
 echo "== unit, database and HTTP tests (cargo test)"
