@@ -30,7 +30,7 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
     let state = service::state()?;
     service::limit_auth(&state, "auth.invite").await?;
     let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?;
-    invite.map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at }).ok_or_else(|| AppError::NotFound)
+    invite.map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at }).ok_or(AppError::NotFound)
 }
 
 /// Starts registering the first passkey of a new admin from an invite.
@@ -45,7 +45,7 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
         return Err(AppError::Invalid(errors));
     };
-    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?.ok_or_else(|| AppError::NotFound)?;
+    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?.ok_or(AppError::NotFound)?;
     service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id)).await
 }
 

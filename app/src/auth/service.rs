@@ -171,7 +171,7 @@ pub async fn begin_registration(
     let exclude = match owner {
         Some(owner) => {
             let ids = db::credential_ids(&state.pool, owner).await.map_err(|e| AppError::internal("credential ids", e))?;
-            Some(ids.into_iter().map(Into::into).collect())
+            Some(ids.into_iter().collect())
         }
         None => None,
     };

@@ -24,7 +24,7 @@ pub async fn submit_inquiry(name: String, email: String, message: String, websit
         return finish_success(is_plain_form_post());
     }
 
-    let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(|e| AppError::Invalid(e))?;
+    let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(AppError::Invalid)?;
 
     match ratelimit::hit(&state.pool, &state.domain::<super::ContactSettings>().limit, &client_key(&state)).await {
         Ok(Decision::Allowed) => {}

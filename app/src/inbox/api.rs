@@ -37,7 +37,7 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
 #[server(prefix = "/api", endpoint = "admin/inbox/detail")]
 pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
     let (state, _, _) = crate::auth::service::require_admin().await?;
-    super::db::detail(&state.pool, id).await.map_err(internal("inbox detail"))?.ok_or_else(|| AppError::NotFound)
+    super::db::detail(&state.pool, id).await.map_err(internal("inbox detail"))?.ok_or(AppError::NotFound)
 }
 
 /// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.

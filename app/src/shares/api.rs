@@ -20,7 +20,7 @@ pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError
     };
     let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;
     super::gc::gc_in_background(&state);
-    let share = share.ok_or_else(|| AppError::NotFound)?;
+    let share = share.ok_or(AppError::NotFound)?;
     Ok(ShareLanding { state: share.state(), file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at })
 }
 
