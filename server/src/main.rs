@@ -115,7 +115,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             migrate().await?;
             server::check_storage_marker(&state, &config).await?;
             if let Some(addr) = config.metrics_bind.0 {
-                server::telemetry::serve_metrics(addr).await?;
+                // Metrics are for operators: a taken port (a second instance on this host) must
+                // not keep the site down. Said loudly, once.
+                if let Err(e) = server::telemetry::serve_metrics(addr).await {
+                    tracing::warn!("metrics disabled: {e}");
+                }
             }
             server::invite_first_admin_if_none(&pool, &config).await?;
             let listener = tokio::net::TcpListener::bind(config.bind)

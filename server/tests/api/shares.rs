@@ -369,7 +369,7 @@ async fn the_dashboard_overview_lists_shares_with_three_failed_deletes(pool: PgP
     for name in ["ok.pdf", "stuck.pdf", "twice.pdf"] {
         share_via_upload(&app, &cookie, name, body_of(10)).await;
     }
-    sqlx::query("update shares set purge_attempts = 3, expires_at = now() - interval '1 hour' where file_name = 'stuck.pdf'").execute(&pool).await.unwrap();
+    sqlx::query("update shares set purge_attempts = 3, next_purge_attempt_at = now() + interval '4 hours', expires_at = now() - interval '1 hour' where file_name = 'stuck.pdf'").execute(&pool).await.unwrap();
     sqlx::query("update shares set purge_attempts = 2 where file_name = 'twice.pdf'").execute(&pool).await.unwrap();
     let res = call_form(&app, "/api/admin/shares/overview", Some(&cookie), &[]).await;
     assert_eq!(res.status(), 200);

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { expect, test } from '@playwright/test';
+import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
+
+function psql(sql: string): string {
+  return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
+}
+
+test('the dashboard shows every job with its last run, runs one now, and shows an alert until it is resolved', async ({ page }) => {
+  const tag = `jobs-${Date.now().toString(36)}`;
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  // An alert raised by the server (as the alert helper writes it), unique to this test.
+  psql(`insert into alerts (kind, subject, message) values ('job.failing', '${tag}', 'The job “${tag}” failed twice in a row.')`);
+
+  await page.goto('/admin');
+  await waitForAdminHydration(page);
+  const banner = page.getByTestId('alerts');
+  await expect(banner).toContainText(`The job “${tag}” failed twice in a row.`);
+  await expect(page.getByTestId('job-prune')).toContainText('Prune');
+  await expect(page.getByTestId('job-share_gc')).toContainText('Share GC');
+
+  await page.getByTestId('run-job-share_gc').click();
+  await expect(page.getByTestId('jobs-message')).toContainText(/Share GC (ran now|ran less than its interval ago|is running right now)/);
+  await expect(page.getByTestId('job-status-share_gc')).toContainText(/Last run: /);
+  await expect(page.getByTestId('job-status-share_gc')).toContainText(/files of used or expired shares: /);
+  if (process.env.SCREENSHOT_DIR) {
+    await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/dashboard.png`, fullPage: true });
+  }
+
+  const mine = banner.locator('.alert', { hasText: tag });
+  await mine.getByRole('button', { name: 'Mark resolved' }).click();
+  await expect(page.getByText(`The job “${tag}” failed twice in a row.`)).toHaveCount(0);
+  expect(psql(`select resolved_by is not null from alerts where subject = '${tag}'`)).toBe('t');
+});
