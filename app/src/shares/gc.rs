@@ -243,7 +243,7 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     set_cursor(pool, "share_gc_rowcheck_after", &next_id.to_string()).await?;
     Ok(StepReport {
         counts: vec![
-            ("objects_checked", objects.len() as u64),
+            ("files_checked", keys.len() as u64),
             ("orphans_deleted", orphans_deleted),
             ("rows_checked", rows.len() as u64),
             ("files_missing", missing),
