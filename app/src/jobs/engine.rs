@@ -359,9 +359,10 @@ impl Drop for Running<'_> {
 /// `force`), records the run, updates metrics and alerts. `Err` only when the engine itself could
 /// not reach the database; a failing step is recorded in the run, not returned as an error.
 pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
-    // A run already going in this process: traffic gives up at once; the ticker, the CLI and an
-    // admin's "Run now" wait for it (up to one budget) and then ask the claim themselves.
-    let patience = if trigger.is_traffic() { Duration::ZERO } else { job.budget.time };
+    // A run already going in this process: traffic and the ticker give up at once (the next
+    // tick comes); the CLI and an admin's "Run now" wait for it (up to one budget) and then ask
+    // the claim themselves, so a person gets an answer about their own request.
+    let patience = if matches!(trigger, Trigger::Cli | Trigger::Admin) { job.budget.time } else { Duration::ZERO };
     let waiting = Instant::now();
     while job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
         if waiting.elapsed() >= patience {

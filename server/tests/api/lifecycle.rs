@@ -334,3 +334,43 @@ async fn metrics_count_requests_by_route_template_and_job_runs(pool: PgPool) {
     assert!(text.contains("ebb_job_runs_total{"), "{text}");
     assert!(text.contains("ebb_http_request_duration_seconds_bucket"), "{text}");
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_ticker_runs_each_job_in_its_own_task_so_a_slow_job_delays_no_other(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let slow_running = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fast_runs = Arc::new(AtomicU64::new(0));
+    let (r, s, f) = (release.clone(), slow_running.clone(), fast_runs.clone());
+    let slow = Job::new("slow", "Slow", "", "slow_at", Duration::from_secs(3600)).step(Step::new("wait", move |_ctx| {
+        let (r, s) = (r.clone(), s.clone());
+        async move {
+            s.store(true, Ordering::SeqCst);
+            r.notified().await;
+            s.store(false, Ordering::SeqCst);
+            Ok(StepReport::default())
+        }
+    }));
+    let fast = Job::new("fast", "Fast", "", "fast_at", Duration::from_millis(10)).step(Step::new("count", move |_ctx| {
+        let f = f.clone();
+        async move {
+            f.fetch_add(1, Ordering::SeqCst);
+            Ok(StepReport::rows("counted", 1))
+        }
+    }));
+    // The slow job comes first: a loop that awaited each job would never reach the fast one.
+    state.jobs = Arc::new(Registry::new(vec![slow, fast]));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let ticker = tokio::spawn(server::maintenance::ticker(state.clone(), Duration::from_millis(50), stop.clone()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fast_runs.load(Ordering::SeqCst) < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(fast_runs.load(Ordering::SeqCst) >= 3, "the fast job kept running");
+    assert!(slow_running.load(Ordering::SeqCst), "while the slow one was still running");
+    stop.cancel();
+    ticker.await.unwrap();
+    release.notify_waiters();
+    state.background.settle().await;
+}

@@ -119,3 +119,17 @@ async fn a_unique_violation_becomes_a_409_conflict_with_a_clear_message(pool: Pg
     let e = sqlx::query("select * from no_such_table").execute(&pool).await.unwrap_err();
     assert_eq!(app::error::AppError::db("test")(e), app::error::AppError::Internal);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn rate_limit_windows_are_cut_from_the_database_clock(pool: PgPool) {
+    use app::ratelimit::{hit, Decision, Limit};
+    let limit = Limit { name: "test", max: 2, window: Duration::from_secs(600) };
+    assert_eq!(hit(&pool, &limit, "client").await.unwrap(), Decision::Allowed);
+    assert_eq!(hit(&pool, &limit, "client").await.unwrap(), Decision::Allowed);
+    let Decision::Limited { retry_after_secs } = hit(&pool, &limit, "client").await.unwrap() else { panic!("third hit is over the limit") };
+    assert!((1..=600).contains(&retry_after_secs), "{retry_after_secs}");
+    let (start, now): (time::OffsetDateTime, time::OffsetDateTime) =
+        sqlx::query_as("select window_start, clock_timestamp() from rate_limit_counters").fetch_one(&pool).await.unwrap();
+    assert_eq!(start.unix_timestamp() % 600, 0, "a whole window");
+    assert!(start <= now && (now - start).whole_seconds() < 600, "the window holding the database's now");
+}
