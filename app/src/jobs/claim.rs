@@ -27,8 +27,9 @@ fn interval_ms(interval: Duration) -> i64 {
 
 /// Tries to claim `key`. Returns the database time of the claim when this caller won it.
 pub async fn try_claim(pool: &PgPool, key: &str, interval: Duration) -> Result<Option<OffsetDateTime>, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"insert into settings (key, value, updated_at)
+    let won = sqlx::query!(
+        r#"with before as (select value from settings where key = $1)
+           insert into settings (key, value, updated_at)
            values ($1, ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text, clock_timestamp())
            on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at
            where case when settings.value ~ '^-?[0-9]{1,18}$'
@@ -36,12 +37,21 @@ pub async fn try_claim(pool: &PgPool, key: &str, interval: Duration) -> Result<O
                         -- further ahead than one interval: written by a clock that was wrong
                         or settings.value::bigint > excluded.value::bigint + $2
                       else true end
-           returning updated_at"#,
+           returning updated_at, value, (select value from before) as previous"#,
         key,
         interval_ms(interval),
     )
     .fetch_optional(pool)
-    .await
+    .await?;
+    let Some(won) = won else { return Ok(None) };
+    // Say so when the claim replaced a value from the future: some instance's clock was wrong
+    // (or the row was edited), and operators should know why a job ran "early".
+    if let (Some(before), Ok(now)) = (won.previous.and_then(|v| v.parse::<i64>().ok()), won.value.parse::<i64>()) {
+        if before > now + interval_ms(interval) {
+            tracing::warn!(claim = key, ahead_secs = (before - now) / 1000, "a claim stored ahead of the database clock was treated as stale");
+        }
+    }
+    Ok(Some(won.updated_at))
 }
 
 /// Takes the claim unconditionally (an operator's `--force`); the next regular claim waits a full
