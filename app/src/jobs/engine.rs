@@ -410,7 +410,7 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         }
         let record = match (step.run)(ctx.clone()).await {
             Ok(report) => {
-                tracing::info!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
+                tracing::debug!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
                 for (name, n) in &report.counts {
                     metrics::counter!("ebb_job_step_rows_total", "job" => job.name, "step" => step.name, "count" => *name).increment(*n);
                 }
@@ -448,7 +448,13 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
     let seconds = clock.elapsed().as_secs_f64();
     metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
     metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);
-    tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, "job run recorded");
+    // A quiet run (nothing to do) is not news: the share GC runs every minute.
+    let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
+    if rows.is_empty() && outcome == Outcome::Ok {
+        tracing::debug!(job = job.name, trigger = trigger.as_str(), seconds, "job ran; nothing to do");
+    } else {
+        tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, counts = ?rows, "job run recorded");
+    }
     check_failing_twice(state, job, outcome).await?;
     Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
 }
