@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . scripts/env.sh
+# The tests' client goes to its own site folder: a `make run` serving target/site from this
+# checkout keeps its release client while the tests build theirs.
+export LEPTOS_SITE_ROOT=$CARGO_TARGET_DIR/test-site
 
 # Tests need a PostgreSQL role that may create databases (#[sqlx::test] makes one per test).
 eval "$(bash scripts/test-db.sh)"

@@ -374,3 +374,29 @@ async fn the_ticker_runs_each_job_in_its_own_task_so_a_slow_job_delays_no_other(
     release.notify_waiters();
     state.background.settle().await;
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn form_bodies_that_are_not_utf8_are_400_not_500(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    for path in ["/api/contact", "/api/share", "/api/auth/invite", "/api/auth/signin/start", "/api/auth/me"] {
+        let res = app
+            .client
+            .post(app.url(path))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(vec![b'n', b'a', b'm', b'e', b'=', 0xff, 0xfe, 0xfd])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{path}");
+    }
+    assert_eq!(inquiry_count(&pool).await, 0, "nothing stored");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_garbled_error_in_the_home_page_url_is_a_client_error_not_a_500(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let res = app.client.get(app.url("/?__path=/api/contact&__err=x")).send().await.unwrap();
+    assert!(res.status().is_client_error(), "{}", res.status());
+    assert!(res.text().await.unwrap().contains("<form"), "the form is still there");
+}
