@@ -16,6 +16,8 @@ pub enum AlertKind {
     StorageMarkerMissing,
     /// A job failed twice in a row; subject: the job name.
     JobFailing,
+    /// A live share's stored file is missing (its download would fail); subject: the share id.
+    ShareFileMissing,
 }
 
 impl AlertKind {
@@ -24,6 +26,7 @@ impl AlertKind {
             AlertKind::ShareDeleteFailing => "share.delete_failing",
             AlertKind::StorageMarkerMissing => "storage.marker_missing",
             AlertKind::JobFailing => "job.failing",
+            AlertKind::ShareFileMissing => "share.file_missing",
         }
     }
 }

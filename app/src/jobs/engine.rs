@@ -127,6 +127,11 @@ impl StepCtx {
         Instant::now() >= self.deadline
     }
 
+    /// When the run's time budget ends (steps that loop check it between batches).
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// A context for calling a step directly (tests, and code that reuses a step's logic).
     pub fn new(state: AppState, now: OffsetDateTime, trigger: Trigger, budget: Budget) -> Self {
         StepCtx { state, now, trigger, rows: budget.rows_per_step, deadline: Instant::now() + budget.time }

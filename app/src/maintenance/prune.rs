@@ -42,6 +42,8 @@ pub struct PruneCtx {
     pub max_batches: u32,
     /// Sessions signed in longer ago than this are ended, however active.
     pub session_absolute: Duration,
+    /// The run's time budget: no batch starts after it (`None`: bounded by batches only).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What a step did.
@@ -65,7 +67,7 @@ fn prune_ctx(ctx: &StepCtx) -> PruneCtx {
     let settings = *ctx.state.domain::<PruneSettings>();
     let batch_size = settings.batch_size.max(1);
     let max_batches = u32::try_from(ctx.rows.div_ceil(batch_size as u64)).unwrap_or(u32::MAX).max(1);
-    PruneCtx { now: ctx.now, batch_size, max_batches, session_absolute: settings.session_absolute }
+    PruneCtx { now: ctx.now, batch_size, max_batches, session_absolute: settings.session_absolute, deadline: Some(ctx.deadline()) }
 }
 
 fn step<F, Fut>(name: &'static str, label: &'static str, f: F) -> Step
@@ -129,7 +131,8 @@ where
 {
     let mut report = StepReport::default();
     loop {
-        if report.batches >= ctx.max_batches {
+        let out_of_time = ctx.deadline.is_some_and(|d| std::time::Instant::now() >= d);
+        if report.batches >= ctx.max_batches || out_of_time {
             report.more = true;
             return Ok(report);
         }

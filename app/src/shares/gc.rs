@@ -170,6 +170,7 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
         if mark_purged(pool, share.id).await? {
             report.purged += 1;
             alerts::resolve(pool, AlertKind::ShareDeleteFailing, &share.id.to_string()).await?;
+            alerts::resolve(pool, AlertKind::ShareFileMissing, &share.id.to_string()).await?;
         }
     }
     Ok(report)
@@ -236,7 +237,16 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     for r in &rows {
         if !store.exists(&r.blob_key).await? {
             missing += 1;
-            tracing::warn!(share.id = r.id, "a share's file is missing from the storage");
+            alerts::raise(
+                pool,
+                AlertKind::ShareFileMissing,
+                &r.id.to_string(),
+                &format!(
+                    "The stored file of share {} is missing: its link cannot be delivered. Check the storage; revoke the share if the file is lost.",
+                    r.id
+                ),
+            )
+            .await?;
         }
     }
     let next_id = if rows.len() < page { 0 } else { rows.last().map(|r| r.id).unwrap_or(0) };

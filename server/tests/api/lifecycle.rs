@@ -140,6 +140,7 @@ async fn reconciliation_deletes_old_files_no_share_points_to_and_reports_missing
         reconcile["counts"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_owned(), p[1].as_u64().unwrap())).collect();
     assert_eq!(counts["orphans_deleted"], 1, "{reconcile}");
     assert_eq!(counts["files_missing"], 1, "{reconcile}");
+    assert_eq!(open_alerts(&pool, "share.file_missing").await, 1, "the missing file is an alert");
 }
 
 /// A job that records how many of its runs overlap, and runs longer than its interval.

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 fn ctx() -> PruneCtx {
-    PruneCtx { now: OffsetDateTime::now_utc(), batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400) }
+    PruneCtx { now: OffsetDateTime::now_utc(), batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400), deadline: None }
 }
 
 async fn invite(pool: &PgPool, token: &str, expires_in_secs: i64) -> Uuid {

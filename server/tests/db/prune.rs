@@ -3,7 +3,7 @@ use sqlx::PgPool;
 use time::OffsetDateTime;
 
 fn ctx(now: OffsetDateTime) -> PruneCtx {
-    PruneCtx { now, batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400) }
+    PruneCtx { now, batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400), deadline: None }
 }
 
 /// Inserts `n` inquiries created `age_days` days (plus `extra_secs` seconds) before `now`.
@@ -113,4 +113,15 @@ async fn prune_deletes_only_ended_rate_limit_windows(pool: PgPool) {
     delete_old_rate_limit_counters(&pool, ctx(now)).await.unwrap();
     let left: Vec<String> = sqlx::query_scalar("select bucket from rate_limit_counters").fetch_all(&pool).await.unwrap();
     assert_eq!(left, ["current"]);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_step_whose_time_budget_is_spent_starts_no_batch_and_leaves_the_rest_for_the_next_run(pool: PgPool) {
+    let now = OffsetDateTime::now_utc();
+    insert_aged(&pool, now, 1_500, 200, 0, "old").await;
+    let spent = PruneCtx { deadline: Some(std::time::Instant::now()), ..ctx(now) };
+    let report = delete_old_inquiries(&pool, spent).await.unwrap();
+    assert_eq!((report.deleted, report.more), (0, true));
+    let report = delete_old_inquiries(&pool, ctx(now)).await.unwrap();
+    assert_eq!((report.deleted, report.more), (1_500, false));
 }
