@@ -74,15 +74,23 @@ mod db {
     /// Resolves the open alert `kind` about `subject` because its condition cleared (no-op when
     /// none is open).
     pub async fn resolve(pool: &PgPool, kind: AlertKind, subject: &str) -> Result<(), sqlx::Error> {
-        let r = sqlx::query!(
-            "update alerts set resolved_at = now(), resolved_by = 'auto' where kind = $1 and subject = $2 and resolved_at is null",
-            kind.as_str(),
+        resolve_each(pool, &[kind], subject).await
+    }
+
+    /// Resolves the open alerts of any of `kinds` about `subject` in one statement (a purged
+    /// share clears every alert about it).
+    pub async fn resolve_each(pool: &PgPool, kinds: &[AlertKind], subject: &str) -> Result<(), sqlx::Error> {
+        let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        let resolved = sqlx::query_scalar!(
+            "update alerts set resolved_at = now(), resolved_by = 'auto' where kind = any($1) and subject = $2 and resolved_at is null
+             returning kind",
+            &kinds[..],
             subject,
         )
-        .execute(pool)
+        .fetch_all(pool)
         .await?;
-        if r.rows_affected() > 0 {
-            tracing::info!(alert.kind = kind.as_str(), alert.subject = subject, "alert resolved: the condition cleared");
+        for kind in resolved {
+            tracing::info!(alert.kind = kind, alert.subject = subject, "alert resolved: the condition cleared");
         }
         Ok(())
     }

@@ -19,14 +19,7 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
             _ = interval.tick() => {}
         }
         for job in state.jobs.jobs() {
-            let (state2, job2) = (state.clone(), job.clone());
-            state.background.spawn(job.name, async move {
-                match run_job(&state2, &job2, Trigger::Ticker, false).await {
-                    Ok(RunOutcome::Ran(run)) if run.outcome == app::jobs::Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(format!("{}: {e}", job2.name)),
-                }
-            });
+            app::jobs::spawn_run(&state, job, Trigger::Ticker);
         }
     }
 }

@@ -70,6 +70,11 @@ pub async fn force_claim(pool: &PgPool, key: &str) -> Result<OffsetDateTime, sql
 
 /// When a claim on `key` can next be won (`None`: now), by the same rule as [`try_claim`].
 pub async fn next_possible_at(pool: &PgPool, key: &str, interval: Duration) -> Result<Option<OffsetDateTime>, sqlx::Error> {
+    Ok(next_claim(pool, key, interval).await?.map(|(at, _)| at))
+}
+
+/// [`next_possible_at`] with how long that is from the database's now (one query for both).
+pub async fn next_claim(pool: &PgPool, key: &str, interval: Duration) -> Result<Option<(OffsetDateTime, Duration)>, sqlx::Error> {
     let row = sqlx::query!(
         r#"select clock_timestamp() as "now!",
                   (select value from settings where key = $1) as stored"#,
@@ -83,7 +88,8 @@ pub async fn next_possible_at(pool: &PgPool, key: &str, interval: Duration) -> R
     if stored_ms > now_ms + interval_ms || stored_ms <= now_ms - interval_ms {
         return Ok(None);
     }
-    Ok(Some(row.now + Duration::from_millis((stored_ms + interval_ms - now_ms) as u64)))
+    let wait = Duration::from_millis((stored_ms + interval_ms - now_ms) as u64);
+    Ok(Some((row.now + wait, wait)))
 }
 
 /// A held lease: the advisory lock lives as long as this connection. Dropping it without

@@ -392,14 +392,11 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         match claim::try_claim(&state.pool, job.claim_key, job.interval).await? {
             Some(at) => at,
             None => {
-                let next = claim::next_possible_at(&state.pool, job.claim_key, job.interval).await?;
-                let wait = match next {
-                    Some(t) => (t - claim::db_now(&state.pool).await?).try_into().unwrap_or(Duration::ZERO),
-                    None => Duration::ZERO,
-                };
+                let next = claim::next_claim(&state.pool, job.claim_key, job.interval).await?;
+                let wait = next.map(|(_, wait)| wait).unwrap_or(Duration::ZERO);
                 job.wait(wait.max(Duration::from_secs(1)));
                 tracing::debug!(job = job.name, "not due");
-                return Ok(RunOutcome::NotDue { next_possible_at: next });
+                return Ok(RunOutcome::NotDue { next_possible_at: next.map(|(at, _)| at) });
             }
         }
     };
@@ -492,9 +489,14 @@ pub fn nudge(state: &AppState, job: &Job, trigger: Trigger) {
     }
     // Pessimistic until the run answers: concurrent requests do not all start a claim attempt.
     job.wait(Duration::from_secs(60));
+    spawn_run(state, job, trigger);
+}
+
+/// Starts a run of `job` in a tracked background task (the after-response check and the ticker).
+/// A failed run is recorded with its steps; here it also counts as a failed task.
+pub fn spawn_run(state: &AppState, job: &Job, trigger: Trigger) {
     let (state2, job2) = (state.clone(), job.clone());
     state.background.spawn(job.name, async move {
-        // A failed run is recorded with its steps; here it also counts as a failed task.
         match run_job(&state2, &job2, trigger, false).await {
             Ok(RunOutcome::Ran(run)) if run.outcome == Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
             Ok(_) => Ok(()),

@@ -169,8 +169,7 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
         }
         if mark_purged(pool, share.id).await? {
             report.purged += 1;
-            alerts::resolve(pool, AlertKind::ShareDeleteFailing, &share.id.to_string()).await?;
-            alerts::resolve(pool, AlertKind::ShareFileMissing, &share.id.to_string()).await?;
+            alerts::resolve_each(pool, &[AlertKind::ShareDeleteFailing, AlertKind::ShareFileMissing], &share.id.to_string()).await?;
         }
     }
     Ok(report)
