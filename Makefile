@@ -26,5 +26,6 @@ sqlx-prepare:
 fmt:
 	bash -c '. scripts/env.sh && cargo fmt --all'
 
+# Stops the project-local PostgreSQL and garage, and removes .data (databases, blobs, S3 data).
 clean-db:
-	bash scripts/pg-local.sh stop; rm -rf .data
+	bash scripts/pg-local.sh stop; if [ -d .data/garage ]; then bash scripts/s3-local.sh stop .data/garage; fi; rm -rf .data

@@ -45,4 +45,6 @@ if [ -f end2end/package-lock.json ] && [ ! -d end2end/node_modules/playwright-co
   echo "setup: installing end2end npm packages"
   (cd end2end && npm ci --no-audit --no-fund >/dev/null)
 fi
+# The local S3 server (garage) for `make test` and `EBB_STORAGE=s3 make run`.
+bash scripts/s3-local.sh install
 echo "setup: ok"

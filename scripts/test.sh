@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: install what is missing, then run every layer: unit, database and HTTP tests
 # (cargo test, real PostgreSQL), then Playwright end-to-end tests in Debian's Chromium against a
-# freshly built server. Exits non-zero when anything fails.
+# freshly built server. S3 tests run against a throwaway local garage (scripts/s3-local.sh).
+# Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,6 +14,22 @@ export LEPTOS_SITE_ROOT=$CARGO_TARGET_DIR/test-site
 # Tests need a PostgreSQL role that may create databases (#[sqlx::test] makes one per test).
 eval "$(bash scripts/test-db.sh)"
 echo "test: database $(echo "$DATABASE_URL" | sed 's#//[^@/]*@#//#')"
+
+# S3 tests get a throwaway garage (its own temp folder, ports 3910/3911/3913, so a `make run`
+# garage on 3900 is left alone); stopped and removed on exit, failure or Ctrl-C.
+S3_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ebb-test-s3.XXXXXX")
+stop_s3() { bash scripts/s3-local.sh stop "$S3_DIR" || true; rm -rf "$S3_DIR"; }
+trap stop_s3 EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+bash scripts/s3-local.sh start "$S3_DIR" 3910
+while IFS='=' read -r name value; do
+  case $name in
+    EBB_S3_ENDPOINT|EBB_S3_REGION|EBB_S3_BUCKET|EBB_S3_ACCESS_KEY_ID|EBB_S3_SECRET_ACCESS_KEY)
+      export "EBB_TEST_${name#EBB_}=$value" ;;
+  esac
+done <"$S3_DIR/env"
+echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check

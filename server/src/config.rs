@@ -30,11 +30,19 @@ pub struct Config {
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
 
-    /// Folder where shared files are stored (outside any served folder). It must exist: Ebb does
-    /// not create it, so a mistyped path fails the start-up self-check instead of silently
-    /// starting empty.
+    /// Where objects (shared files, archived months, exports) are stored: `local` (a folder,
+    /// EBB_STORAGE_DIR) or `s3` (the EBB_S3_* settings).
+    #[arg(long, env = "EBB_STORAGE", value_enum, default_value_t = StorageKind::Local)]
+    pub storage: StorageKind,
+
+    /// Folder where objects are stored with EBB_STORAGE=local (outside any served folder). It
+    /// must exist: Ebb does not create it, so a mistyped path fails the start-up self-check
+    /// instead of silently starting empty.
     #[arg(long, env = "EBB_STORAGE_DIR", default_value = "data/blobs")]
     pub storage_dir: PathBuf,
+
+    #[command(flatten)]
+    pub s3: S3Config,
 
     /// Largest file an admin may share, in bytes (default 1 GiB).
     #[arg(long, env = "EBB_SHARE_MAX_BYTES", default_value_t = 1 << 30, value_parser = clap::value_parser!(u64).range(1..=1_099_511_627_776))]
@@ -106,6 +114,104 @@ pub struct Config {
     pub log_format: LogFormat,
 }
 
+/// Where objects live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StorageKind {
+    Local,
+    S3,
+}
+
+/// A secret setting: never shown by `Debug` (configuration may be logged), never in errors.
+#[derive(Clone, Default)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "\"\"" } else { "\"***\"" })
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_owned()))
+    }
+}
+
+/// The S3 backend's settings (used with EBB_STORAGE=s3).
+#[derive(Debug, Clone, Args)]
+pub struct S3Config {
+    /// S3 endpoint URL (e.g. http://127.0.0.1:3900 for garage); empty = AWS for the region.
+    #[arg(long = "s3-endpoint", env = "EBB_S3_ENDPOINT", default_value = "")]
+    pub endpoint: String,
+
+    /// Region the requests are signed for.
+    #[arg(long = "s3-region", env = "EBB_S3_REGION", default_value = "us-east-1")]
+    pub region: String,
+
+    /// Bucket holding Ebb's objects (it must exist).
+    #[arg(long = "s3-bucket", env = "EBB_S3_BUCKET", default_value = "")]
+    pub bucket: String,
+
+    /// Address buckets as `endpoint/bucket` (garage, MinIO) instead of `bucket.endpoint` (AWS).
+    #[arg(long = "s3-path-style", env = "EBB_S3_PATH_STYLE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub path_style: bool,
+
+    /// Access key id.
+    #[arg(long = "s3-access-key-id", env = "EBB_S3_ACCESS_KEY_ID", default_value = "")]
+    pub access_key_id: String,
+
+    /// Secret access key (never logged or shown).
+    #[arg(long = "s3-secret-access-key", env = "EBB_S3_SECRET_ACCESS_KEY", hide_env_values = true, default_value = "")]
+    pub secret_access_key: Secret,
+
+    /// Prefix of every key in the bucket (several installations in one bucket), e.g. `ebb/`.
+    #[arg(long = "s3-prefix", env = "EBB_S3_PREFIX", default_value = "", value_parser = parse_prefix)]
+    pub prefix: String,
+
+    /// Storage class of archived audit months (e.g. GLACIER_IR on AWS); empty = the server's default.
+    #[arg(long = "s3-archive-storage-class", env = "EBB_S3_ARCHIVE_STORAGE_CLASS", default_value = "")]
+    pub archive_storage_class: String,
+
+    /// Storage class of exports (e.g. STANDARD); empty = the server's default.
+    #[arg(long = "s3-exports-storage-class", env = "EBB_S3_EXPORTS_STORAGE_CLASS", default_value = "")]
+    pub exports_storage_class: String,
+}
+
+fn parse_prefix(raw: &str) -> Result<String, String> {
+    let ok = raw.is_empty()
+        || (raw.ends_with('/') && !raw.starts_with('/') && raw.len() <= 200 && raw.split('/').all(|p| p != ".." && p != ".") && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)));
+    ok.then(|| raw.to_owned()).ok_or_else(|| "must be empty or like `ebb/` (letters, digits, - _ . /; ending in /)".into())
+}
+
+impl S3Config {
+    /// The backend's settings, or what is missing (naming the setting).
+    pub fn settings(&self) -> Result<crate::s3::S3Settings, String> {
+        let need = |v: &str, name: &str| if v.trim().is_empty() { Err(format!("EBB_STORAGE=s3 needs {name}")) } else { Ok(v.trim().to_owned()) };
+        let endpoint = match self.endpoint.trim() {
+            "" => None,
+            e => {
+                let url = Url::parse(e).map_err(|err| format!("EBB_S3_ENDPOINT is not a URL ({err}); use e.g. http://127.0.0.1:3900"))?;
+                if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+                    return Err("EBB_S3_ENDPOINT must be an http(s) URL such as http://127.0.0.1:3900".into());
+                }
+                Some(e.trim_end_matches('/').to_owned())
+            }
+        };
+        Ok(crate::s3::S3Settings {
+            endpoint,
+            region: need(&self.region, "EBB_S3_REGION")?,
+            bucket: need(&self.bucket, "EBB_S3_BUCKET")?,
+            path_style: self.path_style,
+            access_key_id: need(&self.access_key_id, "EBB_S3_ACCESS_KEY_ID")?,
+            secret_access_key: need(&self.secret_access_key.0, "EBB_S3_SECRET_ACCESS_KEY")?,
+            prefix: self.prefix.clone(),
+            archive_class: self.archive_storage_class.trim().to_owned(),
+            exports_class: self.exports_storage_class.trim().to_owned(),
+        })
+    }
+}
+
 /// A listen address, or none (the setting was empty).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionalAddr(pub Option<SocketAddr>);
@@ -168,6 +274,28 @@ fn parse_public_url(raw: &str) -> Result<Url, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn s3_settings_name_what_is_missing_and_hide_the_secret() {
+        let parse = |args: &[&str]| {
+            #[derive(clap::Parser)]
+            struct T {
+                #[command(flatten)]
+                s3: S3Config,
+            }
+            <T as clap::Parser>::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|t| t.s3)
+        };
+        let c = parse(&["--s3-bucket", "b", "--s3-access-key-id", "k"]).unwrap();
+        assert_eq!(c.settings().unwrap_err(), "EBB_STORAGE=s3 needs EBB_S3_SECRET_ACCESS_KEY");
+        let c = parse(&["--s3-bucket", "b", "--s3-access-key-id", "k", "--s3-secret-access-key", "hush", "--s3-endpoint", "nonsense"]).unwrap();
+        assert!(c.settings().unwrap_err().contains("EBB_S3_ENDPOINT"));
+        let c = parse(&["--s3-bucket", "b", "--s3-access-key-id", "k", "--s3-secret-access-key", "hush", "--s3-endpoint", "http://127.0.0.1:3900/"]).unwrap();
+        assert_eq!(c.settings().unwrap().endpoint.as_deref(), Some("http://127.0.0.1:3900"));
+        assert!(!format!("{c:?}").contains("hush") && !format!("{:?}", c.settings().unwrap()).contains("hush"));
+        assert!(parse(&["--s3-prefix", "../x/"]).is_err());
+        assert!(parse(&["--s3-prefix", "ebb"]).is_err());
+        assert!(parse(&["--s3-prefix", "team/ebb/"]).is_ok());
+    }
 
     #[test]
     fn an_empty_metrics_address_disables_metrics() {

@@ -6,8 +6,10 @@ pub mod config;
 pub mod errors;
 pub mod export;
 pub mod maintenance;
+pub mod s3;
 pub mod security;
 pub mod shares;
+pub mod signed;
 pub mod telemetry;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
@@ -68,30 +70,80 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Resul
 }
 
 fn storage_hint(config: &Config) -> impl Fn(String) -> String + '_ {
-    move |e| {
-        format!(
+    move |e| match config.storage {
+        config::StorageKind::Local => format!(
             "storage self-check failed for EBB_STORAGE_DIR={}: {e}; create the folder (writable by Ebb), mount it, or fix the path",
             config.storage_dir.display()
-        )
+        ),
+        config::StorageKind::S3 => format!(
+            "storage self-check failed for EBB_STORAGE=s3 (bucket {:?} at {}): {e}",
+            config.s3.bucket,
+            if config.s3.endpoint.is_empty() { "AWS" } else { config.s3.endpoint.as_str() }
+        ),
     }
 }
 
+/// The configured backend, before the marker check (S3 settings validated here).
+pub fn open_store(config: &Config) -> Result<Box<dyn app::storage::BlobStore>, String> {
+    Ok(match config.storage {
+        config::StorageKind::Local => Box::new(app::storage::LocalDirStore::new(&config.storage_dir)),
+        config::StorageKind::S3 => Box::new(s3::S3Store::new(config.s3.settings()?)),
+    })
+}
+
 /// The start-up probe of the blob store the state will use (write, read back, delete), before
-/// anything touches the database: a wrong path stops Ebb with what to do, naming the setting.
+/// anything touches the database: a wrong path, bucket, endpoint or key stops Ebb with what to
+/// do, naming the setting.
 pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    if config.storage == config::StorageKind::Local {
+        // Share files of earlier versions move into `shares/` before the migration renames
+        // their keys.
+        app::storage::LocalDirStore::new(&config.storage_dir).adopt_flat_layout().await.map_err(|e| storage_hint(config)(e.to_string()))?;
+    }
     app::storage::self_check(state.blobs.inner()).await.map_err(storage_hint(config))
 }
 
-/// The marker that proves the store is the real one (written on first use; after migrations).
+/// The marker that proves the store is the real one (written on first use; after migrations),
+/// and the secret of Ebb-signed read URLs.
 pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
     let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
-    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(storage_hint(config))
+    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(storage_hint(config))?;
+    state.blobs.ensure_signer(&state.pool, &state.config.public_url).await
 }
 
 /// Both checks of the store (tests and tools that start from a migrated database).
 pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), String> {
     probe_storage(state, config).await?;
     check_storage_marker(state, config).await
+}
+
+/// `ebb storage setup`: applies the bucket settings Ebb relies on where the server supports
+/// them, writing one line per setting; fails when one could not be applied.
+pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Result<(), String> {
+    let w = |out: &mut dyn std::io::Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    match config.storage {
+        config::StorageKind::Local => w(
+            out,
+            format!("storage: local folder {} — no bucket settings to apply (Ebb's own jobs delete expired objects)", config.storage_dir.display()),
+        ),
+        config::StorageKind::S3 => {
+            let store = s3::S3Store::new(config.s3.settings()?);
+            let mut failed = 0;
+            for (what, result) in store.setup().await {
+                match result {
+                    Ok(()) => w(out, format!("applied: {what}"))?,
+                    Err(e) => {
+                        failed += 1;
+                        w(out, format!("NOT applied: {what}: {e}"))?
+                    }
+                }
+            }
+            if failed > 0 {
+                return Err(format!("{failed} bucket setting(s) could not be applied; Ebb still works, but see the lines above"));
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
@@ -102,6 +154,11 @@ pub fn jobs() -> app::jobs::Registry {
 /// Builds the application state from validated configuration: the kernel, then each domain's
 /// part (the composition root is the only place that knows them all).
 pub fn build_state(config: &Config, pool: PgPool) -> AppState {
+    build_state_with_store(config, pool, open_store(config).expect("storage settings validated at start-up"))
+}
+
+/// [`build_state`] with a given backend (tests wrap the configured one in faults).
+pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app::storage::BlobStore>) -> AppState {
     let webauthn = config.webauthn().expect("public URL validated at start-up");
     let leptos_options = LeptosOptions::builder()
         .output_name("ebb")
@@ -140,7 +197,7 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
         pool,
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
-        blobs: Arc::new(app::storage::MarkedStore::new(app::storage::LocalDirStore::new(&config.storage_dir))),
+        blobs: Arc::new(app::storage::MarkedStore::new(store)),
         jobs: Arc::new(jobs()),
         domains,
     }
@@ -149,7 +206,7 @@ pub fn build_state(config: &Config, pool: PgPool) -> AppState {
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The
 /// router is built from this list and the gate test walks it.
 pub const PLAIN_ROUTES: &[(&str, bool)] =
-    &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true), (shares::UPLOAD_PATH, true), ("/s/{token}", false)];
+    &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true), (shares::UPLOAD_PATH, true), ("/s/{token}", false), (app::storage::signed::PATH, false)];
 
 /// Leptos' route list, generated once per process. Generating it sets a process-wide flag under
 /// which any resource first polled meanwhile never loads (leptos-rs/leptos#4773), so it must not
@@ -170,6 +227,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))
+        // Reads signed by Ebb (local backend); the signature is the authorisation.
+        .route(app::storage::signed::PATH, get(signed::serve))
         .leptos_routes_with_context(&state, routes, move || provide_context(context_state.clone()), move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body

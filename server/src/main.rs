@@ -24,6 +24,11 @@ enum Command {
         #[command(subcommand)]
         command: MaintenanceCommand,
     },
+    /// Object storage.
+    Storage {
+        #[command(subcommand)]
+        command: StorageCommand,
+    },
     /// Admin accounts.
     Admin {
         #[command(subcommand)]
@@ -39,6 +44,15 @@ enum AdminCommand {
         #[arg(long)]
         name: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum StorageCommand {
+    /// Apply the bucket settings Ebb relies on (a lifecycle rule expiring exports/ after 7 days)
+    /// where the server supports them, and report what could not be applied.
+    Setup,
+    /// Check the store now: write, read back (size and CRC32C) and delete a probe object.
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -80,6 +94,17 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let config = cli.config;
+    // Storage commands need no database.
+    match &cli.command {
+        Some(Command::Storage { command: StorageCommand::Setup }) => return server::storage_setup(&config, &mut std::io::stdout()).await,
+        Some(Command::Storage { command: StorageCommand::Check }) => {
+            let store = server::open_store(&config)?;
+            app::storage::self_check(&*store).await.map_err(|e| format!("storage check failed: {e}"))?;
+            println!("storage: ok (a probe object was written, read back with its size and CRC32C, and deleted)");
+            return Ok(());
+        }
+        _ => {}
+    }
     let pool = server::connect(&config).await?;
     let migrate = || async { server::MIGRATOR.run(&pool).await.map_err(|e| format!("database migration failed: {e}")) };
     match cli.command.unwrap_or(Command::Serve) {
@@ -89,7 +114,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => {
-            let state = server::build_state(&config, pool.clone());
+            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             // The GC trusts the store's deletes: check the store (probe and marker) first.
             server::probe_storage(&state, &config).await?;
             migrate().await?;
@@ -97,10 +122,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             server::maintenance::run_now(&state, &jobs, force, &mut std::io::stdout()).await
         }
         Command::Maintenance { command: MaintenanceCommand::Status } => {
-            let state = server::build_state(&config, pool.clone());
+            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             migrate().await?;
             server::maintenance::status(&state, &mut std::io::stdout()).await
         }
+        Command::Storage { .. } => unreachable!("handled before connecting"),
         Command::Admin { command: AdminCommand::Invite { name } } => {
             migrate().await?;
             let invite = server::create_invite(&pool, &config, name.as_deref()).await?;
@@ -109,7 +135,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Serve => {
-            let state = server::build_state(&config, pool.clone());
+            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             // A wrong storage path must stop the server here, not make every delete "succeed".
             server::probe_storage(&state, &config).await?;
             migrate().await?;

@@ -104,14 +104,14 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
                 }
                 let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
                 let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
-                let key = app::storage::new_key();
+                let key = app::storage::new_key(app::storage::Namespace::Shares);
                 let body = field.map_err(move |e| match e.status() {
                     StatusCode::PAYLOAD_TOO_LARGE => BlobError::TooLarge { limit },
                     _ => BlobError::Source(e.body_text()),
                 });
                 let stored = StoredFile { store: state.blobs.clone(), background: state.background.clone(), key, committed: false };
                 let size = match state.blobs.put_stream(&stored.key, body.boxed(), limit).await {
-                    Ok(n) => n,
+                    Ok(stored) => stored.size,
                     Err(BlobError::TooLarge { .. }) => return Err(AppError::TooLarge { limit_bytes: limit }),
                     Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
                     Err(e) => return Err(AppError::internal("share upload: storing the file failed", e)),

@@ -91,7 +91,7 @@ async fn marker_checked(pool: &PgPool, store: &dyn BlobStore) -> Result<(), Step
                 pool,
                 AlertKind::StorageMarkerMissing,
                 "",
-                "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount.",
+                "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount (or the EBB_S3_* settings).",
             )
             .await?;
             Err(StepError("storage marker missing; nothing deleted".into()))
@@ -175,10 +175,10 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
     Ok(report)
 }
 
-/// Share objects are named by [`crate::storage::new_key`]: 32 lowercase hex digits. Anything
-/// else in the store (the marker, probes) is not reconciled.
+/// Only share objects are reconciled (the listing is of `shares/` already; this keeps anything
+/// else out whatever a backend returns).
 fn is_share_key(key: &str) -> bool {
-    key.len() == 32 && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    crate::storage::check_key(key).is_ok_and(|ns| ns == crate::storage::Namespace::Shares)
 }
 
 /// Reads a cursor kept in `settings` (reconciliation walks the store and the table in pages
@@ -210,7 +210,7 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let page = RECONCILE_PAGE.min(ctx.rows.max(1) as usize);
 
     let after = cursor(pool, "share_gc_reconcile_after").await?.filter(|c| !c.is_empty());
-    let objects = store.list(after.as_deref(), page).await?;
+    let objects = store.list(crate::storage::Namespace::Shares, after.as_deref(), page).await?;
     let next = if objects.len() < page { String::new() } else { objects.last().map(|o| o.key.clone()).unwrap_or_default() };
     let keys: Vec<String> = objects.iter().filter(|o| is_share_key(&o.key)).map(|o| o.key.clone()).collect();
     let live: std::collections::HashSet<String> =

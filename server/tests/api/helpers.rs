@@ -20,12 +20,18 @@ pub fn test_config(extra: &[&str]) -> Config {
     TestCli::try_parse_from(args).expect("valid test configuration").config
 }
 
+pub use crate::backend::Backend;
+
 pub struct TestApp {
     pub base: String,
     pub state: AppState,
     pub client: reqwest::Client,
-    /// The blob store's folder (a fresh temporary one per app).
+    /// The blob store's folder (a fresh temporary one per app; with S3, unused).
     pub storage: tempfile::TempDir,
+    /// Faults injected into the app's store (the real backend behind them).
+    pub faults: std::sync::Arc<app::storage::faults::Faults>,
+    /// The same backend without faults or marker check: what is really stored.
+    pub raw: Box<dyn app::storage::BlobStore>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -35,15 +41,28 @@ impl TestApp {
         format!("{}{}", self.base, path)
     }
 
-    /// Names of the files in the blob store's folder (but its marker).
-    pub fn stored_files(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.storage.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != app::storage::MARKER_KEY)
-            .collect();
-        names.sort();
-        names
+    /// Keys of every object in the store (but its marker), in order.
+    pub async fn stored_files(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for ns in app::storage::Namespace::ALL {
+            keys.extend(self.raw.list(ns, None, 1000).await.unwrap().into_iter().map(|o| o.key));
+        }
+        keys
+    }
+
+    /// An object's bytes as stored.
+    pub async fn read_stored(&self, key: &str) -> Option<Vec<u8>> {
+        self.raw.get(key).await.unwrap().map(|b| b.to_vec())
+    }
+
+    /// Deletes an object behind Ebb's back (a lost file).
+    pub async fn remove_stored(&self, key: &str) {
+        self.raw.delete(key).await.unwrap();
+    }
+
+    /// Stores an object behind Ebb's back.
+    pub async fn write_stored(&self, key: &str, data: &[u8]) {
+        self.raw.put(key, bytes::Bytes::copy_from_slice(data)).await.unwrap();
     }
 
     /// Posts the contact form as the hydrated client does (expects JSON, gets status codes).
@@ -77,12 +96,20 @@ impl TestApp {
 /// Starts Ebb on 127.0.0.1:0 with the given pool and extra flags; `customize` may change the
 /// state (tests use it to sabotage a prune step).
 pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce(&mut AppState)) -> TestApp {
+    spawn_app_on(pool, Backend::Local, extra, customize).await
+}
+
+/// [`spawn_app_with`] on the given storage backend.
+pub async fn spawn_app_on(pool: PgPool, backend: Backend, extra: &[&str], customize: impl FnOnce(&mut AppState)) -> TestApp {
     let storage = tempfile::tempdir().unwrap();
-    let storage_arg = storage.path().to_str().unwrap().to_owned();
-    let mut args = vec!["--storage-dir", storage_arg.as_str()];
+    let storage_args = crate::backend::storage_args(backend, storage.path());
+    let mut args: Vec<&str> = storage_args.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
     let config = test_config(&args);
-    let mut state = server::build_state(&config, pool);
+    let faults = app::storage::faults::Faults::new();
+    let store = app::storage::faults::FaultyStore::new(server::open_store(&config).unwrap(), faults.clone());
+    let raw = server::open_store(&config).unwrap();
+    let mut state = server::build_state_with_store(&config, pool, Box::new(store));
     server::check_storage(&state, &config).await.expect("storage check");
     customize(&mut state);
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
@@ -96,7 +123,7 @@ pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce
         .await
     });
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    TestApp { base, state, client, storage, stop: Some(tx), handle: Some(handle) }
+    TestApp { base, state, client, storage, faults, raw, stop: Some(tx), handle: Some(handle) }
 }
 
 pub async fn spawn_app(pool: PgPool) -> TestApp {

@@ -13,8 +13,8 @@ use crate::helpers::*;
 
 /// A share row whose file exists in the app's storage, already expired (so the GC may purge it).
 async fn expired_share(app: &TestApp) -> (i64, String) {
-    let key = uuid::Uuid::new_v4().simple().to_string();
-    std::fs::write(app.storage.path().join(&key), b"file body").unwrap();
+    let key = app::storage::new_key(app::storage::Namespace::Shares);
+    app.write_stored(&key, b"file body").await;
     let id: i64 = sqlx::query_scalar(
         "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
          values ($1, $2, 'a.pdf', 9, 'application/pdf', now() - interval '1 minute') returning id",
@@ -97,15 +97,16 @@ async fn an_instance_started_on_an_empty_folder_while_shares_exist_refuses_to_st
 async fn reconciliation_deletes_old_files_no_share_points_to_and_reports_missing_files(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let dir = app.storage.path().to_owned();
+    std::fs::create_dir_all(dir.join("shares")).unwrap();
     // A file left by a crash between storing an upload and committing its row, two days ago.
-    let orphan = uuid::Uuid::new_v4().simple().to_string();
+    let orphan = app::storage::new_key(app::storage::Namespace::Shares);
     std::fs::write(dir.join(&orphan), b"orphan").unwrap();
     let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 86_400);
     std::fs::File::options().write(true).open(dir.join(&orphan)).unwrap().set_modified(two_days_ago).unwrap();
     // One that may still be an upload in progress (young), and a live share's file (old).
-    let young = uuid::Uuid::new_v4().simple().to_string();
+    let young = app::storage::new_key(app::storage::Namespace::Shares);
     std::fs::write(dir.join(&young), b"young").unwrap();
-    let key = uuid::Uuid::new_v4().simple().to_string();
+    let key = app::storage::new_key(app::storage::Namespace::Shares);
     std::fs::write(dir.join(&key), b"live").unwrap();
     std::fs::File::options().write(true).open(dir.join(&key)).unwrap().set_modified(two_days_ago).unwrap();
     sqlx::query(
@@ -123,7 +124,7 @@ async fn reconciliation_deletes_old_files_no_share_points_to_and_reports_missing
          values ($1, $2, 'gone.pdf', 4, 'application/pdf', now() + interval '1 day')",
     )
     .bind(vec![2u8; 32])
-    .bind(uuid::Uuid::new_v4().simple().to_string())
+    .bind(app::storage::new_key(app::storage::Namespace::Shares))
     .execute(&pool)
     .await
     .unwrap();
@@ -296,7 +297,8 @@ async fn error_statuses_come_from_the_error_not_from_each_handler(pool: PgPool) 
     // No session → 401.
     assert_eq!(call_form(&app, "/api/admin/jobs", None, &[]).await.status(), 401);
     // An admin resolves an alert that is open: 200, and it is recorded as resolved by them.
-    app::alerts::raise(&pool, app::alerts::AlertKind::JobFailing, "prune", "test alert").await.unwrap();
+    // (Not a registered job: a prune run finishing meanwhile would resolve its own alert.)
+    app::alerts::raise(&pool, app::alerts::AlertKind::JobFailing, "not-a-job", "test alert").await.unwrap();
     let id: i64 = sqlx::query_scalar("select id from alerts").fetch_one(&pool).await.unwrap();
     assert_eq!(call_form(&app, "/api/admin/alerts/resolve", Some(&cookie), &[("id", &id.to_string())]).await.status(), 200);
     let by: String = sqlx::query_scalar("select resolved_by from alerts where id = $1").bind(id).fetch_one(&pool).await.unwrap();

@@ -1,5 +1,9 @@
 //! HTTP tests: the real router on a real socket, against the real PostgreSQL.
 
+#[path = "../common/backend.rs"]
+#[macro_use]
+mod backend;
+
 mod auth;
 mod contact;
 mod gate;
@@ -9,3 +13,4 @@ mod inbox;
 mod lifecycle;
 mod shares;
 mod startup;
+mod storage;

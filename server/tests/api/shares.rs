@@ -5,7 +5,7 @@ use futures::future::join_all;
 use reqwest::multipart::{Form, Part};
 use sqlx::PgPool;
 
-use crate::helpers::{call_form, create_admin, session_cookie_for, spawn_app, spawn_app_with, TestApp};
+use crate::helpers::{call_form, create_admin, session_cookie_for, spawn_app, spawn_app_on, Backend, TestApp};
 
 /// Deterministic bytes that are not all the same (a wrong offset would show).
 fn body_of(len: usize) -> Vec<u8> {
@@ -44,10 +44,9 @@ async fn only_share_id(pool: &PgPool) -> i64 {
     sqlx::query_scalar("select id from shares").fetch_one(pool).await.unwrap()
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept(pool: PgPool) {
+async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let data = body_of(300_000);
     let res = upload(&app, &cookie, form("Q3 report.pdf", data.clone(), "24", "For Ann")).await;
     assert_eq!(res.status(), 201);
@@ -72,16 +71,16 @@ async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept
         .unwrap();
     assert_eq!(stored_anywhere, 0);
     assert_eq!((row.2, row.3.as_str(), row.4.as_deref(), row.5), (300_000, "active", Some("For Ann"), true));
-    assert_eq!(std::fs::read(app.storage.path().join(&row.1)).unwrap(), data, "the stored file is the uploaded one");
-    assert_eq!(app.stored_files(), vec![row.1.clone()], "no partial file left");
+    assert!(row.1.starts_with("shares/"), "{}", row.1);
+    assert_eq!(app.read_stored(&row.1).await.unwrap(), data, "the stored file is the uploaded one");
+    assert_eq!(app.stored_files().await, vec![row.1.clone()], "no partial file left");
     let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'share.create'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_upload_over_the_limit_gets_413_and_leaves_no_file_behind(pool: PgPool) {
+async fn an_upload_over_the_limit_gets_413_and_leaves_no_file_behind(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app_with(pool.clone(), &["--share-max-bytes", "10000"], |_| {}).await;
+    let app = spawn_app_on(pool.clone(), backend, &["--share-max-bytes", "10000"], |_| {}).await;
     // Over the limit while streaming (the form's declared length is within the overhead).
     let res = upload(&app, &cookie, form("big.bin", body_of(10_001), "24", "")).await;
     assert_eq!(res.status(), 413);
@@ -102,13 +101,12 @@ async fn an_upload_over_the_limit_gets_413_and_leaves_no_file_behind(pool: PgPoo
     app.state.background.settle().await;
     let rows: i64 = sqlx::query_scalar("select count(*) from shares").fetch_one(&pool).await.unwrap();
     assert_eq!(rows, 1, "only the upload within the limit created a share");
-    assert_eq!(app.stored_files().len(), 1, "refused uploads left no file: {:?}", app.stored_files());
+    assert_eq!(app.stored_files().await.len(), 1, "refused uploads left no file: {:?}", app.stored_files().await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn bad_uploads_get_field_errors_and_leave_nothing(pool: PgPool) {
+async fn bad_uploads_get_field_errors_and_leave_nothing(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app_with(pool.clone(), &["--share-max-expiry-hours", "72"], |_| {}).await;
+    let app = spawn_app_on(pool.clone(), backend, &["--share-max-expiry-hours", "72"], |_| {}).await;
     let cases: Vec<(Form, &str)> = vec![
         (form("a.pdf", body_of(10), "168", ""), "expires_hours"), // above the configured cap
         (form("a.pdf", body_of(10), "0", ""), "expires_hours"),
@@ -130,23 +128,21 @@ async fn bad_uploads_get_field_errors_and_leave_nothing(pool: PgPool) {
     app.state.background.settle().await;
     let rows: i64 = sqlx::query_scalar("select count(*) from shares").fetch_one(&pool).await.unwrap();
     assert_eq!(rows, 0);
-    assert!(app.stored_files().is_empty(), "{:?}", app.stored_files());
+    assert!(app.stored_files().await.is_empty(), "{:?}", app.stored_files().await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_upload_without_a_session_is_refused_and_stores_nothing(pool: PgPool) {
-    let app = spawn_app(pool.clone()).await;
+async fn an_upload_without_a_session_is_refused_and_stores_nothing(pool: PgPool, backend: Backend) {
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let res = app.client.post(app.url("/api/admin/shares/upload")).multipart(form("a.pdf", body_of(1000), "24", "")).send().await.unwrap();
     assert_eq!(res.status(), 401);
     let res = upload(&app, "ebb_session=forged", form("a.pdf", body_of(1000), "24", "")).await;
     assert_eq!(res.status(), 401);
-    assert!(app.stored_files().is_empty());
+    assert!(app.stored_files().await.is_empty());
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_share_page_shows_the_file_and_never_consumes_it(pool: PgPool) {
+async fn the_share_page_shows_the_file_and_never_consumes_it(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let path = share_via_upload(&app, &cookie, "plan <b>v2 & more.pdf", body_of(2048)).await;
     for _ in 0..3 {
         let res = app.client.get(app.url(&path)).send().await.unwrap();
@@ -163,10 +159,9 @@ async fn the_share_page_shows_the_file_and_never_consumes_it(pool: PgPool) {
     assert_eq!(status_of(&pool, only_share_id(&pool).await).await, "active");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_download_streams_the_whole_file_once_then_says_already_downloaded(pool: PgPool) {
+async fn a_download_streams_the_whole_file_once_then_says_already_downloaded(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let data = body_of(1_500_000);
     let path = share_via_upload(&app, &cookie, "data.pdf", data.clone()).await;
 
@@ -190,10 +185,9 @@ async fn a_download_streams_the_whole_file_once_then_says_already_downloaded(poo
     assert!(page.text().await.unwrap().contains("already downloaded"));
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_expired_share_is_410_expired_and_serves_nothing(pool: PgPool) {
+async fn an_expired_share_is_410_expired_and_serves_nothing(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let path = share_via_upload(&app, &cookie, "late.pdf", body_of(100)).await;
     sqlx::query("update shares set expires_at = now() - interval '1 second'").execute(&pool).await.unwrap();
     for res in [app.client.post(app.url(&path)).send().await.unwrap(), app.client.get(app.url(&path)).send().await.unwrap()] {
@@ -205,10 +199,9 @@ async fn an_expired_share_is_410_expired_and_serves_nothing(pool: PgPool) {
     assert_eq!(consumed, None, "an expired share is never consumed (the GC may have purged it since)");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_wrong_token_is_404_and_reveals_nothing(pool: PgPool) {
+async fn a_wrong_token_is_404_and_reveals_nothing(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let path = share_via_upload(&app, &cookie, "secret-name.pdf", body_of(100)).await;
     let token = path.strip_prefix("/s/").unwrap();
     // One character changed, a malformed token, a guessed token of the right shape, and a token
@@ -235,10 +228,9 @@ async fn a_wrong_token_is_404_and_reveals_nothing(pool: PgPool) {
     assert_eq!(status_of(&pool, only_share_id(&pool).await).await, "active");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn fifty_simultaneous_downloads_deliver_the_file_exactly_once(pool: PgPool) {
+async fn fifty_simultaneous_downloads_deliver_the_file_exactly_once(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app_with(pool.clone(), &["--db-max-connections", "20"], |_| {}).await;
+    let app = spawn_app_on(pool.clone(), backend, &["--db-max-connections", "20"], |_| {}).await;
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     for round in 0..20 {
         let data = body_of(64 * 1024 + round);
@@ -263,10 +255,9 @@ async fn fifty_simultaneous_downloads_deliver_the_file_exactly_once(pool: PgPool
     }
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn hostile_stored_names_download_safely(pool: PgPool) {
+async fn hostile_stored_names_download_safely(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let long = format!("{}.txt", "ü".repeat(296));
     let names = ["../../etc/passwd", "a\"; filename=\"evil.exe", "x\r\nSet-Cookie: evil=1\r\n.txt", "報告 2026 ✓.pdf", long.as_str(), "\u{202E}fdp.exe"];
     for name in names {
@@ -298,13 +289,12 @@ async fn hostile_stored_names_download_safely(pool: PgPool) {
     assert!(stored.ends_with(".pdf"));
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_missing_file_does_not_use_the_share_up(pool: PgPool) {
+async fn a_missing_file_does_not_use_the_share_up(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let path = share_via_upload(&app, &cookie, "gone.pdf", body_of(100)).await;
-    for f in app.stored_files() {
-        std::fs::remove_file(app.storage.path().join(f)).unwrap();
+    for f in app.stored_files().await {
+        app.remove_stored(&f).await;
     }
     let res = app.client.post(app.url(&path)).send().await.unwrap();
     assert_eq!(res.status(), 503);
@@ -312,10 +302,9 @@ async fn a_missing_file_does_not_use_the_share_up(pool: PgPool) {
     assert_eq!(status_of(&pool, only_share_id(&pool).await).await, "active");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn revoking_expires_a_share_now_and_the_gc_deletes_its_file(pool: PgPool) {
+async fn revoking_expires_a_share_now_and_the_gc_deletes_its_file(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let path = share_via_upload(&app, &cookie, "oops.pdf", body_of(100)).await;
     let id = only_share_id(&pool).await;
     let id_text = id.to_string();
@@ -328,15 +317,14 @@ async fn revoking_expires_a_share_now_and_the_gc_deletes_its_file(pool: PgPool) 
     // Revoke triggered the GC in the background: the file is deleted, the share purged.
     app.state.background.settle().await;
     assert_eq!(status_of(&pool, id).await, "purged");
-    assert!(app.stored_files().is_empty());
+    assert!(app.stored_files().await.is_empty());
     let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'share.revoke'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool) {
+async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     let live = share_via_upload(&app, &cookie, "live.pdf", body_of(10)).await;
     let expire_all_but_live = "update shares set expires_at = now() - interval '1 second' where id <> (select min(id) from shares) and status = 'active'";
     for (i, trigger) in ["share page", "admin list", "download"].iter().enumerate() {
@@ -359,13 +347,12 @@ async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool
             sqlx::query_scalar("select count(*) from shares where file_name = 'stale.pdf' and status <> 'purged'").fetch_one(&pool).await.unwrap();
         assert_eq!(unpurged_stale, 0, "{trigger} ran the GC");
     }
-    assert_eq!(app.stored_files().len(), 1, "only the downloaded share's file remains (delivery grace)");
+    assert_eq!(app.stored_files().await.len(), 1, "only the downloaded share's file remains (delivery grace)");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_dashboard_overview_lists_shares_with_three_failed_deletes(pool: PgPool) {
+async fn the_dashboard_overview_lists_shares_with_three_failed_deletes(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     for name in ["ok.pdf", "stuck.pdf", "twice.pdf"] {
         share_via_upload(&app, &cookie, name, body_of(10)).await;
     }
@@ -391,10 +378,10 @@ async fn maintenance_run_collects_expired_shares_and_leftovers_of_interrupted_up
     let id = only_share_id(&pool).await;
     sqlx::query("update shares set expires_at = now() - interval '1 minute'").execute(&pool).await.unwrap();
     // A crash mid-upload two days ago left a partial file; one from a running upload is fresh.
-    let stale = app.storage.path().join("0123abcd.part");
+    let stale = app.storage.path().join("shares").join("0123abcd.1.part");
     std::fs::write(&stale, b"half").unwrap();
     std::fs::File::options().write(true).open(&stale).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600)).unwrap();
-    std::fs::write(app.storage.path().join("4567ef.part"), b"in progress").unwrap();
+    std::fs::write(app.storage.path().join("shares").join("4567ef.2.part"), b"in progress").unwrap();
 
     // Whatever else ran first (the upload's after-response check), the CLI run leaves this state.
     let mut out = Vec::new();
@@ -402,13 +389,14 @@ async fn maintenance_run_collects_expired_shares_and_leftovers_of_interrupted_up
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("share_gc: completed") && out.contains("abandoned_uploads"), "{out}");
     assert_eq!(status_of(&pool, id).await, "purged");
-    assert_eq!(app.stored_files(), vec!["4567ef.part".to_string()]);
+    assert!(app.stored_files().await.is_empty());
+    let left: Vec<_> = std::fs::read_dir(app.storage.path().join("shares")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(left, vec!["4567ef.2.part".to_string()], "the fresh partial file is kept");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_admin_list_pages_newest_first_without_gaps_or_repeats(pool: PgPool) {
+async fn the_admin_list_pages_newest_first_without_gaps_or_repeats(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
-    let app = spawn_app(pool.clone()).await;
+    let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
     sqlx::query(
         "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
          select sha256(int8send(g)), 'k' || g, 'f' || g || '.bin', g, 'application/octet-stream', now() + interval '1 day'
@@ -438,3 +426,21 @@ async fn the_admin_list_pages_newest_first_without_gaps_or_repeats(pool: PgPool)
     expected.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(seen, expected, "every share once, newest first");
 }
+
+on_both_backends!(
+    an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept,
+    an_upload_over_the_limit_gets_413_and_leaves_no_file_behind,
+    bad_uploads_get_field_errors_and_leave_nothing,
+    an_upload_without_a_session_is_refused_and_stores_nothing,
+    the_share_page_shows_the_file_and_never_consumes_it,
+    a_download_streams_the_whole_file_once_then_says_already_downloaded,
+    an_expired_share_is_410_expired_and_serves_nothing,
+    a_wrong_token_is_404_and_reveals_nothing,
+    fifty_simultaneous_downloads_deliver_the_file_exactly_once,
+    hostile_stored_names_download_safely,
+    a_missing_file_does_not_use_the_share_up,
+    revoking_expires_a_share_now_and_the_gc_deletes_its_file,
+    the_share_page_download_and_admin_list_each_trigger_the_gc,
+    the_dashboard_overview_lists_shares_with_three_failed_deletes,
+    the_admin_list_pages_newest_first_without_gaps_or_repeats,
+);

@@ -1,5 +1,9 @@
 //! Database behaviour of the lifecycle jobs, against the real PostgreSQL. Time is injected.
 
+#[path = "../common/backend.rs"]
+#[macro_use]
+mod backend;
+
 mod auth;
 mod claim;
 mod inbox;

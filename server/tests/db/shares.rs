@@ -1,68 +1,36 @@
 //! Seed 002's fourteen lifecycle behaviours, against PostgreSQL and the real local blob store,
 //! with a fault-injecting wrapper where a delete must fail.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
-
 use app::shares::gc::{collect, GcRules, ACCESS_TIME_BATCH};
 use app::shares::lifecycle::{mark_consumed, mark_purge_failed, mark_purged};
-use app::storage::{Blob, BlobError, BlobStore, ByteStream, LocalDirStore};
+use app::storage::faults::{Faults, FaultyStore, Op};
+use app::storage::{BlobStore, LocalDirStore, Namespace};
+use std::sync::Arc;
 use bytes::Bytes;
-use futures::future::BoxFuture;
 use sqlx::PgPool;
 
-/// The real local store, whose deletes of chosen keys fail (as a read-only mount would).
-struct FailingDeletes {
-    inner: LocalDirStore,
-    failing: Mutex<HashSet<String>>,
-}
+use crate::backend::Backend;
 
-impl FailingDeletes {
-    fn fail(&self, key: &str) {
-        self.failing.lock().unwrap().insert(key.to_owned());
-    }
-    fn heal(&self) {
-        self.failing.lock().unwrap().clear();
-    }
-}
-
-impl BlobStore for FailingDeletes {
-    fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<u64, BlobError>> {
-        self.inner.put_stream(key, body, max_len)
-    }
-    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
-        self.inner.open(key)
-    }
-    fn remove_abandoned_uploads(&self, age: std::time::Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
-        self.inner.remove_abandoned_uploads(age)
-    }
-    fn list<'a>(&'a self, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<app::storage::ObjectInfo>, BlobError>> {
-        self.inner.list(after, limit)
-    }
-    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
-        if self.failing.lock().unwrap().contains(key) {
-            return Box::pin(async { Err(BlobError::Io(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "injected failure"))) });
-        }
-        self.inner.delete(key)
-    }
-}
-
+/// The real store of a backend, with faults injected where a delete must fail (as a read-only
+/// mount or an S3 outage would).
 struct Fixture {
     pool: PgPool,
-    store: FailingDeletes,
-    _dir: tempfile::TempDir,
+    store: FaultyStore<Box<dyn BlobStore>>,
+    faults: Arc<Faults>,
+    dir: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn new(pool: PgPool) -> Self {
+    fn new(pool: PgPool, backend: Backend) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let store = FailingDeletes { inner: LocalDirStore::new(dir.path()), failing: Mutex::new(HashSet::new()) };
-        Fixture { pool, store, _dir: dir }
+        let faults = Faults::new();
+        let store = FaultyStore::new(crate::backend::open_store(backend, dir.path()), faults.clone());
+        Fixture { pool, store, faults, dir }
     }
 
     /// A share whose file exists, expiring in `ttl_mins` minutes.
     async fn share(&self, ttl_mins: i32) -> (i64, String) {
-        let key = uuid::Uuid::new_v4().simple().to_string();
+        let key = app::storage::new_key(Namespace::Shares);
         self.store.put(&key, Bytes::from_static(b"file body")).await.unwrap();
         let id: i64 = sqlx::query_scalar(
             "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
@@ -102,27 +70,24 @@ const EXPIRE: &str = "update shares set expires_at = now() - interval '1 minute'
 const PAST_GRACE: &str = "update shares set consumed_at = now() - interval '16 minutes' where id = $1";
 const RETRY_DUE: &str = "update shares set next_purge_attempt_at = now() - interval '1 minute' where id = $1";
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn first_download_is_claimed_and_second_is_refused(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn first_download_is_claimed_and_second_is_refused(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, _) = f.share(60).await;
     assert!(mark_consumed(&f.pool, id).await.unwrap());
     assert!(!mark_consumed(&f.pool, id).await.unwrap());
     assert_eq!(f.status(id).await, "consumed");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_expired_share_cannot_be_claimed(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn an_expired_share_cannot_be_claimed(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, _) = f.share(60).await;
     f.exec(EXPIRE, id).await;
     assert!(!mark_consumed(&f.pool, id).await.unwrap());
     assert_eq!(f.status(id).await, "active");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn gc_purges_a_consumed_share_after_the_grace(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn gc_purges_a_consumed_share_after_the_grace(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     mark_consumed(&f.pool, id).await.unwrap();
     f.exec(PAST_GRACE, id).await;
@@ -131,9 +96,8 @@ async fn gc_purges_a_consumed_share_after_the_grace(pool: PgPool) {
     assert!(!f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn gc_purges_an_expired_share_that_was_never_downloaded(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn gc_purges_an_expired_share_that_was_never_downloaded(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     f.exec(EXPIRE, id).await;
     assert_eq!(f.gc(10).await.purged, 1);
@@ -141,18 +105,16 @@ async fn gc_purges_an_expired_share_that_was_never_downloaded(pool: PgPool) {
     assert!(!f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn gc_leaves_an_active_unexpired_share_untouched(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn gc_leaves_an_active_unexpired_share_untouched(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     assert_eq!(f.gc(10).await.purged, 0);
     assert_eq!(f.status(id).await, "active");
     assert!(f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_consumed_share_is_protected_during_the_delivery_grace(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_consumed_share_is_protected_during_the_delivery_grace(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     mark_consumed(&f.pool, id).await.unwrap();
     assert_eq!(f.gc(10).await.purged, 0);
@@ -160,9 +122,8 @@ async fn a_consumed_share_is_protected_during_the_delivery_grace(pool: PgPool) {
     assert!(f.file_exists(&key).await, "the file is still being delivered");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_share_consumed_just_before_expiry_is_not_purged_by_the_expiry_branch_during_grace(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_share_consumed_just_before_expiry_is_not_purged_by_the_expiry_branch_during_grace(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(1).await;
     mark_consumed(&f.pool, id).await.unwrap();
     f.exec(EXPIRE, id).await; // the download is still running when the expiry passes
@@ -170,32 +131,30 @@ async fn a_share_consumed_just_before_expiry_is_not_purged_by_the_expiry_branch_
     assert!(f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn gc_heals_itself_when_a_delete_fails(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn gc_heals_itself_when_a_delete_fails(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     f.exec(EXPIRE, id).await;
-    f.store.fail(&key);
+    f.faults.fail_key(Op::Delete, &key);
     let report = f.gc(10).await;
     assert_eq!((report.purged, report.failed), (0, 1));
     assert_eq!(f.status(id).await, "active", "not purged while the file remains");
     assert_eq!(f.attempts(id).await, 1);
     assert!(f.file_exists(&key).await);
-    f.store.heal();
+    f.faults.heal();
     f.exec(RETRY_DUE, id).await;
     assert_eq!(f.gc(10).await.purged, 1);
     assert_eq!(f.status(id).await, "purged");
     assert!(!f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_failing_row_does_not_block_the_rows_behind_it(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_failing_row_does_not_block_the_rows_behind_it(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let mut failing = Vec::new();
     for _ in 0..5 {
         let (id, key) = f.share(60).await;
         f.exec(EXPIRE, id).await;
-        f.store.fail(&key);
+        f.faults.fail_key(Op::Delete, &key);
         failing.push(id);
     }
     let mut healthy = Vec::new();
@@ -214,12 +173,11 @@ async fn a_failing_row_does_not_block_the_rows_behind_it(pool: PgPool) {
     }
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_failed_purge_is_retried_once_the_backoff_has_passed(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_failed_purge_is_retried_once_the_backoff_has_passed(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     f.exec(EXPIRE, id).await;
-    f.store.fail(&key);
+    f.faults.fail_key(Op::Delete, &key);
     f.gc(10).await;
     assert_eq!(f.gc(10).await, app::shares::gc::GcReport::default(), "not retried before its time");
     f.exec(RETRY_DUE, id).await;
@@ -243,9 +201,8 @@ async fn a_failed_purge_is_retried_once_the_backoff_has_passed(pool: PgPool) {
     assert!((64.0 * 3600.0 - 100.0..=64.0 * 3600.0).contains(&secs), "capped at 64 hours, got {secs} s");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn gc_advances_when_the_file_was_already_absent(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn gc_advances_when_the_file_was_already_absent(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     f.exec(EXPIRE, id).await;
     // A crash after the delete, before the update: the file is gone, the row says otherwise.
@@ -254,17 +211,15 @@ async fn gc_advances_when_the_file_was_already_absent(pool: PgPool) {
     assert_eq!(f.status(id).await, "purged");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn an_active_share_cannot_be_purged_directly(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn an_active_share_cannot_be_purged_directly(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, _) = f.share(60).await;
     assert!(!mark_purged(&f.pool, id).await.unwrap());
     assert_eq!(f.status(id).await, "active");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_purged_share_only_moves_forward(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_purged_share_only_moves_forward(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, _) = f.share(60).await;
     f.exec(EXPIRE, id).await;
     f.gc(10).await;
@@ -278,9 +233,8 @@ async fn a_purged_share_only_moves_forward(pool: PgPool) {
     assert!(bad.is_err(), "the CHECK constraint refuses unknown states");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_request_time_gc_run_is_bounded(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_request_time_gc_run_is_bounded(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     for _ in 0..12 {
         let (id, _) = f.share(60).await;
         f.exec(EXPIRE, id).await;
@@ -292,9 +246,9 @@ async fn a_request_time_gc_run_is_bounded(pool: PgPool) {
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_storage_self_check_passes_on_a_writable_folder_and_fails_on_a_missing_one(pool: PgPool) {
-    let f = Fixture::new(pool);
-    assert!(app::storage::self_check(&f.store.inner).await.is_ok());
-    let missing = LocalDirStore::new(f.store.inner.dir().join("does-not-exist"));
+    let f = Fixture::new(pool, Backend::Local);
+    assert!(app::storage::self_check(f.store.inner()).await.is_ok());
+    let missing = LocalDirStore::new(f.dir.path().join("does-not-exist"));
     let err = app::storage::self_check(&missing).await.unwrap_err();
     assert!(err.contains("cannot write"), "{err}");
 }
@@ -309,7 +263,7 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPo
     .execute(&pool)
     .await
     .unwrap();
-    let f = Fixture::new(pool);
+    let f = Fixture::new(pool, Backend::Local);
     for _ in 0..5 {
         f.share(60).await;
     }
@@ -332,9 +286,8 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPo
     assert!(!plan.contains("Seq Scan"), "{plan}");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_purged_next_time(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_purged_next_time(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     assert!(mark_consumed(&f.pool, id).await.unwrap());
     f.exec(PAST_GRACE, id).await;
@@ -347,9 +300,8 @@ async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_
     assert!(!f.file_exists(&key).await);
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (active, _) = f.share(60).await;
     let (consumed, _) = f.share(60).await;
     assert!(mark_consumed(&f.pool, consumed).await.unwrap());
@@ -365,12 +317,11 @@ async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool) {
     assert_eq!(f.status(consumed).await, "consumed");
 }
 
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once_it_is_purged(pool: PgPool) {
-    let f = Fixture::new(pool);
+async fn a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once_it_is_purged(pool: PgPool, backend: Backend) {
+    let f = Fixture::new(pool, backend);
     let (id, key) = f.share(60).await;
     f.exec(EXPIRE, id).await;
-    f.store.fail(&key);
+    f.faults.fail_key(Op::Delete, &key);
     let open = || async {
         sqlx::query_scalar::<_, i64>("select count(*) from alerts where kind = 'share.delete_failing' and subject = $1 and resolved_at is null")
             .bind(id.to_string())
@@ -383,8 +334,28 @@ async fn a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once
         assert_eq!(f.gc(10).await.failed, 1);
         assert_eq!(open().await, if attempt < 3 { 0 } else { 1 }, "attempt {attempt}");
     }
-    f.store.heal();
+    f.faults.heal();
     f.exec(RETRY_DUE, id).await;
     assert_eq!(f.gc(10).await.purged, 1);
     assert_eq!(open().await, 0, "resolved when the share was purged");
 }
+
+on_both_backends!(
+    first_download_is_claimed_and_second_is_refused,
+    an_expired_share_cannot_be_claimed,
+    gc_purges_a_consumed_share_after_the_grace,
+    gc_purges_an_expired_share_that_was_never_downloaded,
+    gc_leaves_an_active_unexpired_share_untouched,
+    a_consumed_share_is_protected_during_the_delivery_grace,
+    a_share_consumed_just_before_expiry_is_not_purged_by_the_expiry_branch_during_grace,
+    gc_heals_itself_when_a_delete_fails,
+    a_failing_row_does_not_block_the_rows_behind_it,
+    a_failed_purge_is_retried_once_the_backoff_has_passed,
+    gc_advances_when_the_file_was_already_absent,
+    an_active_share_cannot_be_purged_directly,
+    a_purged_share_only_moves_forward,
+    a_request_time_gc_run_is_bounded,
+    crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_purged_next_time,
+    revoking_changes_only_an_active_unexpired_share,
+    a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once_it_is_purged,
+);

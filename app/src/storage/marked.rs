@@ -1,0 +1,168 @@
+//! The marker that proves a store is the real one, checked before every delete and put: when the
+//! folder was swapped for an empty one (an unmounted mount point looks like that) or the bucket
+//! is another one, an absent object must not count as deleted, and new objects must not go where
+//! they would be lost. Also where signed read URLs are made.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+
+use super::signed::UrlSigner;
+use super::{BlobError, BlobStore, Blob, ByteStream, Head, Namespace, ObjectInfo, Stored};
+
+/// The key of the marker object that proves a store is the real one.
+pub const MARKER_KEY: &str = "ebb-store-marker";
+/// The `settings` row holding the marker's id (the database's side of the proof).
+const MARKER_SETTING: &str = "storage_marker_id";
+
+/// The store Ebb uses: a backend behind the marker check.
+pub struct MarkedStore {
+    inner: Box<dyn BlobStore>,
+    /// The marker's id, once [`MarkedStore::ensure_marker`] has checked or written it.
+    expected: std::sync::OnceLock<String>,
+    /// Signs read URLs for backends that cannot presign (the local folder).
+    signer: std::sync::OnceLock<UrlSigner>,
+}
+
+impl MarkedStore {
+    pub fn new(inner: impl BlobStore + 'static) -> Self {
+        MarkedStore { inner: Box::new(inner), expected: std::sync::OnceLock::new(), signer: std::sync::OnceLock::new() }
+    }
+
+    /// The store without the marker check (for the start-up probe, which runs before it).
+    pub fn inner(&self) -> &dyn BlobStore {
+        &*self.inner
+    }
+
+    /// Start-up: checks the store's marker against the database, writing it on first use.
+    /// `live_objects` says whether rows point at stored objects now: a store without a marker
+    /// while they do is not the real one (refused); with none, nothing can be lost, so the marker
+    /// is (re)written. A marker of another installation is refused either way.
+    pub async fn ensure_marker(&self, pool: &sqlx::PgPool, live_objects: bool) -> Result<(), String> {
+        let db_id = sqlx::query_scalar!("select value from settings where key = $1", MARKER_SETTING)
+            .fetch_optional(pool)
+            .await
+            .map_err(|e| format!("database error: {e}"))?;
+        let stored = match self.inner.get(MARKER_KEY).await {
+            Ok(v) => v.map(|b| String::from_utf8_lossy(&b).trim().to_owned()),
+            Err(e) => return Err(format!("cannot read the storage marker: {e}")),
+        };
+        let id = match (db_id, stored) {
+            (Some(db), Some(found)) if db == found => db,
+            (Some(_), Some(_)) => {
+                return Err("the storage holds the marker of another Ebb installation (another database); point it at this installation's storage".into())
+            }
+            (Some(_), None) if live_objects => {
+                return Err("the storage marker is missing while shares point at stored files: this is not the storage they were written to (an unmounted or wrong folder, or another bucket?)".into())
+            }
+            (db, _) => {
+                // First use (or nothing stored that could be lost): adopt the database's id, or
+                // a new one; the database row wins a race between instances.
+                let candidate = db.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                let id = setting_or_insert(pool, MARKER_SETTING, &candidate).await?;
+                self.inner.put(MARKER_KEY, Bytes::from(id.clone())).await.map_err(|e| format!("cannot write the storage marker: {e}"))?;
+                tracing::info!("storage marker written");
+                id
+            }
+        };
+        let _ = self.expected.set(id);
+        Ok(())
+    }
+
+    /// Start-up: the secret and base URL of Ebb-signed read URLs (the secret is generated once and
+    /// kept in the database, so every instance signs alike and links survive a restart).
+    pub async fn ensure_signer(&self, pool: &sqlx::PgPool, public_url: &str) -> Result<(), String> {
+        let fresh = hex::encode(rand::random::<[u8; 32]>());
+        let secret = setting_or_insert(pool, "blob_url_secret", &fresh).await?;
+        let secret = hex::decode(secret).map_err(|_| "the stored blob_url_secret setting is not hex; delete that settings row to make a new one".to_string())?;
+        let _ = self.signer.set(UrlSigner::new(secret, public_url));
+        Ok(())
+    }
+
+    /// The signer of Ebb-served read URLs (after [`MarkedStore::ensure_signer`]).
+    pub fn signer(&self) -> Option<&UrlSigner> {
+        self.signer.get()
+    }
+
+    /// A URL that reads `key` for `expires_in`, downloaded as `file_name`: presigned by S3, or
+    /// signed by Ebb (HMAC over key, expiry and name) and served by Ebb at `/blob`.
+    pub async fn signed_url(&self, key: &str, expires_in: Duration, file_name: &str) -> Result<String, BlobError> {
+        super::check_key(key)?;
+        if let Some(url) = self.inner.presign(key, expires_in, file_name).await? {
+            return Ok(url);
+        }
+        let signer = self.signer.get().ok_or_else(|| BlobError::Service("read URLs are not set up yet".into()))?;
+        let expires = time::OffsetDateTime::now_utc().unix_timestamp() + expires_in.as_secs() as i64;
+        Ok(signer.url(key, expires, file_name))
+    }
+
+    async fn check(&self) -> Result<(), BlobError> {
+        let Some(expected) = self.expected.get() else { return Err(BlobError::MarkerMissing) };
+        match self.inner.get(MARKER_KEY).await {
+            Ok(Some(found)) if found.as_ref() == expected.as_bytes() => Ok(()),
+            Ok(_) => Err(BlobError::MarkerMissing),
+            // A folder that vanished reads as "not found" or as an I/O error: either way, unproven.
+            Err(BlobError::Io(_)) => Err(BlobError::MarkerMissing),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The value of a settings row, inserting `candidate` when there is none (the first writer wins).
+async fn setting_or_insert(pool: &sqlx::PgPool, key: &str, candidate: &str) -> Result<String, String> {
+    sqlx::query!("insert into settings (key, value) values ($1, $2) on conflict (key) do nothing", key, candidate)
+        .execute(pool)
+        .await
+        .map_err(|e| format!("database error: {e}"))?;
+    sqlx::query_scalar!("select value from settings where key = $1", key).fetch_one(pool).await.map_err(|e| format!("database error: {e}"))
+}
+
+impl BlobStore for MarkedStore {
+    fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(async move {
+            super::check_key(key)?;
+            self.check().await?;
+            self.inner.put_stream(key, body, max_len).await
+        })
+    }
+
+    fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>> {
+        self.inner.head(key)
+    }
+
+    fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        self.inner.open(key)
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            super::check_key(key)?;
+            self.check().await?;
+            self.inner.delete(key).await
+        })
+    }
+
+    fn remove_abandoned_uploads(&self, age: Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
+        Box::pin(async move {
+            self.check().await?;
+            self.inner.remove_abandoned_uploads(age).await
+        })
+    }
+
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+        self.inner.list(ns, after, limit)
+    }
+
+    fn presign<'a>(&'a self, key: &'a str, expires_in: Duration, file_name: &'a str) -> BoxFuture<'a, Result<Option<String>, BlobError>> {
+        self.inner.presign(key, expires_in, file_name)
+    }
+
+    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, BlobError>> {
+        self.inner.exists(key)
+    }
+
+    fn verify_marker(&self) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(self.check())
+    }
+}
