@@ -29,7 +29,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 URL=$(bash scripts/fresh-db.sh ebb_bench_shares)
 DATABASE_URL=$URL "$BIN" migrate >/dev/null
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-shares.XXXXXX")
-STORE=$WORK/blobs; WWW=$WORK/www; mkdir -p "$STORE" "$WWW"
+STORE=$WORK/blobs; WWW=$WORK/www; mkdir -p "$STORE/shares" "$WWW"
 cleanup() { [ -n "${EBB_PID:-}" ] && kill "$EBB_PID" 2>/dev/null; [ -n "${NGINX_PID:-}" ] && kill "$NGINX_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
@@ -57,9 +57,9 @@ IDLE_RSS=$(awk '/VmRSS/ {print $2}' /proc/$EBB_PID/status)
 new_share() { # prints the token
   local token key; token=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' | cut -c1-43)
   key=$(cat /proc/sys/kernel/random/uuid | tr -d '-')
-  ln "$WWW/file.bin" "$STORE/$key"
+  ln "$WWW/file.bin" "$STORE/shares/$key"
   psql -q "$URL" -c "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
-    values (sha256(convert_to('$token', 'UTF8')), '$key', 'file.bin', $EXPECTED, 'application/octet-stream', now() + interval '1 hour')"
+    values (sha256(convert_to('$token', 'UTF8')), 'shares/$key', 'file.bin', $EXPECTED, 'application/octet-stream', now() + interval '1 hour')"
   echo "$token"
 }
 

@@ -107,9 +107,11 @@ test('an upload shows its progress, and a cancelled upload leaves no file behind
   await expect(progress).toHaveCount(0);
   // The server removes the partial file when the connection drops (other tests upload into the
   // same folder, so look for partial files and for a file of this upload's size).
+  // Share files live in the folder's shares/ namespace.
   const leftovers = async () => {
-    const names = await readdir(storage);
-    const sizes = await Promise.all(names.map(async (n) => (await stat(join(storage, n)).catch(() => null))?.size ?? 0));
+    const folder = join(storage, 'shares');
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const sizes = await Promise.all(names.map(async (n) => (await stat(join(folder, n)).catch(() => null))?.size ?? 0));
     return names.filter((n, i) => n.endsWith('.part') || sizes[i] === 6 * 1024 * 1024);
   };
   await expect.poll(leftovers).toEqual([]);

@@ -180,7 +180,11 @@ pub struct S3Config {
 
 fn parse_prefix(raw: &str) -> Result<String, String> {
     let ok = raw.is_empty()
-        || (raw.ends_with('/') && !raw.starts_with('/') && raw.len() <= 200 && raw.split('/').all(|p| p != ".." && p != ".") && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)));
+        || (raw.ends_with('/')
+            && !raw.starts_with('/')
+            && raw.len() <= 200
+            && raw.split('/').all(|p| p != ".." && p != ".")
+            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)));
     ok.then(|| raw.to_owned()).ok_or_else(|| "must be empty or like `ebb/` (letters, digits, - _ . /; ending in /)".into())
 }
 

@@ -122,10 +122,9 @@ pub async fn check_storage(state: &AppState, config: &Config) -> Result<(), Stri
 pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Result<(), String> {
     let w = |out: &mut dyn std::io::Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
     match config.storage {
-        config::StorageKind::Local => w(
-            out,
-            format!("storage: local folder {} — no bucket settings to apply (Ebb's own jobs delete expired objects)", config.storage_dir.display()),
-        ),
+        config::StorageKind::Local => {
+            w(out, format!("storage: local folder {} — no bucket settings to apply (Ebb's own jobs delete expired objects)", config.storage_dir.display()))
+        }
         config::StorageKind::S3 => {
             let store = s3::S3Store::new(config.s3.settings()?);
             let mut failed = 0;
@@ -205,8 +204,14 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
 
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The
 /// router is built from this list and the gate test walks it.
-pub const PLAIN_ROUTES: &[(&str, bool)] =
-    &[("/healthz", false), ("/readyz", false), ("/admin/inbox/export.csv", true), (shares::UPLOAD_PATH, true), ("/s/{token}", false), (app::storage::signed::PATH, false)];
+pub const PLAIN_ROUTES: &[(&str, bool)] = &[
+    ("/healthz", false),
+    ("/readyz", false),
+    ("/admin/inbox/export.csv", true),
+    (shares::UPLOAD_PATH, true),
+    ("/s/{token}", false),
+    (app::storage::signed::PATH, false),
+];
 
 /// Leptos' route list, generated once per process. Generating it sets a process-wide flag under
 /// which any resource first polled meanwhile never loads (leptos-rs/leptos#4773), so it must not

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use app::storage::{check_key, BlobError, BlobStore, Blob, ByteStream, Head, Namespace, ObjectInfo, Stored, MARKER_KEY};
+use app::storage::{check_key, Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored, MARKER_KEY};
 use aws_sdk_s3::config::http::HttpResponse;
 use aws_sdk_s3::config::{timeout::TimeoutConfig, BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
@@ -169,7 +169,9 @@ impl S3Store {
     /// Applies the bucket settings Ebb relies on where the server supports them; returns one line
     /// per setting, saying whether it was applied.
     pub async fn setup(&self) -> Vec<(String, Result<(), String>)> {
-        use aws_sdk_s3::types::{AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter};
+        use aws_sdk_s3::types::{
+            AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter,
+        };
         let exports = LifecycleRule::builder()
             .id("ebb-exports-expire-7-days")
             .filter(LifecycleRuleFilter::builder().prefix(self.full(Namespace::Exports.prefix())).build())
@@ -274,7 +276,8 @@ impl Drop for OpenUpload {
         if self.done {
             return;
         }
-        let (client, bucket, key, id) = (self.store.client.clone(), self.store.settings.bucket.clone(), std::mem::take(&mut self.full_key), std::mem::take(&mut self.id));
+        let (client, bucket, key, id) =
+            (self.store.client.clone(), self.store.settings.bucket.clone(), std::mem::take(&mut self.full_key), std::mem::take(&mut self.id));
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
                 if let Err(e) = client.abort_multipart_upload().bucket(bucket).key(key).upload_id(id).send().await {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::{BlobError, BlobStore, Blob, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
 
 /// The operations a fault can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

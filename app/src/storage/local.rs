@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::{future::BoxFuture, StreamExt, TryStreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{check_key_or_marker, BlobError, BlobStore, Blob, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{check_key_or_marker, Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
 
 /// Read buffer of a download: large enough that the syscall count does not limit throughput.
 const READ_CHUNK: usize = 256 * 1024;

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 
 use super::signed::UrlSigner;
-use super::{BlobError, BlobStore, Blob, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
 
 /// The key of the marker object that proves a store is the real one.
 pub const MARKER_KEY: &str = "ebb-store-marker";
@@ -75,7 +75,8 @@ impl MarkedStore {
     pub async fn ensure_signer(&self, pool: &sqlx::PgPool, public_url: &str) -> Result<(), String> {
         let fresh = hex::encode(rand::random::<[u8; 32]>());
         let secret = setting_or_insert(pool, "blob_url_secret", &fresh).await?;
-        let secret = hex::decode(secret).map_err(|_| "the stored blob_url_secret setting is not hex; delete that settings row to make a new one".to_string())?;
+        let secret =
+            hex::decode(secret).map_err(|_| "the stored blob_url_secret setting is not hex; delete that settings row to make a new one".to_string())?;
         let _ = self.signer.set(UrlSigner::new(secret, public_url));
         Ok(())
     }

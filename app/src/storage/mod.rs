@@ -84,10 +84,7 @@ fn is_id(s: &str) -> bool {
 fn is_archive_name(s: &str) -> bool {
     let Some(period) = s.strip_suffix(".csv.gz") else { return false };
     let b = period.as_bytes();
-    b.len() == 7
-        && b[4] == b'-'
-        && b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit)
-        && matches!(period[5..].parse::<u8>(), Ok(1..=12))
+    b.len() == 7 && b[4] == b'-' && b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit) && matches!(period[5..].parse::<u8>(), Ok(1..=12))
 }
 
 fn is_export_name(s: &str) -> bool {

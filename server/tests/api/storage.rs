@@ -140,7 +140,8 @@ async fn signed_read_urls_work_once_signed_and_not_when_changed_or_expired(pool:
     assert_eq!(res.bytes().await.unwrap().as_ref(), bytes.as_slice());
 
     // Any changed part of the URL is refused without the file.
-    let tampered = [url.replace("report-1", "report-2"), url.replace("Q3", "Q4"), url.replace("expires=", "expires=1").replace("X-Amz-Expires=600", "X-Amz-Expires=6000")];
+    let tampered =
+        [url.replace("report-1", "report-2"), url.replace("Q3", "Q4"), url.replace("expires=", "expires=1").replace("X-Amz-Expires=600", "X-Amz-Expires=6000")];
     for t in tampered {
         assert_ne!(t, url);
         let res = app.client.get(&t).send().await.unwrap();
@@ -148,7 +149,8 @@ async fn signed_read_urls_work_once_signed_and_not_when_changed_or_expired(pool:
         assert!(res.headers().get("content-disposition").is_none());
     }
     // Expired.
-    let short = app.state.blobs.signed_url("exports/report-1.csv.gz", Duration::from_secs(1), "r.csv.gz").await.unwrap().replace("http://localhost:3000", &app.base);
+    let short =
+        app.state.blobs.signed_url("exports/report-1.csv.gz", Duration::from_secs(1), "r.csv.gz").await.unwrap().replace("http://localhost:3000", &app.base);
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let res = app.client.get(&short).send().await.unwrap();
     assert!(res.status().is_client_error(), "expired: {}", res.status());
@@ -288,7 +290,8 @@ async fn a_store_without_its_marker_purges_nothing(pool: PgPool, backend: Backen
     let _ = server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await;
     let status: String = sqlx::query_scalar("select status from shares").fetch_one(&pool).await.unwrap();
     assert_eq!(status, "active");
-    let alerts: i64 = sqlx::query_scalar("select count(*) from alerts where kind = 'storage.marker_missing' and resolved_at is null").fetch_one(&pool).await.unwrap();
+    let alerts: i64 =
+        sqlx::query_scalar("select count(*) from alerts where kind = 'storage.marker_missing' and resolved_at is null").fetch_one(&pool).await.unwrap();
     assert_eq!(alerts, 1);
     app.raw.put(app::storage::MARKER_KEY, marker).await.unwrap();
     server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut Vec::new()).await.unwrap();

@@ -5,9 +5,9 @@ use app::shares::gc::{collect, GcRules, ACCESS_TIME_BATCH};
 use app::shares::lifecycle::{mark_consumed, mark_purge_failed, mark_purged};
 use app::storage::faults::{Faults, FaultyStore, Op};
 use app::storage::{BlobStore, LocalDirStore, Namespace};
-use std::sync::Arc;
 use bytes::Bytes;
 use sqlx::PgPool;
+use std::sync::Arc;
 
 use crate::backend::Backend;
 
