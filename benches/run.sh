@@ -51,3 +51,4 @@ echo
 bash benches/export.sh
 echo; bash benches/shares.sh
 echo; bash benches/lifecycle.sh
+echo; bash benches/s3.sh
