@@ -52,3 +52,4 @@ bash benches/export.sh
 echo; bash benches/shares.sh
 echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
+echo; bash benches/audit.sh

@@ -18,6 +18,12 @@ pub enum AlertKind {
     JobFailing,
     /// A live share's stored file is missing (its download would fail); subject: the share id.
     ShareFileMissing,
+    /// The audit log has fewer monthly partitions ahead than wanted, or a hole: critical.
+    AuditPartitionsMissing,
+    /// Audit events landed in the default partition.
+    AuditDefaultRows,
+    /// An audit partition with an unexpected name or bounds was left alone.
+    AuditUnexpectedPartition,
 }
 
 impl AlertKind {
@@ -27,6 +33,9 @@ impl AlertKind {
             AlertKind::StorageMarkerMissing => "storage.marker_missing",
             AlertKind::JobFailing => "job.failing",
             AlertKind::ShareFileMissing => "share.file_missing",
+            AlertKind::AuditPartitionsMissing => "audit.partitions_missing",
+            AlertKind::AuditDefaultRows => "audit.default_rows",
+            AlertKind::AuditUnexpectedPartition => "audit.unexpected_partition",
         }
     }
 }
@@ -58,16 +67,24 @@ mod db {
     pub async fn raise(pool: &PgPool, kind: AlertKind, subject: &str, message: &str) -> Result<(), sqlx::Error> {
         tracing::error!(alert.kind = kind.as_str(), alert.subject = subject, "{message}");
         metrics::counter!("ebb_alerts_raised_total", "kind" => kind.as_str()).increment(1);
-        sqlx::query!(
+        let mut tx = pool.begin().await?;
+        let new = sqlx::query_scalar!(
             r#"insert into alerts (kind, subject, message) values ($1, $2, $3)
                on conflict (kind, subject) where resolved_at is null
-               do update set last_raised_at = now(), times = alerts.times + 1, message = excluded.message"#,
+               do update set last_raised_at = now(), times = alerts.times + 1, message = excluded.message
+               returning (xmax = 0) as "new!""#,
             kind.as_str(),
             subject,
             message,
         )
-        .execute(pool)
+        .fetch_one(&mut *tx)
         .await?;
+        if new {
+            // A new alert is an event; a repeat of an open one is not.
+            let subject = format!("{}{}{subject}", kind.as_str(), if subject.is_empty() { "" } else { ":" });
+            crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::AlertRaise, Some(("alert", &subject)), None).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

@@ -14,6 +14,8 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ratelimit;
 #[cfg(feature = "ssr")]
+pub mod csv_export;
+#[cfg(feature = "ssr")]
 pub mod server;
 pub mod shares;
 #[cfg(feature = "ssr")]
@@ -75,7 +77,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("") view=pages::DashboardPage/>
                         <Route path=path!("inbox") view=inbox::ui::InboxPage/>
                         <Route path=path!("shares") view=shares::ui::SharesPage/>
-                        <Route path=path!("audit") view=|| view! { <auth::ui::ComingSoon title="Audit"/> }/>
+                        <Route path=path!("audit") view=audit::ui::AuditPage/>
                         <Route path=path!("settings") view=maintenance::ui::SettingsPage/>
                         <Route path=path!("account") view=auth::ui::AccountPage/>
                     </ParentRoute>

@@ -83,6 +83,11 @@ pub struct Config {
     #[arg(long, env = "EBB_PRUNE_BATCH_SIZE", default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
     pub prune_batch_size: i64,
 
+    /// Monthly audit log partitions kept ready after the current month (the weekly upkeep creates
+    /// them; fewer raises a critical alert).
+    #[arg(long, env = "EBB_AUDIT_PARTITIONS_AHEAD", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=24))]
+    pub audit_partitions_ahead: u32,
+
     /// Hours a signed-in session may stay unused before it ends.
     #[arg(long, env = "EBB_SESSION_IDLE_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
     pub session_idle_hours: u64,

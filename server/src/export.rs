@@ -1,11 +1,12 @@
-//! `GET /admin/inbox/export.csv[?q=…][&bom=1]`: the streamed CSV export (behind the admin gate).
+//! Streamed CSV exports behind the admin gate: `GET /admin/inbox/export.csv[?q=…][&bom=1]` and
+//! `GET /admin/audit/export.csv?kind&admin&subject&from&to[&bom=1]`.
 
 use app::auth::AdminInfo;
 use app::state::AppState;
 use axum::{
     body::Body,
-    extract::{Extension, Query, State},
-    http::{header, StatusCode},
+    extract::{ConnectInfo, Extension, Query, State},
+    http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
@@ -17,12 +18,20 @@ pub struct ExportQuery {
 }
 
 /// Behind the admin gate, which hands over the signed-in admin (a request without one never gets here).
-pub async fn inquiries_csv(State(state): State<AppState>, Extension(admin): Extension<AdminInfo>, Query(query): Query<ExportQuery>) -> Response {
+pub async fn inquiries_csv(
+    State(state): State<AppState>,
+    Extension(admin): Extension<AdminInfo>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    Query(query): Query<ExportQuery>,
+) -> Response {
     let search = app::inbox::normalise_search(query.q.as_deref());
     let bom = matches!(query.bom.as_deref(), Some("1" | "true" | "on"));
     if let Ok(mut conn) = state.pool.acquire().await {
         // Exports copy personal data out of Ebb: who did it, and when, is kept.
-        if let Err(e) = app::audit::db::record_admin_action(&mut conn, Some(admin.id), app::audit::AuditAction::InquiryExport, None).await {
+        let actor = actor(&state, &headers, peer, &admin);
+        let detail = search.as_deref().map(|q| format!("search of {} characters", q.chars().count()));
+        if let Err(e) = app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
             tracing::error!(error = %e, "could not record the export");
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
@@ -37,6 +46,52 @@ pub async fn inquiries_csv(State(state): State<AppState>, Extension(admin): Exte
             (header::CACHE_CONTROL, "no-store".to_string()),
         ],
         Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// The audit actor of a plain (non-server-function) admin request: the admin and the hashed client.
+pub fn actor(state: &AppState, headers: &HeaderMap, peer: std::net::SocketAddr, admin: &AdminInfo) -> app::audit::db::Actor {
+    let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    app::audit::db::Actor { admin: Some(admin.id), client_hash: state.domain::<std::sync::Arc<app::audit::db::ClientSecret>>().hash(&client) }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct AuditQuery {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    admin: String,
+    #[serde(default)]
+    subject: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+    bom: Option<String>,
+}
+
+/// The audit viewer's filtered view as CSV (the viewer's filters; 24 months).
+pub async fn audit_csv(State(state): State<AppState>, query: Result<Query<AuditQuery>, axum::extract::rejection::QueryRejection>) -> Response {
+    let Ok(Query(q)) = query else {
+        return (StatusCode::BAD_REQUEST, "The export link is malformed; use the Export CSV button of the audit log.").into_response();
+    };
+    let filter = match app::audit::AuditFilter::parse(&q.kind, &q.admin, &q.subject, &q.from, &q.to) {
+        Ok(f) => f,
+        Err(errors) => {
+            let text = errors.into_iter().map(|(field, msg)| format!("{field}: {msg}")).collect::<Vec<_>>().join("\n");
+            return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response();
+        }
+    };
+    let bom = matches!(q.bom.as_deref(), Some("1" | "true" | "on"));
+    let today = time::OffsetDateTime::now_utc().date();
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"audit-{today}.csv\"")),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        Body::from_stream(app::audit::export::stream(state.pool.clone(), filter, bom)),
     )
         .into_response()
 }

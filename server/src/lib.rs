@@ -108,7 +108,9 @@ pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), Stri
 pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
     let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
     state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(storage_hint(config))?;
-    state.blobs.ensure_signer(&state.pool, &state.config.public_url).await
+    state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
+    // The secret that keys the audit log's client hashes.
+    state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await.map_err(|e| format!("database error: {e}"))
 }
 
 /// Both checks of the store (tests and tools that start from a migrated database).
@@ -147,7 +149,7 @@ pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Re
 
 /// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
 pub fn jobs() -> app::jobs::Registry {
-    app::jobs::Registry::new(vec![app::maintenance::prune::job(), app::shares::gc::job()])
+    app::jobs::Registry::new(vec![app::maintenance::prune::job(), app::shares::gc::job(), app::audit::upkeep::job()])
 }
 
 /// Builds the application state from validated configuration: the kernel, then each domain's
@@ -190,7 +192,9 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
         })
         .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute })
-        .with(Arc::new(app::inbox::export::ExportMetrics::default()));
+        .with(Arc::new(app::inbox::export::ExportMetrics::default()))
+        .with(Arc::new(app::audit::db::ClientSecret::default()))
+        .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead });
     AppState {
         leptos_options,
         pool,
@@ -207,7 +211,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
 pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/healthz", false),
     ("/readyz", false),
-    ("/admin/inbox/export.csv", true),
+    ("/admin/inbox/export.csv", true), ("/admin/audit/export.csv", true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
     (app::storage::signed::PATH, false),
@@ -230,6 +234,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
+        .route("/admin/audit/export.csv", get(export::audit_csv))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))
         // Reads signed by Ebb (local backend); the signature is the authorisation.

@@ -141,7 +141,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
-    app::audit::db::record_admin_action(&mut tx, Some(admin.id), app::audit::AuditAction::ShareCreate, Some(&id.to_string())).await.map_err(db)?;
+    app::audit::db::record_admin_action(&mut tx, Some(admin.id), app::audit::AuditKind::ShareCreate, Some(&id.to_string())).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
     stored.committed = true;
     tracing::info!(share.id = id, size_bytes = size, "share created");

@@ -112,13 +112,18 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
     let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
     let Some(stored) = stored.filter(|s| s.admin_id == user) else {
         tracing::info!("sign-in with an unknown passkey refused");
+        record_refused(&state, None, "unknown passkey").await?;
         return Err(refused());
     };
     let mut passkey: webauthn_rs::prelude::Passkey = serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
-    let result = state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(&credential, auth, &passkey).map_err(|e| {
-        tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
-        refused()
-    })?;
+    let result = match state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(&credential, auth, &passkey) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
+            record_refused(&state, Some(stored.admin_id), "the passkey's answer did not verify").await?;
+            return Err(refused());
+        }
+    };
     // Keep the counter and backup state current.
     let changed = passkey.update_credential(&result).unwrap_or(false);
     let updated = if changed { Some(serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?) } else { None };
@@ -129,13 +134,25 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
     service::start_admin_session(&state, &session, stored.admin_id).await
 }
 
+/// A refused sign-in is an event (which admin's passkey, if known; the hashed client).
+#[cfg(feature = "ssr")]
+async fn record_refused(state: &crate::state::AppState, admin: Option<Uuid>, reason: &str) -> Result<(), AppError> {
+    let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
+    crate::audit::db::record_admin_detail(&mut conn, admin, crate::audit::AuditKind::SignInRefused, admin.map(|a| a.to_string()).as_deref(), Some(reason))
+        .await
+        .map_err(internal("record"))
+}
+
 /// Signs out: the session is deleted from the store, so its cookie is refused from now on.
 #[server(prefix = "/api", endpoint = "admin/signout")]
 pub async fn sign_out() -> Result<(), AppError> {
     let (state, session, admin) = super::service::require_admin().await?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if let Some(id) = session.id() {
-        super::db::delete_session(&state.pool, &id.to_string()).await.map_err(internal("signout"))?;
+        super::db::delete_session(&mut tx, &id.to_string()).await.map_err(internal("signout"))?;
     }
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::SignOut, None).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
     session.flush().await.map_err(|e| AppError::internal("session flush", e))?;
     tracing::info!(admin.id = %admin.id, "admin signed out");
     if crate::server::is_plain_form_post() {
@@ -167,7 +184,7 @@ pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCr
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let id = db::insert_passkey(&mut tx, admin.id, passkey.cred_id().as_ref(), &passkey_json, &passkey_name).await.map_err(internal("insert passkey"))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyAdd, Some(&id.to_string()))
+    crate::audit::db::record_admin_detail(&mut tx, Some(admin.id), crate::audit::AuditKind::PasskeyAdd, Some(&id.to_string()), Some(&passkey_name))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
@@ -182,7 +199,7 @@ pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
     if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
         return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRename, Some(&id.to_string()))
+    crate::audit::db::record_admin_detail(&mut tx, Some(admin.id), crate::audit::AuditKind::PasskeyRename, Some(&id.to_string()), Some(&name))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
@@ -192,10 +209,10 @@ pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
 pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
     let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    if !super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? {
+    let Some(removed_name) = super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? else {
         return Err(AppError::Invalid([("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into()));
-    }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::PasskeyRemove, Some(&id.to_string()))
+    };
+    crate::audit::db::record_admin_detail(&mut tx, Some(admin.id), crate::audit::AuditKind::PasskeyRemove, Some(&id.to_string()), Some(&removed_name))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))
@@ -215,7 +232,7 @@ pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
     if !super::db::revoke_session(&mut tx, admin.id, handle).await.map_err(internal("revoke"))? {
         return Err(AppError::NotFound);
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::SessionRevoke, Some(&handle.to_string()))
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::SessionRevoke, Some(&handle.to_string()))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))

@@ -93,7 +93,7 @@ pub async fn create_admin_from_invite(pool: &PgPool, invite: Uuid, admin: NewAdm
         return Ok(false);
     }
     insert_passkey(&mut tx, admin.id, admin.credential_id, admin.passkey, admin.passkey_name).await?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::AdminCreate, Some(&invite.to_string())).await?;
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::InviteRedeem, Some(&invite.to_string())).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -185,17 +185,18 @@ pub async fn rename_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid, name
 
 /// Removes a passkey unless it is the admin's last one. The admin row is locked first so two
 /// concurrent removals cannot each see "another one is left".
-pub async fn remove_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid) -> Result<bool, sqlx::Error> {
+/// Removes a passkey unless it is the admin's last one; returns its name when removed.
+pub async fn remove_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid) -> Result<Option<String>, sqlx::Error> {
     sqlx::query!("select id from admins where id = $1 for update", admin).fetch_optional(&mut *conn).await?;
-    let r = sqlx::query!(
+    sqlx::query_scalar!(
         "delete from passkeys where id = $2 and admin_id = $1
-         and (select count(*) from passkeys where admin_id = $1) > 1",
+         and (select count(*) from passkeys where admin_id = $1) > 1
+         returning name",
         admin,
         id,
     )
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
+    .fetch_optional(conn)
+    .await
 }
 
 // ---- sessions --------------------------------------------------------------------------------
@@ -262,7 +263,7 @@ pub async fn revoke_session(conn: &mut PgConnection, admin: Uuid, handle: Uuid) 
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn delete_session(pool: &PgPool, session_id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("delete from tower_sessions.session where id = $1", session_id).execute(pool).await?;
+pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("delete from tower_sessions.session where id = $1", session_id).execute(conn).await?;
     Ok(())
 }

@@ -84,7 +84,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
         .unwrap_or_default();
     let mut tx = state.pool.begin().await.map_err(|e| AppError::internal("session tx", e))?;
     db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent).await.map_err(|e| AppError::internal("admin session insert", e))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin), crate::audit::AuditAction::SignIn, None)
+    crate::audit::db::record_admin_action(&mut tx, Some(admin), crate::audit::AuditKind::SignIn, None)
         .await
         .map_err(|e| AppError::internal("record signin", e))?;
     tx.commit().await.map_err(|e| AppError::internal("session commit", e))?;
@@ -127,7 +127,7 @@ pub async fn create_invite(
     let (token, hash) = new_token();
     let expires_at = time::OffsetDateTime::now_utc() + INVITE_TTL;
     let id = db::insert_invite(conn, &hash, name, created_by, expires_at).await?;
-    crate::audit::db::record_admin_action(conn, created_by, crate::audit::AuditAction::InviteCreate, Some(&id.to_string())).await?;
+    crate::audit::db::record_admin_action(conn, created_by, crate::audit::AuditKind::InviteCreate, Some(&id.to_string())).await?;
     tracing::info!(invite.id = %id, "invite created");
     Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
 }

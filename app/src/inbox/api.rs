@@ -50,7 +50,7 @@ pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
     for id in &deleted {
-        crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::InquiryDelete, Some(&id.to_string()))
+        crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::InquiryDelete, Some(&id.to_string()))
             .await
             .map_err(internal("record"))?;
     }

@@ -80,14 +80,8 @@ pub fn normalise_search(raw: Option<&str>) -> Option<String> {
     raw.map(str::trim).filter(|s| !s.is_empty()).map(|s| s.chars().take(SEARCH_MAX_CHARS).collect())
 }
 
-/// A cell as written to CSV: text a spreadsheet would run as a formula (leading `=`, `+`, `-`,
-/// `@`, tab or carriage return) gets a leading apostrophe, so it is shown, not executed.
-pub fn neutralise_formula(cell: &str) -> std::borrow::Cow<'_, str> {
-    match cell.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => std::borrow::Cow::Owned(format!("'{cell}")),
-        _ => std::borrow::Cow::Borrowed(cell),
-    }
-}
+#[cfg(feature = "ssr")]
+pub use crate::csv_export::neutralise_formula;
 
 #[cfg(test)]
 mod tests {
@@ -99,15 +93,6 @@ mod tests {
         assert_eq!(Cursor::decode(&c.encode()), Some(c));
         assert_eq!(Cursor::decode("garbage"), None);
         assert_eq!(Cursor::decode("12_not-a-uuid"), None);
-    }
-
-    #[test]
-    fn formulas_are_neutralised_and_plain_text_is_not() {
-        for f in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
-            assert_eq!(neutralise_formula(f), format!("'{f}"));
-        }
-        assert_eq!(neutralise_formula("Hello = world"), "Hello = world");
-        assert_eq!(neutralise_formula(""), "");
     }
 
     #[test]

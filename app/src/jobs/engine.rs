@@ -434,6 +434,8 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         Outcome::Ok
     };
     let errors: Vec<String> = steps.iter().filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
+    let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
+    let mut tx = state.pool.begin().await?;
     sqlx::query!(
         r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome, error)
            values ($1, $2, $3, clock_timestamp(), $4, $5, $6, $7)"#,
@@ -445,13 +447,20 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         outcome.as_str(),
         (!errors.is_empty()).then(|| errors.join("; ")),
     )
-    .execute(&state.pool)
+    .execute(&mut *tx)
     .await?;
+    // The audit log keeps runs that did something, failed, or were asked for (a quiet share GC
+    // run every minute is not news).
+    if !rows.is_empty() || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
+        let counts: Vec<String> = rows.iter().map(|(step, c, n)| format!("{step}.{c}={n}")).collect();
+        let detail = format!("{} ({}){}{}", outcome.as_str(), trigger.as_str(), if counts.is_empty() { "" } else { ": " }, counts.join(", "));
+        crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;
+    }
+    tx.commit().await?;
     let seconds = clock.elapsed().as_secs_f64();
     metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
     metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);
     // A quiet run (nothing to do) is not news: the share GC runs every minute.
-    let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
     if rows.is_empty() && outcome == Outcome::Ok {
         tracing::debug!(job = job.name, trigger = trigger.as_str(), seconds, "job ran; nothing to do");
     } else {

@@ -39,7 +39,7 @@ pub async fn save_retention(days: i64) -> Result<u32, AppError> {
     let days = parse_days(days)?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     super::prune::set_retention_days(&mut tx, days).await.map_err(internal("save retention"))?;
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::RetentionChange, Some(&days.to_string()))
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::RetentionChange, Some(&days.to_string()))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
@@ -73,7 +73,7 @@ pub async fn run_job_now(job: String) -> Result<RunNowView, AppError> {
     };
     if ran {
         let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-        crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::MaintenanceRun, Some(entry.name))
+        crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditKind::MaintenanceRun, Some(entry.name))
             .await
             .map_err(internal("record"))?;
     }
@@ -96,7 +96,7 @@ pub async fn resolve_alert(id: i64) -> Result<(), AppError> {
         return Err(AppError::Gone);
     }
     let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-    crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditAction::AlertResolve, Some(&id.to_string()))
+    crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditKind::AlertResolve, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
     Ok(())

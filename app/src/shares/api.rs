@@ -52,7 +52,7 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
         return Err(AppError::BadRequest("This share is no longer active: it was downloaded, has expired or was revoked already.".into()));
     }
-    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditAction::ShareRevoke, Some(&id.to_string()))
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::ShareRevoke, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;

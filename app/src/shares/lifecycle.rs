@@ -15,14 +15,22 @@ pub struct Purgeable {
 /// Claims a download: only an active, unexpired share moves to consumed, once. Call it before
 /// sending a byte, outside any transaction (the claim must be committed first).
 pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
     let r = sqlx::query!(
         "update shares set status = 'consumed', consumed_at = now()
          where id = $1 and status = 'active' and expires_at > now()",
         id,
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    Ok(r.rows_affected() == 1)
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    // The download is recorded with the claim, in one commit (the recipient is a visitor: only
+    // the share's id and the hashed client are kept).
+    crate::audit::db::record_admin_action(&mut tx, None, crate::audit::AuditKind::ShareDownload, Some(&id.to_string())).await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Shares whose file may be deleted now: consumed longer ago than `grace` (longer than any
@@ -47,14 +55,20 @@ pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Res
 /// Marks a share purged after its file was deleted. The WHERE re-checks eligibility, so an
 /// active, unexpired share can never be purged (its file would then never be collected).
 pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
     let r = sqlx::query!(
         "update shares set status = 'purged', purged_at = now()
          where id = $1 and status <> 'purged' and (status = 'consumed' or expires_at <= now())",
         id,
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    Ok(r.rows_affected() == 1)
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::SharePurge, Some(("share", &id.to_string())), None).await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Records a failed delete: counts it and pushes the next attempt out by

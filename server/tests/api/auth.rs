@@ -146,7 +146,7 @@ async fn a_revoked_session_is_refused_and_the_others_stay(pool: PgPool) {
     assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&other), &[]).await.status(), 401);
     assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&mine), &[]).await.status(), 200);
     let recorded: i64 =
-        sqlx::query_scalar("select count(*) from admin_actions where action = 'session.revoke' and admin_id = $1").bind(admin).fetch_one(&pool).await.unwrap();
+        sqlx::query_scalar("select count(*) from audit_events where kind = 'session.revoke' and admin_id = $1").bind(admin).fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1, "the change went through the admin action record");
 }
 

@@ -137,7 +137,7 @@ async fn deleting_many_inquiries_records_each_and_updates_the_counts(pool: PgPoo
     assert_eq!(res.json::<u64>().await.unwrap(), 2);
     let counts: serde_json::Value = call_form(&app, "/api/admin/inbox/counts", Some(&cookie), &[]).await.json().await.unwrap();
     assert_eq!(counts["total"], 1);
-    let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'inquiry.delete'").fetch_one(&pool).await.unwrap();
+    let recorded: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'inquiry.delete'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 2);
 }
 

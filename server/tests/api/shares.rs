@@ -74,7 +74,7 @@ async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept
     assert!(row.1.starts_with("shares/"), "{}", row.1);
     assert_eq!(app.read_stored(&row.1).await.unwrap(), data, "the stored file is the uploaded one");
     assert_eq!(app.stored_files().await, vec![row.1.clone()], "no partial file left");
-    let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'share.create'").fetch_one(&pool).await.unwrap();
+    let recorded: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'share.create'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1);
 }
 
@@ -318,7 +318,7 @@ async fn revoking_expires_a_share_now_and_the_gc_deletes_its_file(pool: PgPool, 
     app.state.background.settle().await;
     assert_eq!(status_of(&pool, id).await, "purged");
     assert!(app.stored_files().await.is_empty());
-    let recorded: i64 = sqlx::query_scalar("select count(*) from admin_actions where action = 'share.revoke'").fetch_one(&pool).await.unwrap();
+    let recorded: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'share.revoke'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 1);
 }
 
