@@ -6,6 +6,8 @@ pub mod alerts;
 pub mod audit;
 pub mod auth;
 pub mod contact;
+#[cfg(feature = "ssr")]
+pub mod csv_export;
 pub mod error;
 pub mod inbox;
 pub mod jobs;
@@ -13,8 +15,6 @@ pub mod maintenance;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ratelimit;
-#[cfg(feature = "ssr")]
-pub mod csv_export;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod shares;

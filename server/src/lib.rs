@@ -211,7 +211,8 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
 pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/healthz", false),
     ("/readyz", false),
-    ("/admin/inbox/export.csv", true), ("/admin/audit/export.csv", true),
+    ("/admin/inbox/export.csv", true),
+    ("/admin/audit/export.csv", true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
     (app::storage::signed::PATH, false),

@@ -130,7 +130,13 @@ pub async fn record_admin_action(conn: &mut PgConnection, admin: Option<Uuid>, k
 }
 
 /// [`record_admin_action`] with a short detail (a passkey's name, a job's counts).
-pub async fn record_admin_detail(conn: &mut PgConnection, admin: Option<Uuid>, kind: AuditKind, subject: Option<&str>, detail: Option<&str>) -> Result<(), sqlx::Error> {
+pub async fn record_admin_detail(
+    conn: &mut PgConnection,
+    admin: Option<Uuid>,
+    kind: AuditKind,
+    subject: Option<&str>,
+    detail: Option<&str>,
+) -> Result<(), sqlx::Error> {
     let actor = Actor { admin, client_hash: current_client_hash() };
     record(conn, &actor, kind, subject.map(|s| (kind.subject_type(), s)), detail).await
 }

@@ -36,10 +36,7 @@ fn field_error(err: &Option<AppError>, field: &'static str) -> Option<String> {
 pub fn AuditPage() -> impl IntoView {
     let form = RwSignal::new(Fields::default());
     let applied = RwSignal::new(Fields::default());
-    let first_page = Resource::new(
-        move || applied.get(),
-        |f| async move { audit_events(f.kind, f.admin, f.subject, f.from, f.to, None).await },
-    );
+    let first_page = Resource::new(move || applied.get(), |f| async move { audit_events(f.kind, f.admin, f.subject, f.from, f.to, None).await });
     let admins = Resource::new(|| (), |_| audit_admins());
     let more = RwSignal::new(Vec::<AuditRow>::new());
     let next = RwSignal::new(None::<String>);

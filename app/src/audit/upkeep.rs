@@ -96,7 +96,10 @@ pub async fn partitions(conn: &mut PgConnection) -> Result<Vec<Partition>, sqlx:
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| Partition { bounds: parse_bounds(&r.bound).or(if r.bound.trim() == "DEFAULT" { None } else { Some(Bounds::Other) }), name: r.name }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| Partition { bounds: parse_bounds(&r.bound).or(if r.bound.trim() == "DEFAULT" { None } else { Some(Bounds::Other) }), name: r.name })
+        .collect())
 }
 
 /// What a run did (also its step counts).

@@ -49,7 +49,13 @@ impl Pages for Inquiries {
 
     fn cells(r: &db::ExportRow) -> Vec<String> {
         let received = r.created_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
-        vec![r.id.to_string(), received, neutralise_formula(&r.name).into_owned(), neutralise_formula(&r.email).into_owned(), neutralise_formula(&r.message).into_owned()]
+        vec![
+            r.id.to_string(),
+            received,
+            neutralise_formula(&r.name).into_owned(),
+            neutralise_formula(&r.email).into_owned(),
+            neutralise_formula(&r.message).into_owned(),
+        ]
     }
 
     fn on_page(&self, rows: usize) {

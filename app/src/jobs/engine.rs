@@ -454,7 +454,8 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
     if !rows.is_empty() || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
         let counts: Vec<String> = rows.iter().map(|(step, c, n)| format!("{step}.{c}={n}")).collect();
         let detail = format!("{} ({}){}{}", outcome.as_str(), trigger.as_str(), if counts.is_empty() { "" } else { ": " }, counts.join(", "));
-        crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;
+        crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail))
+            .await?;
     }
     tx.commit().await?;
     let seconds = clock.elapsed().as_secs_f64();

@@ -60,7 +60,8 @@ async fn upkeep_creates_the_current_month_and_three_ahead_once(pool: PgPool) {
     let again = upkeep(&pool, datetime!(2026-11-16 10:00 UTC)).await;
     assert!(again.created.is_empty() && again.detached.is_empty(), "{again:?}");
     // Bounds are whole UTC months.
-    let bound: String = sqlx::query_scalar("select pg_get_expr(relpartbound, oid) from pg_class where relname = 'audit_events_2027_02'").fetch_one(&pool).await.unwrap();
+    let bound: String =
+        sqlx::query_scalar("select pg_get_expr(relpartbound, oid) from pg_class where relname = 'audit_events_2027_02'").fetch_one(&pool).await.unwrap();
     assert!(bound.contains("2027-02-01 00:00:00") && bound.contains("2027-03-01 00:00:00"), "{bound}");
     // Each creation is an event.
     let events: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'upkeep.partition_create'").fetch_one(&pool).await.unwrap();
@@ -92,7 +93,11 @@ async fn months_are_detached_at_exactly_25_months_and_never_deleted(pool: PgPool
     month(&pool, "audit_events_2024_10", "2024-10-01 00:00+00", "2024-11-01 00:00+00").await;
     month(&pool, "audit_events_2024_11", "2024-11-01 00:00+00", "2024-12-01 00:00+00").await;
     for at in ["2024-09-15", "2024-09-30 23:59:59", "2024-10-10", "2024-11-20"] {
-        sqlx::query("insert into audit_events (occurred_at, kind, detail) values ($1::timestamptz, 'auth.signin', 'kept')").bind(format!("{at}+00")).execute(&pool).await.unwrap();
+        sqlx::query("insert into audit_events (occurred_at, kind, detail) values ($1::timestamptz, 'auth.signin', 'kept')")
+            .bind(format!("{at}+00"))
+            .execute(&pool)
+            .await
+            .unwrap();
     }
     // 2026-11-01: September 2024 ended exactly 25 months ago → detached. October 2024 ended 24
     // months ago → a promised month's neighbour, kept; November 2024 holds promised events.
@@ -110,7 +115,8 @@ async fn months_are_detached_at_exactly_25_months_and_never_deleted(pool: PgPool
     assert_eq!(r.detached, ["audit_events_2024_10"]);
     assert!(upkeep(&pool, datetime!(2026-12-02 00:00 UTC)).await.detached.is_empty());
     assert_eq!(pending(&pool).await, ["audit_events_2024_09", "audit_events_2024_10"]);
-    let events: Vec<String> = sqlx::query_scalar("select subject_id from audit_events where kind = 'upkeep.partition_detach' order by id").fetch_all(&pool).await.unwrap();
+    let events: Vec<String> =
+        sqlx::query_scalar("select subject_id from audit_events where kind = 'upkeep.partition_detach' order by id").fetch_all(&pool).await.unwrap();
     assert_eq!(events, ["2024-09", "2024-10"]);
 }
 
@@ -182,7 +188,9 @@ async fn the_existing_admin_actions_were_moved_into_the_log(pool: PgPool) {
     let admin = uuid::Uuid::new_v4();
     sqlx::query("insert into admins (id, name) values ($1, 'Ana')").bind(admin).execute(&pool).await.unwrap();
     let mut conn = pool.acquire().await.unwrap();
-    record(&mut conn, &Actor { admin: Some(admin), client_hash: Some("abc".into()) }, AuditKind::PasskeyRemove, Some(("passkey", "7")), Some("Phone")).await.unwrap();
+    record(&mut conn, &Actor { admin: Some(admin), client_hash: Some("abc".into()) }, AuditKind::PasskeyRemove, Some(("passkey", "7")), Some("Phone"))
+        .await
+        .unwrap();
     sqlx::query("update admins set name = 'Ana B.' where id = $1").bind(admin).execute(&pool).await.unwrap();
     let (name, kind): (String, String) = sqlx::query_as("select admin_name, kind from audit_events").fetch_one(&pool).await.unwrap();
     assert_eq!((name.as_str(), kind.as_str()), ("Ana", "passkey.remove"), "the name as it was");
