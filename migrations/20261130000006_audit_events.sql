@@ -34,6 +34,8 @@ create table audit_events_default partition of audit_events default;
 create index audit_events_time_idx on audit_events (occurred_at desc, id desc);
 create index audit_events_kind_idx on audit_events (kind, occurred_at desc, id desc);
 create index audit_events_admin_idx on audit_events (admin_id, occurred_at desc, id desc);
+-- Kind and admin together: without it, a pair with few or no events scans all of the admin's.
+create index audit_events_admin_kind_idx on audit_events (admin_id, kind, occurred_at desc, id desc);
 create index audit_events_subject_idx on audit_events (subject_id, occurred_at desc, id desc);
 
 create schema audit_pending;

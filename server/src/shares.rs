@@ -13,7 +13,7 @@ use axum::{
     body::Body,
     extract::{
         multipart::{Field, MultipartError, MultipartRejection},
-        Extension, Multipart, Path, Request, State,
+        ConnectInfo, Extension, Multipart, Path, Request, State,
     },
     http::{header, HeaderMap, HeaderValue, Method, StatusCode},
     response::{IntoResponse, Response},
@@ -34,6 +34,7 @@ pub const FORM_OVERHEAD: u64 = 64 * 1024;
 pub async fn upload(
     State(state): State<AppState>,
     admin: Option<Extension<AdminInfo>>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Response {
@@ -41,7 +42,8 @@ pub async fn upload(
     let Some(Extension(admin)) = admin else {
         return error_response(AppError::Unauthorized);
     };
-    match receive(&state, &admin, &headers, multipart).await {
+    let actor = crate::export::actor(&state, &headers, peer, &admin);
+    match receive(&state, &admin, &actor, &headers, multipart).await {
         Ok(share) => (StatusCode::CREATED, Json(share)).into_response(),
         Err(e) => error_response(e),
     }
@@ -75,7 +77,13 @@ impl Drop for StoredFile {
     }
 }
 
-async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multipart: Result<Multipart, MultipartRejection>) -> Result<NewShare, AppError> {
+async fn receive(
+    state: &AppState,
+    admin: &AdminInfo,
+    actor: &app::audit::db::Actor,
+    headers: &HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<NewShare, AppError> {
     let settings = *state.domain::<shares::ShareSettings>();
     let limit = settings.max_bytes;
     // Refuse a declared oversize body before reading a byte of it.
@@ -141,7 +149,7 @@ async fn receive(state: &AppState, admin: &AdminInfo, headers: &HeaderMap, multi
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
-    app::audit::db::record_admin_action(&mut tx, Some(admin.id), app::audit::AuditKind::ShareCreate, Some(&id.to_string())).await.map_err(db)?;
+    app::audit::db::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
     stored.committed = true;
     tracing::info!(share.id = id, size_bytes = size, "share created");

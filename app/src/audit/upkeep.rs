@@ -21,6 +21,10 @@ use super::db::{record, Actor};
 use super::{AuditKind, UpkeepState, DETACH_AFTER_MONTHS};
 use crate::alerts::{self, AlertKind};
 
+/// The CHECK constraint that keeps a detached month's range (its partition bound is gone once
+/// detached): `occurred_at >= FROM and occurred_at < TO`.
+pub const BOUNDS_CONSTRAINT: &str = "audit_month_bounds";
+
 /// An attached partition of `audit_events`, as `pg_catalog` describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
@@ -179,10 +183,21 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
     if !report.stopped {
         // 4. Detach whole months that ended 25 months ago or earlier.
         let limit = months_before(now, DETACH_AFTER_MONTHS);
-        for (_, to, p) in &month_ranges {
+        for (from, to, p) in &month_ranges {
             if *to > limit || report.untouched.contains(&p.name) {
                 continue;
             }
+            // A detached table loses its partition bound; the same range as a CHECK constraint
+            // (validated: it holds for every row) keeps its period provable for the archive.
+            let rfc = |t: &OffsetDateTime| t.format(&time::format_description::well_known::Rfc3339).expect("formats");
+            sqlx::query(&format!(
+                "alter table {} add constraint {BOUNDS_CONSTRAINT} check (occurred_at >= '{}' and occurred_at < '{}')",
+                p.name,
+                rfc(from),
+                rfc(to)
+            ))
+            .execute(&mut *tx)
+            .await?;
             sqlx::query(&format!("alter table audit_events detach partition {}", p.name)).execute(&mut *tx).await?;
             sqlx::query(&format!("alter table {} set schema audit_pending", p.name)).execute(&mut *tx).await?;
             record(&mut tx, &Actor::system(), AuditKind::PartitionDetach, Some(("month", &p.name["audit_events_".len()..].replace('_', "-"))), None).await?;

@@ -106,6 +106,15 @@ async fn months_are_detached_at_exactly_25_months_and_never_deleted(pool: PgPool
     assert_eq!(pending(&pool).await, ["audit_events_2024_09"]);
     let kept: i64 = sqlx::query_scalar("select count(*) from audit_pending.audit_events_2024_09").fetch_one(&pool).await.unwrap();
     assert_eq!(kept, 2, "detaching never deletes");
+    // The month's range stays with the table (for the archive to prove its period).
+    let check: String = sqlx::query_scalar(
+        "select pg_get_constraintdef(c.oid) from pg_constraint c join pg_class t on t.oid = c.conrelid
+         join pg_namespace n on n.oid = t.relnamespace where n.nspname = 'audit_pending' and t.relname = 'audit_events_2024_09' and c.conname = 'audit_month_bounds'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(check.contains("2024-09-01") && check.contains("2024-10-01"), "{check}");
     assert!(attached(&pool).await.contains(&"audit_events_2024_10".to_string()));
     // One second short of 25 months for October: still kept.
     let r = upkeep(&pool, datetime!(2026-11-30 23:59:59 UTC)).await;
