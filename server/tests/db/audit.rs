@@ -204,3 +204,41 @@ async fn the_existing_admin_actions_were_moved_into_the_log(pool: PgPool) {
     let (name, kind): (String, String) = sqlx::query_as("select admin_name, kind from audit_events").fetch_one(&pool).await.unwrap();
     assert_eq!((name.as_str(), kind.as_str()), ("Ana", "passkey.remove"), "the name as it was");
 }
+
+#[sqlx::test(migrations = false)]
+async fn the_migration_moves_earlier_admin_actions_into_the_log(pool: PgPool) {
+    // The schema as it was before the audit log, with admin actions recorded in it.
+    let earlier = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.as_str() < "20261130000006" {
+            std::fs::copy(&path, earlier.path().join(&name)).unwrap();
+        }
+    }
+    sqlx::migrate::Migrator::new(earlier.path()).await.unwrap().run(&pool).await.unwrap();
+    let admin = uuid::Uuid::new_v4();
+    sqlx::query("insert into admins (id, name) values ($1, 'Ana')").bind(admin).execute(&pool).await.unwrap();
+    sqlx::query(
+        "insert into admin_actions (admin_id, action, subject, occurred_at) values
+         ($1, 'share.create', '12', now() - interval '3 months'), ($1, 'passkey.remove', 'p-1', now() - interval '1 day'), (null, 'invite.create', 'i-1', now())",
+    )
+    .bind(admin)
+    .execute(&pool)
+    .await
+    .unwrap();
+    server::MIGRATOR.run(&pool).await.unwrap();
+    let rows: Vec<(String, Option<String>, Option<String>, Option<String>)> =
+        sqlx::query_as("select kind, admin_name, subject_type, subject_id from audit_events order by occurred_at").fetch_all(&pool).await.unwrap();
+    assert_eq!(
+        rows,
+        [
+            ("share.create".to_string(), Some("Ana".to_string()), Some("share".to_string()), Some("12".to_string())),
+            ("passkey.remove".to_string(), Some("Ana".to_string()), Some("passkey".to_string()), Some("p-1".to_string())),
+            ("invite.create".to_string(), None, Some("invite".to_string()), Some("i-1".to_string())),
+        ]
+    );
+    // The oldest one has its own month's partition, not the default one.
+    let in_default: i64 = sqlx::query_scalar("select count(*) from audit_events_default").fetch_one(&pool).await.unwrap();
+    assert_eq!(in_default, 0);
+}
