@@ -228,16 +228,12 @@ async fn the_migration_moves_earlier_admin_actions_into_the_log(pool: PgPool) {
     .await
     .unwrap();
     server::MIGRATOR.run(&pool).await.unwrap();
-    let rows: Vec<(String, Option<String>, Option<String>, Option<String>)> =
-        sqlx::query_as("select kind, admin_name, subject_type, subject_id from audit_events order by occurred_at").fetch_all(&pool).await.unwrap();
-    assert_eq!(
-        rows,
-        [
-            ("share.create".to_string(), Some("Ana".to_string()), Some("share".to_string()), Some("12".to_string())),
-            ("passkey.remove".to_string(), Some("Ana".to_string()), Some("passkey".to_string()), Some("p-1".to_string())),
-            ("invite.create".to_string(), None, Some("invite".to_string()), Some("i-1".to_string())),
-        ]
-    );
+    let rows: Vec<String> =
+        sqlx::query_scalar("select concat_ws('|', kind, coalesce(admin_name, '-'), subject_type, subject_id) from audit_events order by occurred_at")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(rows, ["share.create|Ana|share|12", "passkey.remove|Ana|passkey|p-1", "invite.create|-|invite|i-1"]);
     // The oldest one has its own month's partition, not the default one.
     let in_default: i64 = sqlx::query_scalar("select count(*) from audit_events_default").fetch_one(&pool).await.unwrap();
     assert_eq!(in_default, 0);
