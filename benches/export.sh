@@ -9,13 +9,7 @@ BIN=$CARGO_TARGET_DIR/release/ebb
 URL=$(bash scripts/fresh-db.sh ebb_bench_export)
 DATABASE_URL=$URL "$BIN" migrate >/dev/null
 
-# A signed-in admin session, made directly in the tables the gate reads (no authenticator here).
-# `data` is tower-sessions' MessagePack record [id, {}, expiry 2099-001]: an empty session whose
-# cookie id the gate looks up in admin_sessions.
-ADMIN=$(psql -tAq "$URL" -c "insert into admins (id, name) values (gen_random_uuid(), 'Bench') returning id")
-psql -q "$URL" -c "insert into tower_sessions.session (id, data, expiry_date) values ('YmVuY2hzZXNzaW9uMDAwMA',
-                    '\x93c41062656e636873657373696f6e303030308099cd08330100000000000000', now() + interval '1 hour');
-                    insert into admin_sessions (session_id, admin_id, user_agent) values ('YmVuY2hzZXNzaW9uMDAwMA', '$ADMIN', 'bench')"
+COOKIE=$(bash benches/admin-session.sh "$URL")
 
 seed() { # seed N: add N inquiries with realistic sizes
   psql -q "$URL" -c "insert into inquiries (name, email, message, created_at)
@@ -32,7 +26,7 @@ run() { # run LABEL: export through Ebb (fresh process, so VmHWM is this export'
   for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   local idle_rss; idle_rss=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
   local t0 t1; t0=$(date +%s.%N)
-  local bytes; bytes=$(curl -fsS --max-redirs 0 -H "cookie: ebb_session=YmVuY2hzZXNzaW9uMDAwMA" "http://127.0.0.1:$PORT/admin/inbox/export.csv" | wc -c)
+  local bytes; bytes=$(curl -fsS --max-redirs 0 -H "$COOKIE" "http://127.0.0.1:$PORT/admin/inbox/export.csv" | wc -c)
   t1=$(date +%s.%N)
   local peak; peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
   kill $pid; wait $pid 2>/dev/null || true

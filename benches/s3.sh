@@ -20,12 +20,7 @@ bash scripts/s3-local.sh install
 URL=$(bash scripts/fresh-db.sh ebb_bench_s3)
 DATABASE_URL=$URL "$BIN" migrate >/dev/null
 
-# A signed-in admin session, made directly in the tables the gate reads (as benches/export.sh).
-ADMIN=$(psql -tAq "$URL" -c "insert into admins (id, name) values (gen_random_uuid(), 'Bench') returning id")
-psql -q "$URL" -c "insert into tower_sessions.session (id, data, expiry_date) values ('YmVuY2hzZXNzaW9uMDAwMA',
-                    '\x93c41062656e636873657373696f6e303030308099cd08330100000000000000', now() + interval '1 hour');
-                    insert into admin_sessions (session_id, admin_id, user_agent) values ('YmVuY2hzZXNzaW9uMDAwMA', '$ADMIN', 'bench')"
-COOKIE="cookie: ebb_session=YmVuY2hzZXNzaW9uMDAwMA"
+COOKIE=$(bash benches/admin-session.sh "$URL")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-s3.XXXXXX")
 GARAGE=$WORK/garage

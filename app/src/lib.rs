@@ -17,6 +17,8 @@ pub mod pages;
 pub mod ratelimit;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod settings;
 pub mod shares;
 #[cfg(feature = "ssr")]
 pub mod state;

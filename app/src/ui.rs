@@ -24,6 +24,16 @@ pub fn describe(err: &AppError) -> String {
     }
 }
 
+/// A query-string value: everything but RFC 3986 unreserved characters percent-encoded.
+pub fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// "0 B", "12.3 KiB", "1.0 GiB".
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

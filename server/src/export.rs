@@ -29,7 +29,7 @@ pub async fn inquiries_csv(
     let bom = matches!(query.bom.as_deref(), Some("1" | "true" | "on"));
     if let Ok(mut conn) = state.pool.acquire().await {
         // Exports copy personal data out of Ebb: who did it, and when, is kept.
-        let actor = actor(&state, &headers, peer, &admin);
+        let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
         let detail = search.as_deref().map(|q| format!("search of {} characters", q.chars().count()));
         if let Err(e) = app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
             tracing::error!(error = %e, "could not record the export");
@@ -48,12 +48,6 @@ pub async fn inquiries_csv(
         Body::from_stream(stream),
     )
         .into_response()
-}
-
-/// The audit actor of a plain (non-server-function) admin request: the admin and the hashed client.
-pub fn actor(state: &AppState, headers: &HeaderMap, peer: std::net::SocketAddr, admin: &AdminInfo) -> app::audit::db::Actor {
-    let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    app::audit::db::Actor { admin: Some(admin.id), client_hash: state.domain::<std::sync::Arc<app::audit::db::ClientSecret>>().hash(&client) }
 }
 
 #[derive(Debug, Deserialize)]

@@ -516,17 +516,6 @@ impl BlobStore for S3Store {
             Ok(Some(req.uri().to_string()))
         })
     }
-
-    fn exists<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, BlobError>> {
-        Box::pin(async move {
-            Self::valid(key)?;
-            match self.client.head_object().bucket(&self.settings.bucket).key(self.full(key)).send().await {
-                Ok(_) => Ok(true),
-                Err(e) if e.as_service_error().is_some_and(|e| e.is_not_found()) => Ok(false),
-                Err(e) => Err(self.fail("HeadObject", e)),
-            }
-        })
-    }
 }
 
 #[cfg(test)]

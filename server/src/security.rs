@@ -84,3 +84,9 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
         (StatusCode::FORBIDDEN, "This request came from another site and was refused. Open Ebb at its own address and try again.").into_response()
     }
 }
+
+/// The audit actor of a plain (non-server-function) admin request: the admin and the hashed client.
+pub fn audit_actor(state: &AppState, headers: &axum::http::HeaderMap, peer: std::net::SocketAddr, admin: &app::auth::AdminInfo) -> app::audit::db::Actor {
+    let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    app::audit::db::Actor { admin: Some(admin.id), client_hash: state.domain::<std::sync::Arc<app::audit::db::ClientSecret>>().hash(&client) }
+}

@@ -42,7 +42,7 @@ pub async fn upload(
     let Some(Extension(admin)) = admin else {
         return error_response(AppError::Unauthorized);
     };
-    let actor = crate::export::actor(&state, &headers, peer, &admin);
+    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
     match receive(&state, &admin, &actor, &headers, multipart).await {
         Ok(share) => (StatusCode::CREATED, Json(share)).into_response(),
         Err(e) => error_response(e),

@@ -31,8 +31,7 @@ impl ClientSecret {
     /// Loads (or creates, first writer wins) the secret. Start-up calls it after migrations.
     pub async fn load(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
         let fresh = hex::encode(rand::random::<[u8; 32]>());
-        sqlx::query!("insert into settings (key, value) values ('audit_client_secret', $1) on conflict (key) do nothing", fresh).execute(pool).await?;
-        let value = sqlx::query_scalar!("select value from settings where key = 'audit_client_secret'").fetch_one(pool).await?;
+        let value = crate::settings::get_or_insert(pool, "audit_client_secret", &fresh).await?;
         let _ = self.0.set(hex::decode(value).unwrap_or_else(|_| b"unreadable-secret".to_vec()));
         Ok(())
     }

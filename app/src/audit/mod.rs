@@ -213,14 +213,7 @@ impl AuditFilter {
 
     /// The filter as a query string for the CSV link (`kind=…&admin=…`).
     pub fn query(&self) -> String {
-        let enc = |s: &str| {
-            s.bytes()
-                .map(|b| match b {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-                    _ => format!("%{b:02X}"),
-                })
-                .collect::<String>()
-        };
+        let enc = crate::ui::url_encode;
         format!(
             "kind={}&admin={}&subject={}&from={}&to={}",
             enc(self.kind.as_deref().unwrap_or("")),

@@ -81,12 +81,14 @@ pub fn parse_bounds(expr: &str) -> Option<Bounds> {
         let fmt = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
         Some(PrimitiveDateTime::parse(date_time, &fmt).ok()?.assume_utc())
     };
-    let rest = expr.trim().strip_prefix("FOR VALUES FROM ")?;
-    let (from, to) = rest.split_once(" TO ")?;
-    Some(match (parse_ts(from), parse_ts(to)) {
-        (Some(f), Some(t)) => Bounds::Range(f, t),
-        _ => Bounds::Other,
-    })
+    let range = expr.trim().strip_prefix("FOR VALUES FROM ").and_then(|r| r.split_once(" TO ")).and_then(|(f, t)| Some((parse_ts(f)?, parse_ts(t)?)));
+    Some(range.map_or(Bounds::Other, |(f, t)| Bounds::Range(f, t)))
+}
+
+/// Partitions wholly after the month starting at `current`, counted by their bounds.
+fn months_ahead(parts: &[Partition], current: OffsetDateTime) -> i64 {
+    let next = add_months(current, 1);
+    parts.iter().filter(|p| matches!(p.bounds, Some(Bounds::Range(f, _)) if f >= next)).count() as i64
 }
 
 /// The attached partitions of `audit_events` with their bounds (UTC).
@@ -100,10 +102,7 @@ pub async fn partitions(conn: &mut PgConnection) -> Result<Vec<Partition>, sqlx:
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| Partition { bounds: parse_bounds(&r.bound).or(if r.bound.trim() == "DEFAULT" { None } else { Some(Bounds::Other) }), name: r.name })
-        .collect())
+    Ok(rows.into_iter().map(|r| Partition { bounds: parse_bounds(&r.bound), name: r.name }).collect())
 }
 
 /// What a run did (also its step counts).
@@ -171,9 +170,7 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
     }
 
     // 2. Count what is ahead by bounds (after creating): whole months after the current one.
-    let after_creation = partitions(&mut tx).await?;
-    let next = add_months(current, 1);
-    report.partitions_ahead = after_creation.iter().filter(|p| matches!(p.bounds, Some(Bounds::Range(f, _)) if f >= next)).count() as i64;
+    report.partitions_ahead = months_ahead(&partitions(&mut tx).await?, current);
 
     // 3. The default partition, counted exactly.
     report.default_rows = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events_default"#).fetch_one(&mut *tx).await?;
@@ -252,9 +249,7 @@ pub fn months_before(now: OffsetDateTime, n: u32) -> OffsetDateTime {
 pub async fn state(pool: &PgPool, wanted: u32) -> Result<UpkeepState, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let now: OffsetDateTime = sqlx::query_scalar!(r#"select now() as "now!""#).fetch_one(&mut *tx).await?;
-    let next = add_months(month_start(now), 1);
-    let parts = partitions(&mut tx).await?;
-    let partitions_ahead = parts.iter().filter(|p| matches!(p.bounds, Some(Bounds::Range(f, _)) if f >= next)).count() as i64;
+    let partitions_ahead = months_ahead(&partitions(&mut tx).await?, month_start(now));
     let months_pending = sqlx::query_scalar!(r#"select count(*) as "n!" from pg_tables where schemaname = 'audit_pending'"#).fetch_one(&mut *tx).await?;
     let default_rows = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events_default"#).fetch_one(&mut *tx).await?;
     tx.commit().await?;
@@ -275,6 +270,7 @@ mod tests {
         );
         assert_eq!(parse_bounds("DEFAULT"), None);
         assert_eq!(parse_bounds("FOR VALUES FROM (MINVALUE) TO ('2026-12-01 00:00:00+00')"), Some(Bounds::Other));
+        assert_eq!(parse_bounds("FOR VALUES IN ('x')"), Some(Bounds::Other));
         assert_eq!(parse_bounds("FOR VALUES FROM ('2026-11-01 00:00:00+09') TO ('2026-12-01 00:00:00+09')"), Some(Bounds::Other));
     }
 

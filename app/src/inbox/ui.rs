@@ -8,7 +8,7 @@ use super::api::*;
 use super::{InboxCounts, InquiryDetail, InquirySummary};
 use crate::error::AppError;
 use crate::time::format_time;
-use crate::ui::{describe, Outcome};
+use crate::ui::{describe, url_encode, Outcome};
 
 /// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
 /// admin, or by the retention cleanup).
@@ -173,15 +173,6 @@ pub fn InboxPage() -> impl IntoView {
         </Transition>
         {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete/> })}
     }
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[component]

@@ -60,7 +60,7 @@ impl MarkedStore {
                 // First use (or nothing stored that could be lost): adopt the database's id, or
                 // a new one; the database row wins a race between instances.
                 let candidate = db.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-                let id = setting_or_insert(pool, MARKER_SETTING, &candidate).await?;
+                let id = crate::settings::get_or_insert(pool, MARKER_SETTING, &candidate).await.map_err(|e| format!("database error: {e}"))?;
                 self.inner.put(MARKER_KEY, Bytes::from(id.clone())).await.map_err(|e| format!("cannot write the storage marker: {e}"))?;
                 tracing::info!("storage marker written");
                 id
@@ -74,7 +74,7 @@ impl MarkedStore {
     /// kept in the database, so every instance signs alike and links survive a restart).
     pub async fn ensure_signer(&self, pool: &sqlx::PgPool, public_url: &str) -> Result<(), String> {
         let fresh = hex::encode(rand::random::<[u8; 32]>());
-        let secret = setting_or_insert(pool, "blob_url_secret", &fresh).await?;
+        let secret = crate::settings::get_or_insert(pool, "blob_url_secret", &fresh).await.map_err(|e| format!("database error: {e}"))?;
         let secret =
             hex::decode(secret).map_err(|_| "the stored blob_url_secret setting is not hex; delete that settings row to make a new one".to_string())?;
         let _ = self.signer.set(UrlSigner::new(secret, public_url));
@@ -108,15 +108,6 @@ impl MarkedStore {
             Err(e) => Err(e),
         }
     }
-}
-
-/// The value of a settings row, inserting `candidate` when there is none (the first writer wins).
-async fn setting_or_insert(pool: &sqlx::PgPool, key: &str, candidate: &str) -> Result<String, String> {
-    sqlx::query!("insert into settings (key, value) values ($1, $2) on conflict (key) do nothing", key, candidate)
-        .execute(pool)
-        .await
-        .map_err(|e| format!("database error: {e}"))?;
-    sqlx::query_scalar!("select value from settings where key = $1", key).fetch_one(pool).await.map_err(|e| format!("database error: {e}"))
 }
 
 impl BlobStore for MarkedStore {

@@ -193,3 +193,19 @@ pub async fn call_form(app: &TestApp, path: &str, cookie: Option<&str>, form: &[
     }
     req.send().await.unwrap()
 }
+
+/// A share row whose file exists in the app's storage, already expired (so the GC may purge it).
+pub async fn expired_share(app: &TestApp) -> (i64, String) {
+    let key = app::storage::new_key(app::storage::Namespace::Shares);
+    app.write_stored(&key, b"file body").await;
+    let id: i64 = sqlx::query_scalar(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         values ($1, $2, 'a.pdf', 9, 'application/pdf', now() - interval '1 minute') returning id",
+    )
+    .bind(uuid::Uuid::new_v4().as_bytes().to_vec())
+    .bind(&key)
+    .fetch_one(&app.state.pool)
+    .await
+    .unwrap();
+    (id, key)
+}

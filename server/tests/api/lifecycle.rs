@@ -11,22 +11,6 @@ use sqlx::PgPool;
 
 use crate::helpers::*;
 
-/// A share row whose file exists in the app's storage, already expired (so the GC may purge it).
-async fn expired_share(app: &TestApp) -> (i64, String) {
-    let key = app::storage::new_key(app::storage::Namespace::Shares);
-    app.write_stored(&key, b"file body").await;
-    let id: i64 = sqlx::query_scalar(
-        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
-         values ($1, $2, 'a.pdf', 9, 'application/pdf', now() - interval '1 minute') returning id",
-    )
-    .bind(uuid::Uuid::new_v4().as_bytes().to_vec())
-    .bind(&key)
-    .fetch_one(&app.state.pool)
-    .await
-    .unwrap();
-    (id, key)
-}
-
 async fn status_of(pool: &PgPool, id: i64) -> String {
     sqlx::query_scalar("select status from shares where id = $1").bind(id).fetch_one(pool).await.unwrap()
 }

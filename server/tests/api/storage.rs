@@ -251,16 +251,7 @@ async fn a_store_outage_keeps_links_and_purges_nothing(pool: PgPool, backend: Ba
 /// Deletes that keep failing (only deletes) back off and never mark the share purged.
 async fn failing_deletes_back_off_and_purge_nothing(pool: PgPool, backend: Backend) {
     let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
-    let key = app::storage::new_key(Namespace::Shares);
-    app.write_stored(&key, b"body").await;
-    sqlx::query(
-        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
-         values ('\\x01', $1, 'a.pdf', 4, 'application/pdf', now() - interval '1 minute')",
-    )
-    .bind(&key)
-    .execute(&pool)
-    .await
-    .unwrap();
+    let (_, key) = expired_share(&app).await;
     app.faults.fail(Op::Delete);
     let mut out = Vec::new();
     let _ = server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await;
@@ -274,16 +265,7 @@ async fn failing_deletes_back_off_and_purge_nothing(pool: PgPool, backend: Backe
 /// nothing is purged and the alert is raised, until the marker is back.
 async fn a_store_without_its_marker_purges_nothing(pool: PgPool, backend: Backend) {
     let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
-    let key = app::storage::new_key(Namespace::Shares);
-    app.write_stored(&key, b"body").await;
-    sqlx::query(
-        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
-         values ('\\x01', $1, 'a.pdf', 4, 'application/pdf', now() - interval '1 minute')",
-    )
-    .bind(&key)
-    .execute(&pool)
-    .await
-    .unwrap();
+    let (_, key) = expired_share(&app).await;
     let marker = app.raw.get(app::storage::MARKER_KEY).await.unwrap().expect("the marker was written at start-up");
     app.raw.delete(app::storage::MARKER_KEY).await.unwrap();
     let mut out = Vec::new();
