@@ -34,15 +34,18 @@ echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
 python3 scripts/check-layers.py
-cargo clippy -q -p app -p server --all-targets -- -D warnings
+cargo clippy -q -p app -p server --all-targets --features server/failpoints -- -D warnings
 
 echo "== unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
-cargo test -p app -p server --no-fail-fast
+# The failpoints feature lets the crash tests pause a real `ebb` at a chosen point and kill it;
+# release builds (make run) leave it off, and the points compile to nothing.
+cargo test -p app -p server --features server/failpoints --no-fail-fast
 
 echo "== client build"
 bash scripts/build-client.sh --fast
 
 echo "== end-to-end tests (Playwright, Debian's Chromium)"
-cargo build -q -p server --bin ebb
+# Same features as the tests: the debug build is reused, not made again.
+cargo build -q -p server --bin ebb --features server/failpoints
 bash scripts/e2e.sh "$CARGO_TARGET_DIR/debug/ebb"

@@ -24,6 +24,9 @@ pub enum AlertKind {
     AuditDefaultRows,
     /// An audit partition with an unexpected name or bounds was left alone.
     AuditUnexpectedPartition,
+    /// A run of the audit archive failed (critical: months wait in the database, or an archived
+    /// object is missing or changed); subject: the job name.
+    ArchiveFailed,
 }
 
 impl AlertKind {
@@ -36,6 +39,7 @@ impl AlertKind {
             AlertKind::AuditPartitionsMissing => "audit.partitions_missing",
             AlertKind::AuditDefaultRows => "audit.default_rows",
             AlertKind::AuditUnexpectedPartition => "audit.unexpected_partition",
+            AlertKind::ArchiveFailed => "archive.failed",
         }
     }
 }

@@ -98,6 +98,41 @@ pub fn stream<P: Pages>(pages: P, bom: bool) -> impl Stream<Item = Result<Bytes,
     })
 }
 
+/// `inner` compressed with gzip as it streams (one compressed chunk per input chunk, when the
+/// compressor had something to emit; the trailer at the end). An error of `inner` ends the
+/// stream with that error: a truncated archive never looks complete.
+pub fn gzip<S>(inner: S) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send
+where
+    S: Stream<Item = Result<Bytes, std::io::Error>> + Send,
+{
+    use flate2::{write::GzEncoder, Compression};
+    use futures::StreamExt;
+    use std::io::Write;
+
+    let encoder = GzEncoder::new(Vec::with_capacity(256 * 1024), Compression::default());
+    futures::stream::unfold((Box::pin(inner), Some(encoder)), |(mut inner, mut encoder)| async move {
+        loop {
+            let enc = encoder.as_mut()?;
+            match inner.next().await {
+                Some(Ok(chunk)) => {
+                    if let Err(e) = enc.write_all(&chunk) {
+                        return Some((Err(e), (inner, None)));
+                    }
+                    let out = std::mem::take(enc.get_mut());
+                    if !out.is_empty() {
+                        return Some((Ok(Bytes::from(out)), (inner, encoder)));
+                    }
+                }
+                Some(Err(e)) => return Some((Err(e), (inner, None))),
+                None => {
+                    let last = encoder.take().map(|enc| enc.finish().map(Bytes::from))?;
+                    return Some((last, (inner, None)));
+                }
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +144,22 @@ mod tests {
         }
         assert_eq!(neutralise_formula("Hello = world"), "Hello = world");
         assert_eq!(neutralise_formula(""), "");
+    }
+
+    #[tokio::test]
+    async fn gzip_streams_what_gunzip_reads_back_and_keeps_errors() {
+        use futures::{StreamExt, TryStreamExt};
+        use std::io::Read;
+        let chunks: Vec<Result<Bytes, std::io::Error>> = (0..200).map(|i| Ok(Bytes::from(format!("{i},row {i}\r\n").repeat(50)))).collect();
+        let expected: Vec<u8> = chunks.iter().flat_map(|c| c.as_ref().unwrap().to_vec()).collect();
+        let packed: Vec<Bytes> = gzip(futures::stream::iter(chunks)).try_collect().await.unwrap();
+        let mut unpacked = Vec::new();
+        flate2::read::GzDecoder::new(&packed.concat()[..]).read_to_end(&mut unpacked).unwrap();
+        assert_eq!(unpacked, expected);
+
+        let failing = futures::stream::iter(vec![Ok(Bytes::from_static(b"a,b\r\n")), Err(std::io::Error::other("page query failed"))]);
+        let out: Vec<Result<Bytes, std::io::Error>> = gzip(failing).collect().await;
+        assert!(out.last().unwrap().is_err(), "the error ends the stream");
+        assert!(out.iter().filter(|r| r.is_err()).count() == 1);
     }
 }

@@ -80,6 +80,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("inbox") view=inbox::ui::InboxPage/>
                         <Route path=path!("shares") view=shares::ui::SharesPage/>
                         <Route path=path!("audit") view=audit::ui::AuditPage/>
+                        <Route path=path!("audit/archive") view=audit::ui::ArchivePage/>
                         <Route path=path!("settings") view=maintenance::ui::SettingsPage/>
                         <Route path=path!("account") view=auth::ui::AccountPage/>
                     </ParentRoute>

@@ -107,7 +107,16 @@ impl Background {
         F: Future<Output = Result<(), E>> + Send + 'static,
         E: std::fmt::Display + Send + 'static,
     {
-        let timeout = self.timeout;
+        self.spawn_with_timeout(name, self.timeout, work)
+    }
+
+    /// [`Background::spawn`] with a timeout of at least `timeout` (long jobs).
+    pub fn spawn_with_timeout<F, E>(&self, name: &'static str, timeout: Duration, work: F)
+    where
+        F: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display + Send + 'static,
+    {
+        let timeout = timeout.max(self.timeout);
         let failures = self.failures.clone();
         self.tracker.spawn(async move {
             let failed = match tokio::time::timeout(timeout, work).await {

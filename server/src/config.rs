@@ -88,6 +88,11 @@ pub struct Config {
     #[arg(long, env = "EBB_AUDIT_PARTITIONS_AHEAD", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=24))]
     pub audit_partitions_ahead: u32,
 
+    /// Minutes after which an audit export still `running` is taken for cut off (its process
+    /// stopped) and marked failed.
+    #[arg(long, env = "EBB_EXPORT_STUCK_MINS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_080))]
+    pub export_stuck_mins: u64,
+
     /// Hours a signed-in session may stay unused before it ends.
     #[arg(long, env = "EBB_SESSION_IDLE_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
     pub session_idle_hours: u64,

@@ -106,8 +106,14 @@ pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), Stri
 /// The marker that proves the store is the real one (written on first use; after migrations),
 /// and the secret of Ebb-signed read URLs.
 pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
+    // Rows that point at stored objects: live shares and archived months (the archive may be a
+    // month's only copy).
     let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
-    state.blobs.ensure_marker(&state.pool, live > 0).await.map_err(storage_hint(config))?;
+    let archived = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_partition_archives where status = 'verified'"#)
+        .fetch_one(&state.pool)
+        .await
+        .map_err(|e| format!("database error: {e}"))?;
+    state.blobs.ensure_marker(&state.pool, live > 0 || archived > 0).await.map_err(storage_hint(config))?;
     state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
     // The secret that keys the audit log's client hashes.
     state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await.map_err(|e| format!("database error: {e}"))
@@ -149,7 +155,13 @@ pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Re
 
 /// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
 pub fn jobs() -> app::jobs::Registry {
-    app::jobs::Registry::new(vec![app::maintenance::prune::job(), app::shares::gc::job(), app::audit::upkeep::job()])
+    app::jobs::Registry::new(vec![
+        app::maintenance::prune::job(),
+        app::shares::gc::job(),
+        app::audit::upkeep::job(),
+        app::audit::archive::job(),
+        app::audit::exports::job(),
+    ])
 }
 
 /// Builds the application state from validated configuration: the kernel, then each domain's
@@ -194,7 +206,8 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute })
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
         .with(Arc::new(app::audit::db::ClientSecret::default()))
-        .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead });
+        .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
+        .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) });
     AppState {
         leptos_options,
         pool,

@@ -82,6 +82,10 @@ fn init_tracing(format: LogFormat) {
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.config.log_format);
+    // Test builds only: crash points named in FAILPOINTS (the crash tests pause the process
+    // there and kill it).
+    #[cfg(feature = "failpoints")]
+    let _failpoints = fail::FailScenario::setup();
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(msg) => {

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::{AuditAdmin, AuditPage, UpkeepState};
+use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, UpkeepState};
 use crate::error::AppError;
 
 /// Events per viewer page.
@@ -35,4 +35,72 @@ pub async fn audit_upkeep_state() -> Result<UpkeepState, AppError> {
     let (state, _, _) = crate::auth::service::require_admin().await?;
     let wanted = state.domain::<super::upkeep::UpkeepSettings>().partitions_ahead;
     super::upkeep::state(&state.pool, wanted).await.map_err(crate::server::internal("audit upkeep state"))
+}
+
+#[cfg(feature = "ssr")]
+fn actor(admin: &crate::auth::AdminInfo) -> super::db::Actor {
+    super::db::Actor { admin: Some(admin.id), client_hash: super::db::current_client_hash() }
+}
+
+/// The archive's months and the latest retrievals.
+#[server(prefix = "/api", endpoint = "admin/audit/archive")]
+pub async fn archive_months() -> Result<ArchiveOverview, AppError> {
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    super::archive::overview(&state.pool).await.map_err(crate::server::internal("archive overview"))
+}
+
+/// A 15-minute download link for archived month `month` (`YYYY-MM`), with a reason of 10–256
+/// characters. A month that is not in the ledger is 404.
+#[server(prefix = "/api", endpoint = "admin/audit/archive/link")]
+pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink, AppError> {
+    use super::archive::RetrievalError;
+    let (state, _, admin) = crate::auth::service::require_admin().await?;
+    let reason = super::check_reason(&reason).map_err(|e| AppError::Invalid([("reason".to_string(), e)].into()))?;
+    let period = super::archive::parse_period(month.trim()).ok_or(AppError::NotFound)?;
+    match super::archive::retrieval_link(&state, &actor(&admin), period, &reason).await {
+        Ok(link) => Ok(link),
+        Err(RetrievalError::NotFound) => Err(AppError::NotFound),
+        Err(RetrievalError::Missing) => Err(AppError::Conflict("This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.".into())),
+        Err(e) => Err(AppError::internal("archive link", e)),
+    }
+}
+
+/// The latest export requests, newest first.
+#[server(prefix = "/api", endpoint = "admin/audit/exports")]
+pub async fn export_requests() -> Result<Vec<ExportView>, AppError> {
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    super::exports::list(&state.pool, 50).await.map_err(crate::server::internal("export requests"))
+}
+
+/// Requests a CSV export of the audit events from `from` to `to` (UTC days, inclusive); it is
+/// written in the background.
+#[server(prefix = "/api", endpoint = "admin/audit/exports/request")]
+pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
+    use super::exports::RequestError;
+    let (state, _, admin) = crate::auth::service::require_admin().await?;
+    let today = time::OffsetDateTime::now_utc().date();
+    let (from, to) = super::exports::parse_range(&from, &to, today).map_err(AppError::Invalid)?;
+    match super::exports::request(&state.pool, &actor(&admin), from, to).await {
+        Ok(_) => {
+            super::exports::start(&state);
+            Ok(())
+        }
+        Err(RequestError::TooMany) => Err(AppError::Conflict(RequestError::TooMany.to_string())),
+        Err(e) => Err(AppError::internal("export request", e)),
+    }
+}
+
+/// A 15-minute download link for a finished export (410 once its file has expired).
+#[server(prefix = "/api", endpoint = "admin/audit/exports/link")]
+pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
+    use super::exports::LinkError;
+    let (state, _, admin) = crate::auth::service::require_admin().await?;
+    let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| AppError::NotFound)?;
+    match super::exports::link(&state, &actor(&admin), id).await {
+        Ok(link) => Ok(link),
+        Err(LinkError::NotFound) => Err(AppError::NotFound),
+        Err(LinkError::NotReady) => Err(AppError::Conflict("This export is not ready yet.".into())),
+        Err(LinkError::Expired) => Err(AppError::Gone),
+        Err(e) => Err(AppError::internal("export link", e)),
+    }
 }

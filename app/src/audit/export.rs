@@ -1,6 +1,11 @@
 //! The audit log's CSV export: the viewer's filtered view, newest first, in pages of 200 rows
 //! through the shared streamed CSV writer.
 
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc,
+};
+
 use bytes::Bytes;
 use futures::Stream;
 use sqlx::PgPool;
@@ -16,6 +21,25 @@ pub const HEADER: [&str; 9] = ["id", "occurred_at", "kind", "admin_id", "admin_n
 struct Events {
     pool: PgPool,
     filter: AuditFilter,
+    /// Rows written so far (exports count them as they go).
+    rows: Option<Arc<AtomicU64>>,
+}
+
+/// An event's CSV cells, in [`HEADER`]'s order (text cells neutralised against formulas). The
+/// export, the export requests and the archive write the same columns.
+pub fn cells(r: &AuditRow) -> Vec<String> {
+    let text = |v: &Option<String>| neutralise_formula(v.as_deref().unwrap_or("")).into_owned();
+    vec![
+        r.id.to_string(),
+        r.occurred_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        r.kind.clone(),
+        r.admin_id.map(|a| a.to_string()).unwrap_or_default(),
+        text(&r.admin_name),
+        text(&r.subject_type),
+        text(&r.subject_id),
+        text(&r.detail),
+        r.client_hash.clone().unwrap_or_default(),
+    ]
 }
 
 impl Pages for Events {
@@ -36,18 +60,13 @@ impl Pages for Events {
     }
 
     fn cells(r: &AuditRow) -> Vec<String> {
-        let text = |v: &Option<String>| neutralise_formula(v.as_deref().unwrap_or("")).into_owned();
-        vec![
-            r.id.to_string(),
-            r.occurred_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
-            r.kind.clone(),
-            r.admin_id.map(|a| a.to_string()).unwrap_or_default(),
-            text(&r.admin_name),
-            text(&r.subject_type),
-            text(&r.subject_id),
-            text(&r.detail),
-            r.client_hash.clone().unwrap_or_default(),
-        ]
+        cells(r)
+    }
+
+    fn on_page(&self, rows: usize) {
+        if let Some(n) = &self.rows {
+            n.fetch_add(rows as u64, Ordering::Relaxed);
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -57,5 +76,10 @@ impl Pages for Events {
 
 /// The filtered events as CSV chunks.
 pub fn stream(pool: PgPool, filter: AuditFilter, bom: bool) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
-    crate::csv_export::stream(Events { pool, filter }, bom)
+    crate::csv_export::stream(Events { pool, filter, rows: None }, bom)
+}
+
+/// [`stream`] without a BOM, adding each page's rows to `rows` as it is written.
+pub fn counted_stream(pool: PgPool, filter: AuditFilter, rows: Arc<AtomicU64>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    crate::csv_export::stream(Events { pool, filter, rows: Some(rows) }, false)
 }

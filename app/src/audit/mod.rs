@@ -4,9 +4,13 @@
 
 pub mod api;
 #[cfg(feature = "ssr")]
+pub mod archive;
+#[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod export;
+#[cfg(feature = "ssr")]
+pub mod exports;
 pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod upkeep;
@@ -45,8 +49,13 @@ macro_rules! kinds {
                     AuditKind::AdminCreate | AuditKind::InviteCreate | AuditKind::InviteRedeem => "invite",
                     AuditKind::MaintenanceRun => "job",
                     AuditKind::RetentionChange => "days",
-                    AuditKind::PartitionCreate | AuditKind::PartitionDetach | AuditKind::ArchiveMonth | AuditKind::ArchiveRetrieval => "month",
-                    AuditKind::ExportRequest => "export",
+                    AuditKind::PartitionCreate
+                    | AuditKind::PartitionDetach
+                    | AuditKind::ArchiveMonth
+                    | AuditKind::ArchiveDrop
+                    | AuditKind::ArchiveFailure
+                    | AuditKind::ArchiveRetrieval => "month",
+                    AuditKind::ExportRequest | AuditKind::ExportDownload => "export",
                     other => other.as_str().split('.').next().unwrap_or("other"),
                 }
             }
@@ -83,12 +92,16 @@ kinds! {
     AlertRaise = "alert.raise", "Alert raised";
     AlertResolve = "alert.resolve", "Alert resolved";
     ArchiveMonth = "archive.month", "Month archived";
+    ArchiveDrop = "archive.drop", "Archived month removed from the database";
+    ArchiveFailure = "archive.failure", "Archiving a month failed";
     ArchiveRetrieval = "archive.retrieval", "Archive retrieved";
     ExportRequest = "export.request", "Export requested";
+    ExportDownload = "export.download", "Export downloaded";
 }
 
 /// One event as the viewer shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct AuditRow {
     pub id: i64,
     #[serde(with = "time::serde::rfc3339")]
@@ -140,9 +153,12 @@ impl AuditRow {
             Some(AuditKind::UpkeepCheck) => format!("Audit upkeep: {detail}"),
             Some(AuditKind::AlertRaise) => format!("Alert {subject} was raised"),
             Some(AuditKind::AlertResolve) => format!("{who} resolved alert {subject}"),
-            Some(AuditKind::ArchiveMonth) => format!("Month {subject} was archived"),
-            Some(AuditKind::ArchiveRetrieval) => format!("{who} retrieved archived month {subject}"),
-            Some(AuditKind::ExportRequest) => format!("{who} requested an export"),
+            Some(AuditKind::ArchiveMonth) => format!("Month {subject} was archived and verified{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") }),
+            Some(AuditKind::ArchiveDrop) => format!("Archived month {subject} was removed from the database"),
+            Some(AuditKind::ArchiveFailure) => format!("Archiving month {subject} failed{}", if detail.is_empty() { String::new() } else { format!(": {detail}") }),
+            Some(AuditKind::ArchiveRetrieval) => format!("{who} got a download link for archived month {subject}"),
+            Some(AuditKind::ExportRequest) => format!("{who} requested an export{}", if detail.is_empty() { String::new() } else { format!(" of {detail}") }),
+            Some(AuditKind::ExportDownload) => format!("{who} got a download link for export {subject}"),
             None => format!("{who}: {} {subject}", self.kind),
         }
     }
@@ -251,6 +267,81 @@ pub struct UpkeepState {
     pub months_pending: i64,
     /// Rows in the default partition (should be 0).
     pub default_rows: i64,
+}
+
+/// A month in the archive's ledger, as the archive page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedMonth {
+    /// `YYYY-MM`.
+    pub month: String,
+    /// `verified` (a link can be had), `written` (being checked) or `failed` (retried next run).
+    pub status: String,
+    pub events: Option<i64>,
+    pub bytes: Option<i64>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub verified_at: Option<time::OffsetDateTime>,
+    /// The month has left the database: the archive is where it is.
+    pub dropped: bool,
+}
+
+/// One download link given out for an archived month.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrievalView {
+    pub month: String,
+    pub admin_name: Option<String>,
+    pub reason: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub issued_at: time::OffsetDateTime,
+}
+
+/// The archive page's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveOverview {
+    pub months: Vec<ArchivedMonth>,
+    pub retrievals: Vec<RetrievalView>,
+}
+
+/// A request for a CSV export of a range of audit events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportView {
+    pub id: uuid::Uuid,
+    /// First and last day of the range (UTC, inclusive).
+    pub from: time::Date,
+    pub to: time::Date,
+    /// `pending`, `running`, `done` or `failed`.
+    pub status: String,
+    pub admin_name: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub requested_at: time::OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub finished_at: Option<time::OffsetDateTime>,
+    pub events: Option<i64>,
+    pub bytes: Option<i64>,
+    /// Done, but its file is gone (kept 7 days): no link is given.
+    pub expired: bool,
+}
+
+/// A short-lived download link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DownloadLink {
+    pub url: String,
+    pub file_name: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub expires_at: time::OffsetDateTime,
+}
+
+/// Minutes a download link (archive or export) works.
+pub const LINK_MINUTES: i64 = 15;
+/// Days an export's file is kept.
+pub const EXPORT_KEEP_DAYS: i64 = 7;
+
+/// A retrieval reason as typed: 10–256 characters once trimmed.
+pub fn check_reason(reason: &str) -> Result<String, String> {
+    let reason = reason.trim();
+    match reason.chars().count() {
+        10..=256 => Ok(reason.to_string()),
+        n => Err(format!("Give a reason of 10 to 256 characters ({n} now); it is kept with the link.")),
+    }
 }
 
 /// A keyset cursor: `<unix micros>.<id>`.

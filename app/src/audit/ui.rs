@@ -80,7 +80,7 @@ pub fn AuditPage() -> impl IntoView {
     view! {
         <Title text="Audit log — Ebb admin"/>
         <h1>"Audit log"</h1>
-        <p class="muted">"Who did what, and when, over the last 24 months. Older months are archived."</p>
+        <p class="muted">"Who did what, and when, over the last 24 months. Older months are in the " <a href="/admin/audit/archive" data-testid="archive-nav">"archive"</a> ", where you can also export a range."</p>
         <form class="filters" data-testid="audit-filters" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(form.get_untracked()); }>
             <div class="field">
                 <label for="audit-kind">"What"</label>
@@ -195,5 +195,249 @@ pub fn UpkeepCard() -> impl IntoView {
                 })}
             </Transition>
         </section>
+    }
+}
+
+/// `/admin/audit/archive`: archived months (a 15-minute link, with a reason) and export requests.
+#[component]
+pub fn ArchivePage() -> impl IntoView {
+    let overview = Resource::new(|| (), |_| archive_months());
+    let month = RwSignal::new(String::new());
+    let reason = RwSignal::new(String::new());
+    let link = RwSignal::new(None::<super::DownloadLink>);
+    let link_error = RwSignal::new(None::<AppError>);
+    let asking = RwSignal::new(false);
+
+    let get_link = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let (m, r) = (month.get_untracked(), reason.get_untracked());
+        asking.set(true);
+        link.set(None);
+        leptos::task::spawn_local(async move {
+            match archive_link(m, r).await {
+                Ok(l) => {
+                    link.set(Some(l));
+                    link_error.set(None);
+                    overview.refetch();
+                }
+                Err(e) => link_error.set(Some(e)),
+            }
+            asking.set(false);
+        });
+    };
+    let reason_error = move || match link_error.get() {
+        Some(AppError::Invalid(f)) => f.get("reason").cloned(),
+        _ => None,
+    };
+    let other_error = move || match link_error.get() {
+        Some(AppError::Invalid(_)) | None => None,
+        Some(AppError::NotFound) => Some("This month is not in the archive. Choose one from the list.".to_string()),
+        Some(e) => Some(describe(&e)),
+    };
+
+    view! {
+        <Title text="Archive and exports — Ebb admin"/>
+        <h1>"Archive and exports"</h1>
+        <p class="muted">
+            "Months that ended more than 25 months ago leave the database for the archive, and only after the archived file has been checked (rows, size and checksum). "
+            <a href="/admin/audit">"Back to the audit log"</a>
+        </p>
+        <section aria-labelledby="archive-title">
+            <h2 id="archive-title">"Archived months"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || overview.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+                    Ok(o) => {
+                        let verified: Vec<String> = o.months.iter().filter(|m| m.status == "verified").map(|m| m.month.clone()).collect();
+                        if month.get_untracked().is_empty() {
+                            if let Some(first) = verified.first() {
+                                month.set(first.clone());
+                            }
+                        }
+                        let empty = o.months.is_empty();
+                        view! {
+                            <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">"No month has been archived yet. A month is archived when it ended more than 25 months ago."</p> }>
+                                <table class="list" data-testid="archive-months">
+                                    <thead><tr><th>"Month"</th><th>"Events"</th><th>"Size"</th><th>"Verified (UTC)"</th><th>"State"</th></tr></thead>
+                                    <tbody>
+                                        {o.months.clone().into_iter().map(|m| {
+                                            let state = match (m.status.as_str(), m.dropped) {
+                                                ("verified", true) => "Archived and verified; no longer in the database",
+                                                ("verified", false) => "Verified; leaves the database at the next run",
+                                                ("written", _) => "Written; being verified",
+                                                _ => "Failed; retried at the next run (the month stays in the database)",
+                                            };
+                                            view! {
+                                                <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.clone()>
+                                                    <td>{m.month.clone()}</td>
+                                                    <td>{m.events.map(|n| n.to_string()).unwrap_or_else(|| "—".into())}</td>
+                                                    <td>{m.bytes.map(|b| crate::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
+                                                    <td class="nowrap">{m.verified_at.map(format_time).unwrap_or_else(|| "—".into())}</td>
+                                                    <td>{state}</td>
+                                                </tr>
+                                            }
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </Show>
+                            <h3>"Download an archived month"</h3>
+                            <form class="stack" data-testid="archive-link-form" on:submit=get_link>
+                                <div class="field">
+                                    <label for="archive-month">"Month"</label>
+                                    <select id="archive-month" on:change=move |ev| month.set(event_target_value(&ev)) prop:value=move || month.get()>
+                                        {verified.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                                    </select>
+                                </div>
+                                <div class="field">
+                                    <label for="archive-reason">"Why do you need it?"</label>
+                                    <textarea id="archive-reason" rows="2" aria-describedby="archive-reason-hint archive-reason-error"
+                                        prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))></textarea>
+                                    <p class="muted" id="archive-reason-hint">"10 to 256 characters. Kept with the link, with your name and the time."</p>
+                                    <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
+                                </div>
+                                <button type="submit" prop:disabled=move || asking.get()>"Get a 15-minute link"</button>
+                            </form>
+                            {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
+                            {move || link.get().map(|l| view! {
+                                <p class="notice success" role="status">
+                                    "Link ready, valid until " {format_time(l.expires_at)} " UTC: "
+                                    <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>"Download " {l.file_name.clone()}</a>
+                                </p>
+                            })}
+                            <h3>"Recent downloads of archived months"</h3>
+                            <Show when={let none = o.retrievals.is_empty(); move || !none} fallback=|| view! { <p class="empty">"None yet."</p> }>
+                                <table class="list" data-testid="archive-retrievals">
+                                    <thead><tr><th>"When (UTC)"</th><th>"Who"</th><th>"Month"</th><th>"Reason"</th></tr></thead>
+                                    <tbody>
+                                        {o.retrievals.clone().into_iter().map(|r| view! {
+                                            <tr data-testid="archive-retrieval">
+                                                <td class="nowrap">{format_time(r.issued_at)}</td>
+                                                <td>{r.admin_name.unwrap_or_else(|| "A removed admin".into())}</td>
+                                                <td>{r.month}</td>
+                                                <td>{r.reason}</td>
+                                            </tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </Show>
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+        </section>
+        <ExportsSection/>
+    }
+}
+
+#[component]
+fn ExportsSection() -> impl IntoView {
+    let requests = Resource::new(|| (), |_| export_requests());
+    let from = RwSignal::new(String::new());
+    let to = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<AppError>);
+    let sent = RwSignal::new(false);
+
+    // While a request waits or runs, look again every two seconds.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let open = requests.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|r| r.status == "pending" || r.status == "running"));
+        if open {
+            set_timeout(move || requests.refetch(), std::time::Duration::from_secs(2));
+        }
+    });
+
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let (f, t) = (from.get_untracked(), to.get_untracked());
+        sent.set(false);
+        leptos::task::spawn_local(async move {
+            match request_export(f, t).await {
+                Ok(()) => {
+                    error.set(None);
+                    sent.set(true);
+                    requests.refetch();
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    let field_err = move |field: &'static str| move || field_error(&error.get(), field);
+
+    view! {
+        <section aria-labelledby="exports-title">
+            <h2 id="exports-title">"Export a range of the audit log"</h2>
+            <p class="muted">"The export is written in the background as a compressed CSV file, kept for 7 days. It covers the months still in the database (the last 24 months at least); older months are in the archive above."</p>
+            <form class="filters" data-testid="export-form" on:submit=submit>
+                <div class="field">
+                    <label for="export-from">"From"</label>
+                    <input id="export-from" type="date" required prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev)) aria-describedby="export-from-error"/>
+                    <p class="field-error" id="export-from-error" aria-live="polite">{field_err("from")}</p>
+                </div>
+                <div class="field">
+                    <label for="export-to">"To"</label>
+                    <input id="export-to" type="date" required prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev)) aria-describedby="export-to-error"/>
+                    <p class="field-error" id="export-to-error" aria-live="polite">{field_err("to")}</p>
+                </div>
+                <div class="field actions">
+                    <button type="submit">"Request export"</button>
+                </div>
+            </form>
+            {move || match error.get() {
+                Some(AppError::Invalid(_)) | None => None,
+                Some(e) => Some(view! { <p class="notice error" role="alert" data-testid="export-error">{describe(&e)}</p> }),
+            }}
+            {move || sent.get().then(|| view! { <p class="notice success" role="status">"Export requested. It appears below when it is ready."</p> })}
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || requests.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => view! { <p class="empty">"No export requested in the last 90 days."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="list" data-testid="export-requests">
+                            <thead><tr><th>"Requested (UTC)"</th><th>"Range"</th><th>"By"</th><th>"State"</th><th>"Events"</th><th>"Size"</th><th><span class="sr-only">"Download"</span></th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|r| view! { <ExportRow r/> }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn ExportRow(r: super::ExportView) -> impl IntoView {
+    let link = RwSignal::new(None::<Result<super::DownloadLink, AppError>>);
+    let id = r.id.to_string();
+    let state = match (r.status.as_str(), r.expired) {
+        ("done", true) => "Expired (files are kept 7 days)",
+        ("done", false) => "Ready",
+        ("pending", _) => "Waiting",
+        ("running", _) => "Being written…",
+        _ => "Failed; request it again",
+    };
+    let downloadable = r.status == "done" && !r.expired;
+    let get = move |_| {
+        let id = id.clone();
+        leptos::task::spawn_local(async move { link.set(Some(export_link(id).await)) });
+    };
+    view! {
+        <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>
+            <td class="nowrap">{format_time(r.requested_at)}</td>
+            <td class="nowrap">{r.from.to_string()} " to " {r.to.to_string()}</td>
+            <td>{r.admin_name.clone().unwrap_or_else(|| "A removed admin".into())}</td>
+            <td>{state}</td>
+            <td>{r.events.map(|n| n.to_string()).unwrap_or_else(|| "—".into())}</td>
+            <td>{r.bytes.map(|b| crate::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
+            <td>
+                {move || match link.get() {
+                    Some(Ok(l)) => view! { <a data-testid="export-download" href=l.url.clone() download=l.file_name.clone()>"Download " {l.file_name.clone()}</a> }.into_any(),
+                    Some(Err(AppError::Gone)) => view! { <span>"Expired"</span> }.into_any(),
+                    Some(Err(e)) => view! { <span class="field-error" role="alert">{describe(&e)}</span> }.into_any(),
+                    None if downloadable => view! { <button type="button" class="small" data-testid="export-get-link" on:click=get.clone()>"Get link"</button> }.into_any(),
+                    None => ().into_any(),
+                }}
+            </td>
+        </tr>
     }
 }

@@ -86,7 +86,7 @@ pub fn parse_bounds(expr: &str) -> Option<Bounds> {
 }
 
 /// Partitions wholly after the month starting at `current`, counted by their bounds.
-fn months_ahead(parts: &[Partition], current: OffsetDateTime) -> i64 {
+pub fn months_ahead(parts: &[Partition], current: OffsetDateTime) -> i64 {
     let next = add_months(current, 1);
     parts.iter().filter(|p| matches!(p.bounds, Some(Bounds::Range(f, _)) if f >= next)).count() as i64
 }
@@ -318,7 +318,7 @@ pub fn job() -> crate::jobs::Job {
                 .with("default_rows", r.default_rows as u64)
                 .with("left_alone", r.untouched.len() as u64);
             if r.stopped {
-                return Err(crate::jobs::StepError(format!(
+                return Err(crate::jobs::StepError::new(format!(
                     "only {} partitions ahead (wanted {ahead}){}: stopped before detaching",
                     r.partitions_ahead,
                     if r.holes.is_empty() { String::new() } else { format!("; months without a partition: {}", r.holes.join(", ")) }

@@ -92,20 +92,38 @@ impl StepReport {
     }
 }
 
-/// A step's failure; its text is kept server-side (log and run record).
+/// A step's failure; its text is kept server-side (log, run record, and the job's alert when it
+/// has one).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct StepError(pub String);
+#[error("{message}")]
+pub struct StepError {
+    pub message: String,
+    /// The rest of the run must not go on (its later steps are recorded as skipped): a check
+    /// that the later steps rely on failed.
+    pub stop: bool,
+}
+
+impl StepError {
+    /// A failed step; the run's other steps still run.
+    pub fn new(message: impl Into<String>) -> Self {
+        StepError { message: message.into(), stop: false }
+    }
+
+    /// A failed check that stops the run: the later steps are skipped.
+    pub fn stop(message: impl Into<String>) -> Self {
+        StepError { message: message.into(), stop: true }
+    }
+}
 
 impl From<sqlx::Error> for StepError {
     fn from(e: sqlx::Error) -> Self {
-        StepError(format!("database: {e}"))
+        StepError::new(format!("database: {e}"))
     }
 }
 
 impl From<crate::storage::BlobError> for StepError {
     fn from(e: crate::storage::BlobError) -> Self {
-        StepError(format!("storage: {e}"))
+        StepError::new(format!("storage: {e}"))
     }
 }
 
@@ -182,6 +200,9 @@ pub struct Job {
     /// Bounds of runs started by visitors' traffic (small: they run after a response).
     pub traffic_budget: Budget,
     pub steps: Vec<Step>,
+    /// Raised (once per failed run, listing every failed step) when a run fails; resolved by a
+    /// run that does not. Jobs without one alert after two failed runs in a row.
+    pub alert: Option<AlertKind>,
     runtime: Arc<Runtime>,
 }
 
@@ -206,7 +227,13 @@ fn process_ms() -> u64 {
 impl Job {
     pub fn new(name: &'static str, title: &'static str, description: &'static str, claim_key: &'static str, interval: Duration) -> Self {
         let budget = Budget { rows_per_step: 100_000, time: Duration::from_secs(30) };
-        Job { name, title, description, claim_key, interval, budget, traffic_budget: budget, steps: Vec::new(), runtime: Default::default() }
+        Job { name, title, description, claim_key, interval, budget, traffic_budget: budget, steps: Vec::new(), alert: None, runtime: Default::default() }
+    }
+
+    /// Every failed run raises `kind` at once (critical jobs: the archive).
+    pub fn alert_on_failure(mut self, kind: AlertKind) -> Self {
+        self.alert = Some(kind);
+        self
     }
 
     pub fn budget(mut self, budget: Budget) -> Self {
@@ -405,8 +432,9 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
     let clock = Instant::now();
     let ctx = StepCtx::new(state.clone(), started_at, trigger, budget);
     let mut steps = Vec::with_capacity(job.steps.len());
+    let mut stopped = false;
     for step in &job.steps {
-        if ctx.out_of_time() {
+        if stopped || ctx.out_of_time() {
             steps.push(StepRecord { step: step.name, status: StepStatus::Skipped, counts: Vec::new(), more: true, error: None });
             continue;
         }
@@ -419,9 +447,10 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
                 StepRecord { step: step.name, status: StepStatus::Done, counts: report.counts, more: report.more, error: None }
             }
             Err(e) => {
-                tracing::warn!(job = job.name, step = step.name, error = %e, "job step failed");
+                tracing::warn!(job = job.name, step = step.name, error = %e, stops_run = e.stop, "job step failed");
                 metrics::counter!("ebb_job_step_failures_total", "job" => job.name, "step" => step.name).increment(1);
-                StepRecord { step: step.name, status: StepStatus::Failed, counts: Vec::new(), more: true, error: Some(e.0) }
+                stopped = e.stop;
+                StepRecord { step: step.name, status: StepStatus::Failed, counts: Vec::new(), more: true, error: Some(e.message) }
             }
         };
         steps.push(record);
@@ -467,8 +496,25 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
     } else {
         tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, counts = ?rows, "job run recorded");
     }
-    check_failing_twice(state, job, outcome).await?;
+    match job.alert {
+        Some(kind) => raise_or_resolve(state, job, kind, outcome, &errors).await?,
+        None => check_failing_twice(state, job, outcome).await?,
+    }
     Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
+}
+
+/// A critical job's alert: raised by a failed run with every failed step's error, resolved by a
+/// run that did not fail.
+async fn raise_or_resolve(state: &AppState, job: &Job, kind: AlertKind, outcome: Outcome, errors: &[String]) -> Result<(), sqlx::Error> {
+    if outcome != Outcome::Failed {
+        return alerts::resolve(&state.pool, kind, job.name).await;
+    }
+    let message = format!(
+        "The job “{}” failed: {}. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.",
+        job.title,
+        errors.join("; ")
+    );
+    alerts::raise(&state.pool, kind, job.name, &message).await
 }
 
 /// A job failing twice in a row raises an alert; a run that does not fail resolves it.
@@ -506,7 +552,10 @@ pub fn nudge(state: &AppState, job: &Job, trigger: Trigger) {
 /// A failed run is recorded with its steps; here it also counts as a failed task.
 pub fn spawn_run(state: &AppState, job: &Job, trigger: Trigger) {
     let (state2, job2) = (state.clone(), job.clone());
-    state.background.spawn(job.name, async move {
+    // A job whose run may take longer than an ordinary best-effort task gets its budget and a
+    // minute more (steps stop between batches at the budget; the timeout is the backstop).
+    let budget = if trigger.is_traffic() { job.traffic_budget.time } else { job.budget.time };
+    state.background.spawn_with_timeout(job.name, budget + Duration::from_secs(60), async move {
         match run_job(&state2, &job2, trigger, false).await {
             Ok(RunOutcome::Ran(run)) if run.outcome == Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
             Ok(_) => Ok(()),

@@ -94,7 +94,7 @@ async fn marker_checked(pool: &PgPool, store: &dyn BlobStore) -> Result<(), Step
                 "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount (or the EBB_S3_* settings).",
             )
             .await?;
-            Err(StepError("storage marker missing; nothing deleted".into()))
+            Err(StepError::new("storage marker missing; nothing deleted"))
         }
         Err(e) => Err(e.into()),
     }
@@ -116,7 +116,7 @@ async fn purge_step(ctx: StepCtx) -> Result<StepReport, StepError> {
         let n = batch.min(left as i64);
         let report = collect(&ctx.state.pool, store, n, settings.gc).await.map_err(|e| match e {
             CollectError::Database(e) => StepError::from(e),
-            CollectError::Marker => StepError("storage marker missing; nothing deleted".into()),
+            CollectError::Marker => StepError::new("storage marker missing; nothing deleted"),
         })?;
         total += report;
         if report.purged + report.failed < n as u64 {

@@ -32,6 +32,10 @@ pub struct Faults {
     failing_keys: Mutex<HashSet<(Op, String)>>,
     delays: Mutex<HashMap<Op, Duration>>,
     calls: Mutex<HashMap<Op, u64>>,
+    /// Puts lose the service after this many bytes of their body.
+    cut_after: Mutex<Option<u64>>,
+    /// Completed puts are corrupted in the store right after (one byte flipped).
+    corrupt: Mutex<bool>,
 }
 
 impl Faults {
@@ -59,8 +63,22 @@ impl Faults {
         self.delays.lock().unwrap().insert(op, delay);
     }
 
+    /// Every put loses the storage service after `bytes` bytes of its body (the upload fails in
+    /// the middle, as when S3 goes down).
+    pub fn cut_puts_after(&self, bytes: u64) {
+        *self.cut_after.lock().unwrap() = Some(bytes);
+    }
+
+    /// Every completed put is then corrupted in the store: one byte flipped, same size (bit rot,
+    /// or someone writing over the object).
+    pub fn corrupt_puts(&self) {
+        *self.corrupt.lock().unwrap() = true;
+    }
+
     /// No more faults.
     pub fn heal(&self) {
+        *self.cut_after.lock().unwrap() = None;
+        *self.corrupt.lock().unwrap() = false;
         self.failing.lock().unwrap().clear();
         self.failing_keys.lock().unwrap().clear();
         self.delays.lock().unwrap().clear();
@@ -105,7 +123,36 @@ impl<S: BlobStore> BlobStore for FaultyStore<S> {
     fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
         Box::pin(async move {
             self.faults.enter(Op::Put, Some(key)).await?;
-            self.inner.put_stream(key, body, max_len).await
+            let cut = *self.faults.cut_after.lock().unwrap();
+            let body = match cut {
+                None => body,
+                Some(limit) => {
+                    use futures::StreamExt;
+                    let mut seen = 0u64;
+                    body.map(move |chunk| {
+                        let chunk = chunk?;
+                        seen += chunk.len() as u64;
+                        if seen > limit {
+                            return Err(BlobError::Service("injected fault: the storage service went away during the upload".into()));
+                        }
+                        Ok(chunk)
+                    })
+                    .boxed()
+                }
+            };
+            let stored = self.inner.put_stream(key, body, max_len).await?;
+            let corrupt = *self.faults.corrupt.lock().unwrap();
+            if corrupt {
+                if let Some(data) = self.inner.get(key).await? {
+                    let mut data = data.to_vec();
+                    let middle = data.len() / 2;
+                    if let Some(b) = data.get_mut(middle) {
+                        *b ^= 0x55;
+                    }
+                    self.inner.put(key, data.into()).await?;
+                }
+            }
+            Ok(stored)
         })
     }
     fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>> {

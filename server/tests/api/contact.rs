@@ -163,7 +163,7 @@ async fn a_failing_prune_step_never_changes_the_contact_response(pool: PgPool) {
     let app = spawn_app_with(pool.clone(), &[], |state| {
         let mut jobs = (*state.jobs).clone();
         jobs.configure("prune", |job| {
-            job.steps.insert(0, Step::new("sabotaged", |_ctx| async { Err::<StepReport, _>(StepError("sabotaged by the test".into())) }));
+            job.steps.insert(0, Step::new("sabotaged", |_ctx| async { Err::<StepReport, _>(StepError::new("sabotaged by the test")) }));
         });
         state.jobs = std::sync::Arc::new(jobs);
     })

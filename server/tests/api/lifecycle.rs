@@ -205,7 +205,7 @@ async fn a_job_failing_twice_in_a_row_raises_one_alert_and_a_good_run_resolves_i
         let f = f.clone();
         async move {
             if f.load(Ordering::SeqCst) {
-                Err(StepError("injected".into()))
+                Err(StepError::new("injected"))
             } else {
                 Ok(StepReport::rows("done", 1))
             }

@@ -4,6 +4,7 @@
 #[macro_use]
 mod backend;
 
+mod archive;
 mod audit;
 mod auth;
 mod contact;
