@@ -478,6 +478,9 @@ mod killed {
             assert!(child.try_wait().unwrap().is_none(), "the run ended before {point:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Paused there (the point holds it), not merely passing through.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(child.try_wait().unwrap().is_none() && point.reached(&app, period).await, "the run did not stay at {point:?}");
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         // Nothing dropped: the table is there, whatever the ledger says.

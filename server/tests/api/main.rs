@@ -8,6 +8,7 @@ mod archive;
 mod audit;
 mod auth;
 mod contact;
+mod exports;
 mod gate;
 mod health;
 mod helpers;
