@@ -60,7 +60,9 @@ pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink,
     match super::archive::retrieval_link(&state, &actor(&admin), period, &reason).await {
         Ok(link) => Ok(link),
         Err(RetrievalError::NotFound) => Err(AppError::NotFound),
-        Err(RetrievalError::Missing) => Err(AppError::Conflict("This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.".into())),
+        Err(RetrievalError::Missing) => {
+            Err(AppError::Conflict("This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.".into()))
+        }
         Err(e) => Err(AppError::internal("archive link", e)),
     }
 }

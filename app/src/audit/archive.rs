@@ -295,7 +295,8 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
     let mut tx = pool.begin().await?;
     sqlx::query(&format!("set local lock_timeout = '{DROP_LOCK_TIMEOUT}'")).execute(&mut *tx).await?;
     sqlx::query(&format!("lock table {} in access exclusive mode", pending_table(table))).execute(&mut *tx).await?;
-    let found = pending(&mut tx).await?.into_iter().find(|t| t.name == table).ok_or_else(|| DropRefused::NoPeriod("the table is not in audit_pending".into()))?;
+    let found =
+        pending(&mut tx).await?.into_iter().find(|t| t.name == table).ok_or_else(|| DropRefused::NoPeriod("the table is not in audit_pending".into()))?;
     let period = found.period.map_err(DropRefused::NoPeriod)?;
     let label = period_label(period);
     let row = sqlx::query!(
@@ -342,10 +343,14 @@ fn db_now(ctx: &StepCtx) -> OffsetDateTime {
 async fn requests_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let stuck_after = ctx.state.domain::<super::exports::ExportSettings>().stuck_after;
     let failed = super::exports::fail_stuck(&ctx.state.pool, stuck_after).await?;
-    let deleted = sqlx::query!("delete from audit_export_requests where requested_at < $1::timestamptz - make_interval(days => $2)", db_now(&ctx), REQUEST_KEEP_DAYS as i32)
-        .execute(&ctx.state.pool)
-        .await?
-        .rows_affected();
+    let deleted = sqlx::query!(
+        "delete from audit_export_requests where requested_at < $1::timestamptz - make_interval(days => $2)",
+        db_now(&ctx),
+        REQUEST_KEEP_DAYS as i32
+    )
+    .execute(&ctx.state.pool)
+    .await?
+    .rows_affected();
     Ok(StepReport::rows("requests_deleted", deleted).with("stuck_failed", failed))
 }
 
@@ -388,7 +393,10 @@ async fn objects_step(ctx: StepCtx) -> Result<StepReport, StepError> {
             record_failure(pool, row.period, &row.table_name, &format!("after verification: {why}")).await?;
             problems.push(format!("{label}: {why} (the month is still in the database and is written again next run)"));
         } else {
-            problems.push(format!("{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup)", row.object_key));
+            problems.push(format!(
+                "{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup)",
+                row.object_key
+            ));
         }
     }
     if problems.is_empty() {
@@ -423,7 +431,9 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
         let label = period_label(period);
         match states.get(&period) {
             Some(r) if r.dropped_at.is_some() => {
-                let why = format!("month {label} was archived and dropped already; this table holds other rows of the same month and is left alone for a person to compare");
+                let why = format!(
+                    "month {label} was archived and dropped already; this table holds other rows of the same month and is left alone for a person to compare"
+                );
                 tracing::error!(table = %t.name, "audit archive: {why}");
                 errors.push(format!("{}: {why}", t.name));
                 continue;
@@ -514,8 +524,14 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
                 )
                 .execute(&mut *tx)
                 .await?;
-                record(&mut tx, &Actor::system(), AuditKind::ArchiveMonth, Some(("month", &label)), Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")))
-                    .await?;
+                record(
+                    &mut tx,
+                    &Actor::system(),
+                    AuditKind::ArchiveMonth,
+                    Some(("month", &label)),
+                    Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")),
+                )
+                .await?;
                 tx.commit().await?;
                 tracing::info!(month = %label, rows = count, bytes, "audit archive: month verified");
                 verified += 1;

@@ -45,7 +45,11 @@ pub async fn pending_month(pool: &PgPool, period: Date, rows: i64) -> String {
 }
 
 pub async fn table_exists(pool: &PgPool, name: &str) -> bool {
-    sqlx::query_scalar("select exists (select 1 from pg_tables where schemaname = 'audit_pending' and tablename = $1)").bind(name).fetch_one(pool).await.unwrap()
+    sqlx::query_scalar("select exists (select 1 from pg_tables where schemaname = 'audit_pending' and tablename = $1)")
+        .bind(name)
+        .fetch_one(pool)
+        .await
+        .unwrap()
 }
 
 pub async fn ledger_status(pool: &PgPool, period: Date) -> Option<(String, bool)> {
@@ -251,11 +255,13 @@ async fn the_drop_refuses_every_table_without_a_verified_ledger_row(pool: PgPool
     assert!(table_exists(&pool, &table).await);
     assert_eq!(ledger_status(&pool, period).await, Some(("failed".into(), false)));
     // A table that someone else holds is left for the next run (the lock wait is short).
-    sqlx::query("update audit_partition_archives set status = 'verified', failure = null, verified_at = now(), rows_written = 50, table_rows = 50 where period = $1")
-        .bind(period)
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "update audit_partition_archives set status = 'verified', failure = null, verified_at = now(), rows_written = 50, table_rows = 50 where period = $1",
+    )
+    .bind(period)
+    .execute(&pool)
+    .await
+    .unwrap();
     let mut holder = pool.begin().await.unwrap();
     sqlx::query(&format!("lock table audit_pending.{table} in access share mode")).execute(&mut *holder).await.unwrap();
     let started = std::time::Instant::now();

@@ -28,7 +28,10 @@ async fn retrievals(pool: &PgPool) -> Vec<(time::Date, String)> {
     sqlx::query_as("select period, reason from audit_archive_retrievals order by id").fetch_all(pool).await.unwrap()
 }
 
-on_both_backends!(an_archived_month_is_retrieved_with_a_reason_through_a_15_minute_link, an_export_request_is_written_in_the_background_and_linked_until_it_expires,);
+on_both_backends!(
+    an_archived_month_is_retrieved_with_a_reason_through_a_15_minute_link,
+    an_export_request_is_written_in_the_background_and_linked_until_it_expires,
+);
 
 async fn an_archived_month_is_retrieved_with_a_reason_through_a_15_minute_link(pool: PgPool, backend: Backend) {
     let admin = create_admin(&pool, "Ana").await;
@@ -140,13 +143,12 @@ async fn an_export_request_is_written_in_the_background_and_linked_until_it_expi
     }
     let done = done.expect("the export finished");
     // (Jobs and this request add events of their own; the export has those before it started.)
-    let events_in_range: i64 = sqlx::query_scalar(
-        "select count(*) from audit_events where occurred_at >= $1::date and occurred_at <= (select started_at from audit_export_requests)",
-    )
-    .bind(today - time::Duration::days(5))
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let events_in_range: i64 =
+        sqlx::query_scalar("select count(*) from audit_events where occurred_at >= $1::date and occurred_at <= (select started_at from audit_export_requests)")
+            .bind(today - time::Duration::days(5))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     assert!(events_in_range > 2500);
     assert_eq!(done["events"].as_i64(), Some(events_in_range));
     assert_eq!(done["expired"], false);
@@ -166,8 +168,11 @@ async fn an_export_request_is_written_in_the_background_and_linked_until_it_expi
     flate2::read::GzDecoder::new(&download.bytes().await.unwrap()[..]).read_to_string(&mut csv).unwrap();
     assert_eq!(csv.lines().count() as i64, events_in_range + 1);
     assert!(csv.contains("'@risky 7"), "formulas are neutralised");
-    let kinds: Vec<String> =
-        sqlx::query_scalar("select kind from audit_events where kind like 'export.%' and subject_id = $1 order by id").bind(&id).fetch_all(&pool).await.unwrap();
+    let kinds: Vec<String> = sqlx::query_scalar("select kind from audit_events where kind like 'export.%' and subject_id = $1 order by id")
+        .bind(&id)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
     assert_eq!(kinds, ["export.request", "export.download"]);
 
     // From day 8 (less than 15 minutes of file life left counts too) the request shows, expired,
@@ -194,10 +199,12 @@ async fn open_export_requests_are_capped(pool: PgPool) {
     let cookie = session_cookie_for(&pool, admin).await;
     let app = spawn_app(pool.clone()).await;
     for _ in 0..app::audit::exports::MAX_OPEN {
-        sqlx::query("insert into audit_export_requests (id, range_from, range_to, status) values (gen_random_uuid(), now() - interval '1 day', now(), 'running')")
-            .execute(&pool)
-            .await
-            .unwrap();
+        sqlx::query(
+            "insert into audit_export_requests (id, range_from, range_to, status) values (gen_random_uuid(), now() - interval '1 day', now(), 'running')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
     }
     let today = time::OffsetDateTime::now_utc().date().to_string();
     let res = request(&app, &cookie, &today, &today).await;
