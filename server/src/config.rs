@@ -183,8 +183,9 @@ pub struct S3Config {
     #[arg(long = "s3-archive-storage-class", env = "EBB_S3_ARCHIVE_STORAGE_CLASS", default_value = "")]
     pub archive_storage_class: String,
 
-    /// Storage class of exports (e.g. STANDARD); empty = the server's default.
-    #[arg(long = "s3-exports-storage-class", env = "EBB_S3_EXPORTS_STORAGE_CLASS", default_value = "")]
+    /// Storage class of exports (temporary files: STANDARD, so that deleting them after 7 days
+    /// costs no minimum storage duration); empty = the server's default.
+    #[arg(long = "s3-exports-storage-class", env = "EBB_S3_EXPORTS_STORAGE_CLASS", default_value = "STANDARD")]
     pub exports_storage_class: String,
 }
 
