@@ -53,3 +53,4 @@ echo; bash benches/shares.sh
 echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
 echo; bash benches/audit.sh
+echo; bash benches/archive.sh
