@@ -93,4 +93,10 @@ test('an archived month is downloaded through a 15-minute link with a reason; an
   if (process.env.SCREENSHOT_DIR) {
     await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/archive.png`, fullPage: true });
   }
+
+  // The dashboard counts the archived months.
+  await page.goto('/admin');
+  await waitForAdminHydration(page);
+  await expect(page.getByTestId('months-archived')).toHaveText(/^[1-9]\d*$/);
+  await expect(page.getByTestId('months-failed')).toHaveText('0');
 });

@@ -271,6 +271,10 @@ pub struct UpkeepState {
     pub months_pending: i64,
     /// Rows in the default partition (should be 0).
     pub default_rows: i64,
+    /// Months archived and verified (the ledger).
+    pub months_archived: i64,
+    /// Months whose last archive attempt failed (retried at the next run).
+    pub months_failed: i64,
 }
 
 /// A month in the archive's ledger, as the archive page lists it.

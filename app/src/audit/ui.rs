@@ -188,8 +188,10 @@ pub fn UpkeepCard() -> impl IntoView {
                                 <div class=if ahead_ok { "" } else { "bad" }><dt>"Months ready ahead"</dt><dd data-testid="partitions-ahead">{s.partitions_ahead} " of " {s.partitions_wanted}</dd></div>
                                 <div><dt>"Months waiting for the archive"</dt><dd data-testid="months-pending">{s.months_pending}</dd></div>
                                 <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>"Events outside a month"</dt><dd data-testid="default-rows">{s.default_rows}</dd></div>
+                                <div><dt>"Months in the archive"</dt><dd data-testid="months-archived">{s.months_archived}</dd></div>
+                                <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>"Months failing to archive"</dt><dd data-testid="months-failed">{s.months_failed}</dd></div>
                             </dl>
-                            <p class="muted"><a href="/admin/audit">"Open the audit log"</a></p>
+                            <p class="muted"><a href="/admin/audit">"Open the audit log"</a> " · " <a href="/admin/audit/archive">"Archive and exports"</a></p>
                         }.into_any()
                     }
                 })}

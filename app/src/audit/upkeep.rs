@@ -252,8 +252,21 @@ pub async fn state(pool: &PgPool, wanted: u32) -> Result<UpkeepState, sqlx::Erro
     let partitions_ahead = months_ahead(&partitions(&mut tx).await?, month_start(now));
     let months_pending = sqlx::query_scalar!(r#"select count(*) as "n!" from pg_tables where schemaname = 'audit_pending'"#).fetch_one(&mut *tx).await?;
     let default_rows = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events_default"#).fetch_one(&mut *tx).await?;
+    let ledger = sqlx::query!(
+        r#"select count(*) filter (where status = 'verified') as "archived!", count(*) filter (where status = 'failed') as "failed!"
+           from audit_partition_archives"#
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     tx.commit().await?;
-    Ok(UpkeepState { partitions_ahead, partitions_wanted: wanted as i64, months_pending, default_rows })
+    Ok(UpkeepState {
+        partitions_ahead,
+        partitions_wanted: wanted as i64,
+        months_pending,
+        default_rows,
+        months_archived: ledger.archived,
+        months_failed: ledger.failed,
+    })
 }
 
 #[cfg(test)]
