@@ -42,6 +42,19 @@ pub trait Pages: Send + Sync + 'static {
     fn cursor(row: &Self::Row) -> Self::Cursor;
     /// The row's cells (pass text through [`neutralise_formula`]).
     fn cells(row: &Self::Row) -> Vec<String>;
+    /// A page of rows as CSV bytes: by default RFC 4180 through the `csv` crate, with the cells
+    /// of [`Pages::cells`].
+    fn encode(rows: &[Self::Row]) -> Result<Bytes, std::io::Error>
+    where
+        Self: Sized,
+    {
+        csv_chunk(|w| {
+            for r in rows {
+                w.write_record(Self::cells(r))?;
+            }
+            Ok(())
+        })
+    }
     /// Called after each page is read (metrics).
     fn on_page(&self, _rows: usize) {}
     /// A name for the log when a page query fails.
@@ -85,12 +98,7 @@ pub fn stream<P: Pages>(pages: P, bom: bool) -> impl Stream<Item = Result<Bytes,
                     pages.on_page(rows.len());
                     let last = rows.last().map(P::cursor);
                     let full = rows.len() as i64 == P::PAGE_ROWS;
-                    let chunk = csv_chunk(|w| {
-                        for r in &rows {
-                            w.write_record(P::cells(r))?;
-                        }
-                        Ok(())
-                    });
+                    let chunk = P::encode(&rows);
                     Some((chunk, if full { State::Page(last) } else { State::Done }))
                 }
             }

@@ -199,6 +199,18 @@ fn parse_prefix(raw: &str) -> Result<String, String> {
     ok.then(|| raw.to_owned()).ok_or_else(|| "must be empty or like `ebb/` (letters, digits, - _ . /; ending in /)".into())
 }
 
+/// The archive's storage class: any class that reads like any other object. GLACIER and
+/// DEEP_ARCHIVE need a restore before a read, and Ebb has no restore step: a retrieval link to
+/// such an object would not download.
+fn instant_read_class(class: &str) -> Result<String, String> {
+    match class.to_ascii_uppercase().as_str() {
+        "GLACIER" | "DEEP_ARCHIVE" => Err(format!(
+            "EBB_S3_ARCHIVE_STORAGE_CLASS={class} needs a restore before each read, and archive links must download at once; use a class read in milliseconds (e.g. GLACIER_IR, STANDARD_IA) or leave it empty"
+        )),
+        _ => Ok(class.to_owned()),
+    }
+}
+
 impl S3Config {
     /// The backend's settings, or what is missing (naming the setting).
     pub fn settings(&self) -> Result<crate::s3::S3Settings, String> {
@@ -221,7 +233,7 @@ impl S3Config {
             access_key_id: need(&self.access_key_id, "EBB_S3_ACCESS_KEY_ID")?,
             secret_access_key: need(&self.secret_access_key.0, "EBB_S3_SECRET_ACCESS_KEY")?,
             prefix: self.prefix.clone(),
-            archive_class: self.archive_storage_class.trim().to_owned(),
+            archive_class: instant_read_class(self.archive_storage_class.trim())?,
             exports_class: self.exports_storage_class.trim().to_owned(),
         })
     }

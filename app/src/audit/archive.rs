@@ -228,6 +228,16 @@ impl Pages for PendingRows {
         super::export::cells(r)
     }
 
+    /// The archive is the record, not a spreadsheet: values are written exactly as stored, in
+    /// PostgreSQL's CSV form, so `COPY … FROM … (FORMAT csv, HEADER)` reads them back unchanged.
+    fn encode(rows: &[AuditRow]) -> Result<bytes::Bytes, std::io::Error> {
+        let mut out = Vec::with_capacity(rows.len() * 160);
+        for r in rows {
+            archive_line(&mut out, r);
+        }
+        Ok(out.into())
+    }
+
     fn on_page(&self, rows: usize) {
         self.rows.fetch_add(rows as u64, Ordering::Relaxed);
     }
@@ -235,6 +245,40 @@ impl Pages for PendingRows {
     fn name(&self) -> &'static str {
         "audit archive"
     }
+}
+
+/// One event as a line of PostgreSQL's CSV format (RFC 4180 quoting, CRLF): NULL is an empty,
+/// unquoted field; any text — the empty text included — is quoted, inner quotes doubled. The
+/// `csv` crate cannot tell NULL from empty text (its quoting is per writer, not per field), and
+/// an archive that cannot must not replace the database's copy. No formula is neutralised here.
+pub fn archive_line(out: &mut Vec<u8>, r: &AuditRow) {
+    fn text(out: &mut Vec<u8>, v: Option<&str>) {
+        out.push(b',');
+        if let Some(v) = v {
+            out.push(b'"');
+            for b in v.bytes() {
+                if b == b'"' {
+                    out.push(b'"');
+                }
+                out.push(b);
+            }
+            out.push(b'"');
+        }
+    }
+    out.extend_from_slice(r.id.to_string().as_bytes());
+    out.push(b',');
+    out.extend_from_slice(r.occurred_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default().as_bytes());
+    text(out, Some(&r.kind));
+    out.push(b',');
+    if let Some(a) = r.admin_id {
+        out.extend_from_slice(a.to_string().as_bytes());
+    }
+    text(out, r.admin_name.as_deref());
+    text(out, r.subject_type.as_deref());
+    text(out, r.subject_id.as_deref());
+    text(out, r.detail.as_deref());
+    text(out, r.client_hash.as_deref());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// What writing one month produced.
@@ -355,7 +399,12 @@ async fn requests_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 }
 
 /// Step `partitions`: partitions ahead by bounds (too few stops the run); default rows counted.
+/// Any failure stops the run: the later steps rely on this check.
 async fn partitions_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    check_partitions(ctx).await.map_err(|e| StepError::stop(e.message))
+}
+
+async fn check_partitions(ctx: StepCtx) -> Result<StepReport, StepError> {
     let wanted = ctx.state.domain::<super::upkeep::UpkeepSettings>().partitions_ahead;
     let mut tx = ctx.state.pool.begin().await?;
     let parts = super::upkeep::partitions(&mut tx).await?;
@@ -372,8 +421,13 @@ async fn partitions_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     Ok(StepReport::rows("partitions_ahead", ahead as u64).with("default_rows", default_rows as u64))
 }
 
-/// Step `objects`: every ledgered object is still there as recorded.
+/// Step `objects`: every ledgered object is still there as recorded. Any failure (a store that
+/// cannot be read included) stops the run.
 async fn objects_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    check_objects(ctx).await.map_err(|e| StepError::stop(e.message))
+}
+
+async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -622,7 +676,7 @@ pub async fn retrieval_link(state: &crate::state::AppState, actor: &Actor, perio
         crate::alerts::raise(
             pool,
             crate::alerts::AlertKind::ArchiveFailed,
-            "retrieval",
+            JOB,
             &format!("Archived month {label} is in the ledger but {key} is not in the storage. Restore it from a backup."),
         )
         .await?;
@@ -694,5 +748,23 @@ mod tests {
         assert_eq!(min_partitions_ahead(3), 2);
         assert_eq!(min_partitions_ahead(1), 1);
         assert_eq!(min_partitions_ahead(0), 1);
+    }
+
+    #[test]
+    fn archive_lines_keep_null_apart_from_empty_text_and_change_nothing() {
+        let row = AuditRow {
+            id: 7,
+            occurred_at: time::macros::datetime!(2024-05-01 00:01:02.5 UTC),
+            kind: "share.create".into(),
+            admin_id: None,
+            admin_name: Some(String::new()),
+            subject_type: None,
+            subject_id: Some("=1+1".into()),
+            detail: Some("say \"hi\",\r\nthen -3 days".into()),
+            client_hash: None,
+        };
+        let mut out = Vec::new();
+        archive_line(&mut out, &row);
+        assert_eq!(String::from_utf8(out).unwrap(), "7,2024-05-01T00:01:02.5Z,\"share.create\",,\"\",,\"=1+1\",\"say \"\"hi\"\",\r\nthen -3 days\",\r\n");
     }
 }

@@ -34,8 +34,8 @@ pub fn parse_range(from: &str, to: &str, today: Date) -> Result<(Date, Date), Fi
     let fmt = time::macros::format_description!("[year]-[month]-[day]");
     let mut errors = FieldErrors::new();
     let mut day = |field: &str, raw: &str| match Date::parse(raw.trim(), &fmt) {
-        Ok(d) => Some(d),
-        Err(_) => {
+        Ok(d) if (2000..=9999).contains(&d.year()) && !raw.trim().starts_with(['+', '-']) => Some(d),
+        _ => {
             errors.insert(field.into(), "Use a date like 2026-11-30.".into());
             None
         }
@@ -192,8 +192,11 @@ pub async fn link(state: &AppState, actor: &Actor, id: Uuid) -> Result<DownloadL
     Ok(DownloadLink { url, file_name: name, expires_at: row.now + time::Duration::minutes(LINK_MINUTES) })
 }
 
-/// Runs pending requests, oldest first, until none is left or `deadline`; returns (done, failed).
+/// Runs pending requests, oldest first, until none is left or `deadline` (no new request is taken
+/// after it); each request may take up to the stuck limit, and one that takes longer is marked
+/// failed. Returns (done, failed).
 pub async fn run_pending(state: &AppState, deadline: Instant) -> Result<(u64, u64), sqlx::Error> {
+    let limit = state.domain::<ExportSettings>().stuck_after;
     let (mut done, mut failed) = (0, 0);
     while Instant::now() < deadline {
         let Some(req) = sqlx::query!(
@@ -215,7 +218,10 @@ pub async fn run_pending(state: &AppState, deadline: Instant) -> Result<(u64, u6
         let rows = Arc::new(AtomicU64::new(0));
         let csv = super::export::counted_stream(state.pool.clone(), filter, rows.clone());
         let body = Box::pin(crate::csv_export::gzip(csv).map_err(|e| BlobError::Source(e.to_string())));
-        match state.blobs.put_stream(&key, body, MAX_EXPORT_BYTES).await {
+        let written = tokio::time::timeout(limit, state.blobs.put_stream(&key, body, MAX_EXPORT_BYTES)).await.unwrap_or_else(|_| {
+            Err(BlobError::Service(format!("took longer than {} minutes (EBB_EXPORT_STUCK_MINS); request a shorter range", limit.as_secs() / 60)))
+        });
+        match written {
             Ok(stored) => {
                 sqlx::query!(
                     "update audit_export_requests set status = 'done', finished_at = now(), object_key = $2, rows_written = $3, bytes = $4
@@ -246,12 +252,14 @@ pub async fn run_pending(state: &AppState, deadline: Instant) -> Result<(u64, u6
     Ok((done, failed))
 }
 
-/// Starts the pending requests now, in a tracked background task (after a request).
+/// Starts the pending requests now, in a tracked background task of its own (after a request,
+/// and from the job): requests are taken for 10 minutes, each runs to the stuck limit.
 pub fn start(state: &AppState) {
     let s = state.clone();
-    let budget = Duration::from_secs(600);
-    state.background.spawn_with_timeout("audit_export", budget + Duration::from_secs(60), async move {
-        run_pending(&s, Instant::now() + budget).await.map(|_| ()).map_err(|e| e.to_string())
+    let taking = Duration::from_secs(600);
+    let limit = state.domain::<ExportSettings>().stuck_after;
+    state.background.spawn_with_timeout("audit_export", taking + limit + Duration::from_secs(60), async move {
+        run_pending(&s, Instant::now() + taking).await.map(|_| ()).map_err(|e| e.to_string())
     });
 }
 
@@ -287,7 +295,7 @@ pub struct ExportSettings {
 /// and deletes files past 7 days.
 pub fn job() -> crate::jobs::Job {
     use crate::jobs::{Budget, Job, Step};
-    let budget = Budget { rows_per_step: 1_000, time: Duration::from_secs(600) };
+    let budget = Budget { rows_per_step: 1_000, time: Duration::from_secs(120) };
     Job::new(
         JOB,
         "Audit exports",
@@ -299,10 +307,16 @@ pub fn job() -> crate::jobs::Job {
     .traffic_budget(budget)
     .step(
         Step::new("run", |ctx: StepCtx| async move {
-            let (done, failed) = run_pending(&ctx.state, ctx.deadline()).await?;
-            Ok(StepReport::rows("written", done).with("failed", failed))
+            // Requests left waiting (a restart): started in a task of their own, which is not
+            // bound by this run's budget.
+            let waiting =
+                sqlx::query_scalar!(r#"select count(*) as "n!" from audit_export_requests where status = 'pending'"#).fetch_one(&ctx.state.pool).await?;
+            if waiting > 0 {
+                start(&ctx.state);
+            }
+            Ok(StepReport::rows("started", waiting as u64))
         })
-        .labelled("requested exports written"),
+        .labelled("waiting exports started"),
     )
     .step(
         Step::new("stuck", |ctx: StepCtx| async move {
@@ -331,6 +345,8 @@ mod tests {
         assert_eq!(parse_range("2026-01-01", "2026-11-30", today).unwrap(), (date!(2026 - 01 - 01), today));
         assert!(parse_range("2026-12-01", "2026-12-02", today).unwrap_err().contains_key("from"));
         assert!(parse_range("2026-02-01", "2026-01-01", today).unwrap_err().contains_key("to"));
+        assert!(parse_range("-9999-01-01", "2026-01-01", today).unwrap_err().contains_key("from"));
+        assert!(parse_range("1900-01-01", "2026-01-01", today).unwrap_err().contains_key("from"));
         let e = parse_range("yesterday", "", today).unwrap_err();
         assert!(e.contains_key("from") && e.contains_key("to"));
     }

@@ -346,6 +346,9 @@ pub const EXPORT_KEEP_DAYS: i64 = 7;
 /// A retrieval reason as typed: 10–256 characters once trimmed.
 pub fn check_reason(reason: &str) -> Result<String, String> {
     let reason = reason.trim();
+    if reason.chars().any(|c| c.is_control() && c != '\n') {
+        return Err("The reason cannot contain control characters; write it as plain text.".into());
+    }
     match reason.chars().count() {
         10..=256 => Ok(reason.to_string()),
         n => Err(format!("Give a reason of 10 to 256 characters ({n} now); it is kept with the link.")),

@@ -200,6 +200,15 @@ pub fn UpkeepCard() -> impl IntoView {
     }
 }
 
+/// Takes a download link off the page shortly before it stops working (a link on screen must
+/// download).
+fn forget_when_expired(forget: impl FnOnce() + 'static) {
+    #[cfg(feature = "hydrate")]
+    set_timeout(forget, std::time::Duration::from_secs(super::LINK_MINUTES as u64 * 60 - 10));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = forget;
+}
+
 /// `/admin/audit/archive`: archived months (a 15-minute link, with a reason) and export requests.
 #[component]
 pub fn ArchivePage() -> impl IntoView {
@@ -218,6 +227,7 @@ pub fn ArchivePage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match archive_link(m, r).await {
                 Ok(l) => {
+                    forget_when_expired(move || link.set(None));
                     link.set(Some(l));
                     link_error.set(None);
                     overview.refetch();
@@ -334,6 +344,17 @@ pub fn ArchivePage() -> impl IntoView {
 #[component]
 fn ExportsSection() -> impl IntoView {
     let requests = Resource::new(|| (), |_| export_requests());
+    // The rows live in a signal, so a refresh updates them instead of rebuilding the table.
+    let list = RwSignal::new(None::<Vec<super::ExportView>>);
+    let load_error = RwSignal::new(None::<AppError>);
+    Effect::new(move |_| match requests.get() {
+        Some(Ok(l)) => {
+            list.set(Some(l));
+            load_error.set(None);
+        }
+        Some(Err(e)) => load_error.set(Some(e)),
+        None => {}
+    });
     let from = RwSignal::new(String::new());
     let to = RwSignal::new(String::new());
     let error = RwSignal::new(None::<AppError>);
@@ -342,7 +363,7 @@ fn ExportsSection() -> impl IntoView {
     // While a request waits or runs, look again every two seconds.
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        let open = requests.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|r| r.status == "pending" || r.status == "running"));
+        let open = list.get().is_some_and(|list| list.iter().any(|r| r.status == "pending" || r.status == "running"));
         if open {
             set_timeout(move || requests.refetch(), std::time::Duration::from_secs(2));
         }
@@ -389,20 +410,22 @@ fn ExportsSection() -> impl IntoView {
                 Some(e) => Some(view! { <p class="notice error" role="alert" data-testid="export-error">{describe(&e)}</p> }),
             }}
             {move || sent.get().then(|| view! { <p class="notice success" role="status">"Export requested. It appears below when it is ready."</p> })}
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || requests.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
-                    Ok(list) if list.is_empty() => view! { <p class="empty">"No export requested in the last 90 days."</p> }.into_any(),
-                    Ok(list) => view! {
-                        <table class="list" data-testid="export-requests">
-                            <thead><tr><th>"Requested (UTC)"</th><th>"Range"</th><th>"By"</th><th>"State"</th><th>"Events"</th><th>"Size"</th><th><span class="sr-only">"Download"</span></th></tr></thead>
-                            <tbody>
-                                {list.into_iter().map(|r| view! { <ExportRow r/> }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
-                })}
-            </Transition>
+            {move || load_error.get().map(|e| view! { <p class="notice error" role="alert">{describe(&e)}</p> })}
+            {move || match list.get() {
+                None => view! { <p>"Loading…"</p> }.into_any(),
+                Some(l) if l.is_empty() => view! { <p class="empty">"No export requested in the last 90 days."</p> }.into_any(),
+                Some(_) => view! {
+                    <table class="list" data-testid="export-requests">
+                        <thead><tr><th>"Requested (UTC)"</th><th>"Range"</th><th>"By"</th><th>"State"</th><th>"Events"</th><th>"Size"</th><th><span class="sr-only">"Download"</span></th></tr></thead>
+                        <tbody>
+                            // Keyed: a row (and a link just asked for) stays while the list refreshes.
+                            <For each=move || list.get().unwrap_or_default() key=|r| (r.id, r.status.clone(), r.expired) let:r>
+                                <ExportRow r/>
+                            </For>
+                        </tbody>
+                    </table>
+                }.into_any(),
+            }}
         </section>
     }
 }
@@ -421,7 +444,13 @@ fn ExportRow(r: super::ExportView) -> impl IntoView {
     let downloadable = r.status == "done" && !r.expired;
     let get = move |_| {
         let id = id.clone();
-        leptos::task::spawn_local(async move { link.set(Some(export_link(id).await)) });
+        leptos::task::spawn_local(async move {
+            let answer = export_link(id).await;
+            if answer.is_ok() {
+                forget_when_expired(move || link.set(None));
+            }
+            link.set(Some(answer));
+        });
     };
     view! {
         <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>

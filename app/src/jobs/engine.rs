@@ -57,6 +57,9 @@ impl Trigger {
     }
 }
 
+/// How long a step may overrun the run's time budget before it is cut off.
+pub const STEP_GRACE: Duration = Duration::from_secs(60);
+
 /// How much one run may do: rows per step, and time for the whole run. A step stops at its row
 /// bound with `more`; steps not started when the time is up are recorded as skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,7 +441,12 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
             steps.push(StepRecord { step: step.name, status: StepStatus::Skipped, counts: Vec::new(), more: true, error: None });
             continue;
         }
-        let record = match (step.run)(ctx.clone()).await {
+        // A step that overruns the run's budget by more than a minute is cut off here, so the run
+        // is still recorded (and a critical job's alert raised) rather than lost to an outer timeout.
+        let bounded = tokio::time::timeout_at(tokio::time::Instant::from_std(ctx.deadline() + STEP_GRACE), (step.run)(ctx.clone()));
+        let result =
+            bounded.await.unwrap_or_else(|_| Err(StepError::new(format!("did not finish within the run's time budget ({} s)", budget.time.as_secs()))));
+        let record = match result {
             Ok(report) => {
                 tracing::debug!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
                 for (name, n) in &report.counts {
@@ -506,8 +514,11 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
 /// A critical job's alert: raised by a failed run with every failed step's error, resolved by a
 /// run that did not fail.
 async fn raise_or_resolve(state: &AppState, job: &Job, kind: AlertKind, outcome: Outcome, errors: &[String]) -> Result<(), sqlx::Error> {
-    if outcome != Outcome::Failed {
-        return alerts::resolve(&state.pool, kind, job.name).await;
+    match outcome {
+        Outcome::Ok => return alerts::resolve(&state.pool, kind, job.name).await,
+        // Cut off: some steps did not run, so the run proves nothing either way.
+        Outcome::CutOff => return Ok(()),
+        Outcome::Failed => {}
     }
     let message = format!(
         "The job “{}” failed: {}. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.",
@@ -555,7 +566,7 @@ pub fn spawn_run(state: &AppState, job: &Job, trigger: Trigger) {
     // A job whose run may take longer than an ordinary best-effort task gets its budget and a
     // minute more (steps stop between batches at the budget; the timeout is the backstop).
     let budget = if trigger.is_traffic() { job.traffic_budget.time } else { job.budget.time };
-    state.background.spawn_with_timeout(job.name, budget + Duration::from_secs(60), async move {
+    state.background.spawn_with_timeout(job.name, budget + STEP_GRACE * 2, async move {
         match run_job(&state2, &job2, trigger, false).await {
             Ok(RunOutcome::Ran(run)) if run.outcome == Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
             Ok(_) => Ok(()),

@@ -28,10 +28,15 @@ pub async fn pending_month(pool: &PgPool, period: Date, rows: i64) -> String {
         .execute(pool)
         .await
         .unwrap();
+    // NULLs beside empty texts, formulas, quotes and line breaks: the archive must keep them all.
     sqlx::query(
-        "insert into audit_events (occurred_at, kind, admin_name, subject_type, subject_id, detail)
-         select $1::timestamptz + (i * interval '1 second'), 'share.create', 'Ann', 'share', 's' || i,
-                case when i % 7 = 0 then '=HYPERLINK(\"x\")' else 'detail, with \"quotes\" ' || i end
+        "insert into audit_events (occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash)
+         select $1::timestamptz + (i * interval '1 second') + (i % 1000) * interval '1 microsecond', 'share.create',
+                case when i % 3 = 0 then gen_random_uuid() end,
+                case i % 5 when 0 then null when 1 then '' else 'Ann' end, 'share', 's' || i,
+                case i % 7 when 0 then '=HYPERLINK(\"x\")' when 1 then '-3 days' when 2 then null when 3 then ''
+                           else 'detail, with \"quotes\" ' || i || E'\r\nline 2' end,
+                case when i % 2 = 0 then md5(i::text) end
          from generate_series(1, $2) i",
     )
     .bind(period.midnight().assume_utc())
@@ -83,6 +88,35 @@ fn step(run: &RunRecord, name: &str) -> (StepStatus, Option<String>) {
     (s.status, s.error.clone())
 }
 
+/// The rows of `table` (the archive's columns), as one hash: equal hashes, equal rows.
+async fn fingerprint(pool: &PgPool, table: &str) -> String {
+    sqlx::query_scalar(&format!(
+        "select md5(string_agg(row(id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash)::text, '|' order by id)) from {table}"
+    ))
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// Loads archived month `period` into a new table with PostgreSQL's own CSV reader.
+async fn restore(app: &TestApp, pool: &PgPool, period: Date) -> String {
+    let packed = app.read_stored(&archive::key_of(period)).await.expect("the archived object exists");
+    let mut csv = Vec::new();
+    flate2::read::GzDecoder::new(&packed[..]).read_to_end(&mut csv).unwrap();
+    let table = format!("restored_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!(
+        "create table {table} (id bigint, occurred_at timestamptz, kind text, admin_id uuid, admin_name text, subject_type text, subject_id text, detail text, client_hash text)"
+    ))
+    .execute(pool)
+    .await
+    .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let mut copy = conn.copy_in_raw(&format!("copy {table} from stdin with (format csv, header)")).await.unwrap();
+    copy.send(csv).await.unwrap();
+    copy.finish().await.unwrap();
+    table
+}
+
 /// The archived object, unpacked: its CSV records (header first).
 async fn archived_csv(app: &TestApp, period: Date) -> Vec<csv::StringRecord> {
     let packed = app.read_stored(&archive::key_of(period)).await.expect("the archived object exists");
@@ -104,6 +138,7 @@ async fn pending_months_are_written_verified_recorded_and_only_then_dropped(pool
     // More than one page of rows (10,000 per query) in one month.
     let t1 = pending_month(&pool, old, 12_345).await;
     let t2 = pending_month(&pool, older, 3).await;
+    let before = fingerprint(&pool, &format!("audit_pending.{t1}")).await;
     let run = run_archive(&app).await;
     assert_eq!(run.outcome, Outcome::Ok, "{:?}", run.steps);
     let write = run.step("write").unwrap();
@@ -123,14 +158,16 @@ async fn pending_months_are_written_verified_recorded_and_only_then_dropped(pool
     }
     assert_eq!(rows.iter().find(|r| r.period == old).unwrap().table_rows, Some(12_345));
 
-    // The object is the month: gzip'd CSV, header and every row, plain columns, formulas defused.
+    // The object is the month: gzip'd CSV, header and every row, plain columns, values unchanged.
     let records = archived_csv(&app, old).await;
     assert_eq!(&records[0], &csv::StringRecord::from(app::audit::export::HEADER.to_vec()));
     assert_eq!(records.len(), 12_346);
     let ids: std::collections::BTreeSet<i64> = records[1..].iter().map(|r| r[0].parse().unwrap()).collect();
     assert_eq!(ids.len(), 12_345, "every id once");
     assert!(records[1..].iter().all(|r| r[2] == *"share.create" && r[1].starts_with(&old.to_string()[..7])));
-    assert!(records[1..].iter().any(|r| r[7] == *"'=HYPERLINK(\"x\")"), "formulas are neutralised");
+    // Loaded back into PostgreSQL, it is the dropped table, value for value (NULL is not '').
+    let restored = restore(&app, &pool, old).await;
+    assert_eq!(fingerprint(&pool, &restored).await, before);
 
     // Each month is in the audit log: archived (with its figures) and dropped.
     let events: Vec<(String, String)> =
