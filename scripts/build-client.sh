@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Builds the hydrate client (wasm) and the stylesheet into $LEPTOS_SITE_ROOT/pkg.
+# Builds the hydrate client (wasm) and the stylesheet into $LEPTOS_SITE_ROOT/pkg/<hash>/, where
+# <hash> is a hash of their contents (written to pkg/ASSETS; the server reads it at start-up), so
+# the files can be cached for a year. Each file is also precompressed (.br, .gz).
 #   scripts/build-client.sh            release: wasm-release profile + wasm-opt -Oz
 #   scripts/build-client.sh --fast     same profile, no wasm-opt (quicker; for tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 OPT=1; [ "${1:-}" = "--fast" ] && OPT=0
+# Best compression for what visitors download; quick levels for the tests' build.
+BR_Q=11; GZ_Q=9; [ $OPT -eq 0 ] && { BR_Q=4; GZ_Q=6; }
 FRONT=$CARGO_TARGET_DIR/front
 PKG=$LEPTOS_SITE_ROOT/pkg
-mkdir -p "$PKG"
+STAGE=$PKG/.staging
+rm -rf "$STAGE"; mkdir -p "$STAGE"
 # -Zbuild-std only here: Debian's rustc-web ships the wasm32 std as source. RUSTC_BOOTSTRAP lets
 # the stable compiler accept -Z for this one build; never put build-std in .cargo/config.toml.
 RUSTC_BOOTSTRAP=1 cargo build -q -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release \
   -Zbuild-std=std,panic_abort --target-dir "$FRONT"
-wasm-bindgen --target web --out-dir "$PKG" --out-name ebb \
+wasm-bindgen --target web --out-dir "$STAGE" --out-name ebb \
   "$FRONT/wasm32-unknown-unknown/wasm-release/frontend.wasm"
 if [ $OPT -eq 1 ]; then
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-    "$PKG/ebb_bg.wasm" -o "$PKG/ebb_bg.wasm"
+    "$STAGE/ebb_bg.wasm" -o "$STAGE/ebb_bg.wasm"
 fi
-cp style/main.css "$PKG/ebb.css"
-echo "client: $(stat -c %s "$PKG/ebb_bg.wasm") bytes wasm ($(gzip -9c "$PKG/ebb_bg.wasm" | wc -c) gzipped) in $PKG"
+cp style/main.css "$STAGE/ebb.css"
+rm -f "$STAGE"/*.d.ts
+# The folder's name is the hash of everything in it: a changed file is a new URL.
+HASH=$(cd "$STAGE" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+find "$STAGE" -type f \( -name '*.js' -o -name '*.wasm' -o -name '*.css' \) -print0 |
+  while IFS= read -r -d '' f; do brotli -q "$BR_Q" -kf "$f"; gzip "-$GZ_Q" -kfn "$f"; done
+rm -rf "${PKG:?}/$HASH"
+mv "$STAGE" "$PKG/$HASH"
+echo "$HASH" > "$PKG/ASSETS.tmp" && mv "$PKG/ASSETS.tmp" "$PKG/ASSETS"
+# Keep this build and the one before (pages already open may still ask for it).
+for d in "$PKG"/*/; do
+  d=${d%/}; n=${d##*/}
+  [ "$n" = "$HASH" ] && continue
+  [ -f "$PKG/.previous" ] && [ "$n" = "$(cat "$PKG/.previous")" ] && continue
+  rm -rf "$d"
+done
+[ -f "$PKG/.current" ] && [ "$(cat "$PKG/.current")" != "$HASH" ] && cp "$PKG/.current" "$PKG/.previous"
+echo "$HASH" > "$PKG/.current"
+rm -f "$PKG"/ebb.js "$PKG"/ebb_bg.wasm "$PKG"/ebb.css "$PKG"/*.d.ts
+W=$PKG/$HASH/ebb_bg.wasm
+echo "client: $(stat -c %s "$W") bytes wasm ($(stat -c %s "$W.gz") gzip, $(stat -c %s "$W.br") brotli) in $PKG/$HASH"

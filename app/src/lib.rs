@@ -31,7 +31,7 @@ pub mod token;
 pub mod ui;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
     path, SsrMode,
@@ -46,6 +46,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" href="data:,"/>
+                <meta name="description" content="Send a message to the team, or download a file shared with you. Messages and shared files are deleted on schedule."/>
+                // In the shell (rendered by the server only): the folder carries the assets' hash.
+                <link rel="stylesheet" href=format!("/{}/ebb.css", options.site_pkg_dir)/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -61,7 +64,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="leptos" href="/pkg/ebb.css"/>
         <Title text="Ebb"/>
         <Router>
             <a class="skip-link" href="#main">"Skip to content"</a>

@@ -2,6 +2,7 @@
 //! commands and graceful shutdown. `main.rs` is a thin wrapper; tests bind [`serve`] to port 0.
 #![recursion_limit = "256"]
 
+pub mod assets;
 pub mod config;
 pub mod errors;
 pub mod export;
@@ -176,7 +177,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
     let leptos_options = LeptosOptions::builder()
         .output_name("ebb")
         .site_root(config.site_root.to_string_lossy().to_string())
-        .site_pkg_dir("pkg")
+        .site_pkg_dir(assets::pkg_dir(&config.site_root))
         .site_addr(config.bind)
         .env(leptos::config::Env::PROD)
         .build();
@@ -254,6 +255,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         // Reads signed by Ebb (local backend); the signature is the authorisation.
         .route(app::storage::signed::PATH, get(signed::serve))
         .leptos_routes_with_context(&state, routes, move || provide_context(context_state.clone()), move || shell(shell_options.clone()))
+        // The client's files: precompressed (.br, .gz) by the build, chosen by Accept-Encoding.
+        .nest_service("/pkg", assets::pkg_service(&state.leptos_options))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
         // that grows past the limit fails as it is read.
@@ -268,6 +271,10 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(security::session_layer(&state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
+        .layer(axum::middleware::from_fn(assets::cache_control))
+        // Pages and JSON compressed on the fly; downloads and the client's files never (see
+        // `assets::compressible`).
+        .layer(tower_http::compression::CompressionLayer::new().compress_when(assets::compressible))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))

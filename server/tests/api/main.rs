@@ -5,6 +5,7 @@
 mod backend;
 
 mod archive;
+mod assets;
 mod audit;
 mod auth;
 mod contact;

@@ -1,0 +1,114 @@
+//! A fast first visit: the client's files under a content-hashed URL, precompressed and cached for
+//! a year; pages and JSON compressed on the fly; downloads never compressed (their length and
+//! streaming kept).
+
+use std::io::Read;
+
+use sqlx::PgPool;
+
+use crate::helpers::*;
+
+const HASH: &str = "0123456789abcdef";
+
+/// A site folder as `scripts/build-client.sh` leaves it (small stand-in files).
+fn site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    let hashed = pkg.join(HASH);
+    std::fs::create_dir_all(&hashed).unwrap();
+    std::fs::write(pkg.join("ASSETS"), format!("{HASH}\n")).unwrap();
+    let js = "export default function init() {}\n".repeat(50);
+    std::fs::write(hashed.join("ebb.js"), &js).unwrap();
+    std::fs::write(hashed.join("ebb.js.br"), b"brotli bytes").unwrap();
+    std::fs::write(hashed.join("ebb.js.gz"), b"gzip bytes").unwrap();
+    std::fs::write(hashed.join("ebb.css"), "body { color: black }").unwrap();
+    dir
+}
+
+async fn get(app: &TestApp, path: &str, encoding: Option<&str>) -> reqwest::Response {
+    let mut req = app.client.get(app.url(path));
+    if let Some(e) = encoding {
+        req = req.header("accept-encoding", e);
+    }
+    req.send().await.unwrap()
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: PgPool) {
+    let site = site();
+    let app = spawn_app_with(pool, &["--site-root", site.path().to_str().unwrap()], |_| {}).await;
+    // The page names the hashed folder: script, wasm and stylesheet.
+    let page = get(&app, "/", None).await.text().await.unwrap();
+    for file in ["ebb.js", "ebb_bg.wasm", "ebb.css"] {
+        assert!(page.contains(&format!("/pkg/{HASH}/{file}")), "{file} in {page}");
+    }
+    assert!(page.contains(r#"<meta name="description""#), "a description for search engines");
+
+    // The copy the client accepts, with the right headers.
+    for (accept, encoding, body) in [(Some("br, gzip"), Some("br"), &b"brotli bytes"[..]), (Some("gzip"), Some("gzip"), &b"gzip bytes"[..])] {
+        let res = get(&app, &format!("/pkg/{HASH}/ebb.js"), accept).await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers().get("content-encoding").map(|v| v.to_str().unwrap()), encoding);
+        assert_eq!(res.headers()["cache-control"], "public, max-age=31536000, immutable");
+        assert!(res.headers()["content-type"].to_str().unwrap().contains("javascript"));
+        assert_eq!(res.bytes().await.unwrap().as_ref(), body);
+    }
+    let plain = get(&app, &format!("/pkg/{HASH}/ebb.js"), None).await;
+    assert_eq!(plain.headers().get("content-encoding"), None);
+    assert!(plain.text().await.unwrap().starts_with("export default"));
+    // Not hashed, or not there: never cached for long.
+    let missing = get(&app, &format!("/pkg/{HASH}/nothing.js"), Some("br")).await;
+    assert_eq!(missing.status(), 404);
+    assert_ne!(missing.headers().get("cache-control").map(|v| v.to_str().unwrap()), Some("public, max-age=31536000, immutable"));
+    assert_eq!(get(&app, "/pkg/ASSETS", None).await.headers()["cache-control"], "no-cache");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn pages_are_compressed_on_the_fly_and_never_cached_for_long(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let res = get(&app, "/", Some("br")).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-encoding"], "br");
+    assert!(!res.headers().get("cache-control").is_some_and(|v| v.to_str().unwrap().contains("immutable")));
+    let res = get(&app, "/signin", Some("gzip")).await;
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    let mut html = String::new();
+    flate2::read::GzDecoder::new(&res.bytes().await.unwrap()[..]).read_to_string(&mut html).unwrap();
+    assert!(html.contains("<html"));
+    // Without Accept-Encoding: plain.
+    let res = get(&app, "/", None).await;
+    assert_eq!(res.headers().get("content-encoding"), None);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn downloads_are_never_compressed_on_the_fly(pool: PgPool) {
+    let admin = create_admin(&pool, "Ada").await;
+    let cookie = session_cookie_for(&pool, admin).await;
+    let app = spawn_app(pool.clone()).await;
+    // A shared HTML file: sent as stored, with its length.
+    let data = "<html>".repeat(10_000).into_bytes();
+    let form = reqwest::multipart::Form::new()
+        .text("expires_hours", "24")
+        .text("note", "")
+        .part("file", reqwest::multipart::Part::bytes(data.clone()).file_name("page.html").mime_str("text/html").unwrap());
+    let res = app
+        .client
+        .post(app.url("/api/admin/shares/upload"))
+        .header("cookie", &cookie)
+        .header("accept", "application/json")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let url = res.json::<serde_json::Value>().await.unwrap()["url"].as_str().unwrap().replace("http://localhost:3000", &app.base);
+    let res = app.client.post(url).header("accept-encoding", "br, gzip").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers().get("content-encoding"), None);
+    assert_eq!(res.headers()["content-length"], data.len().to_string().as_str());
+    assert_eq!(res.bytes().await.unwrap().len(), data.len());
+    // CSV exports stream as they are.
+    let res = app.client.get(app.url("/admin/audit/export.csv")).header("cookie", &cookie).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers().get("content-encoding"), None);
+}
