@@ -21,7 +21,7 @@ pub enum Decision {
 }
 
 /// The counter key: a hash of the limit's name and the client, so no address is stored.
-fn bucket(limit: &Limit, client: &str) -> String {
+pub fn bucket(limit: &Limit, client: &str) -> String {
     let digest = Sha256::digest(format!("{}\0{}", limit.name, client).as_bytes());
     hex::encode(&digest[..16])
 }

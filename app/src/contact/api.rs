@@ -12,7 +12,6 @@ pub const HONEYPOT_FIELD: &str = "website";
 #[server(prefix = "/api", endpoint = "contact")]
 pub async fn submit_inquiry(name: String, email: String, message: String, website: Option<String>) -> Result<(), AppError> {
     use crate::contact::{db, parse_inquiry, ContactForm};
-    use crate::ratelimit::{self, Decision};
     use crate::server::{client_key, is_plain_form_post};
     use crate::state::AppState;
 
@@ -26,18 +25,15 @@ pub async fn submit_inquiry(name: String, email: String, message: String, websit
 
     let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(AppError::Invalid)?;
 
-    match ratelimit::hit(&state.pool, &state.domain::<super::ContactSettings>().limit, &client_key(&state)).await {
-        Ok(Decision::Allowed) => {}
-        Ok(Decision::Limited { retry_after_secs }) => {
+    // The rate limit's count and the insert: one statement, one round trip.
+    let id = match db::submit(&state.pool, &state.domain::<super::ContactSettings>().limit, &client_key(&state), &inquiry).await {
+        Ok(db::Submitted::Stored(id)) => id,
+        Ok(db::Submitted::Limited { retry_after_secs }) => {
             tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");
             return Err(AppError::RateLimited { retry_after_secs });
         }
-        Err(e) => return Err(AppError::internal("contact rate limit", e)),
-    }
-
-    let mut conn = state.pool.acquire().await.map_err(|e| AppError::internal("contact acquire", e))?;
-    let id = db::insert_inquiry(&mut conn, &inquiry).await.map_err(|e| AppError::internal("contact insert", e))?;
-    drop(conn);
+        Err(e) => return Err(AppError::internal("contact submission", e)),
+    };
     tracing::info!(inquiry.id = %id, "inquiry received");
 
     // Best-effort after the response: prune if due (seed 000). Never affects this response.

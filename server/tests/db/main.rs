@@ -7,6 +7,7 @@ mod backend;
 mod audit;
 mod auth;
 mod claim;
+mod contact;
 mod inbox;
 mod prune;
 mod shares;
