@@ -54,3 +54,4 @@ echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
 echo; bash benches/audit.sh
 echo; bash benches/archive.sh
+echo; bash benches/first-visit.sh

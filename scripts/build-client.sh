@@ -16,13 +16,21 @@ STAGE=$PKG/.staging
 rm -rf "$STAGE"; mkdir -p "$STAGE"
 # -Zbuild-std only here: Debian's rustc-web ships the wasm32 std as source. RUSTC_BOOTSTRAP lets
 # the stable compiler accept -Z for this one build; never put build-std in .cargo/config.toml.
-RUSTC_BOOTSTRAP=1 cargo build -q -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release \
-  -Zbuild-std=std,panic_abort --target-dir "$FRONT"
-wasm-bindgen --target web --out-dir "$STAGE" --out-name ebb \
-  "$FRONT/wasm32-unknown-unknown/wasm-release/frontend.wasm"
+# --emit-relocs for the final link only (so std and the dependencies are not rebuilt): the
+# splitter needs the relocations to cut the admin pages out into chunks.
+RUSTC_BOOTSTRAP=1 cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release \
+  -Zbuild-std=std,panic_abort --target-dir "$FRONT" -- -C link-arg=--emit-relocs
+cargo build -q -p wasm-split --release
+# Main module + one chunk per lazy admin page (app::admin_routes), the loader, and the manifest
+# the server reads to preload a page's chunk.
+"$CARGO_TARGET_DIR/release/wasm-split" "$FRONT/wasm32-unknown-unknown/wasm-release/frontend.wasm" \
+  "$FRONT/frontend_split.wasm" "$STAGE" ebb >/dev/null
+# The chunks import the main module's table, memory and functions through the lld exports.
+wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$STAGE" --out-name ebb "$FRONT/frontend_split.wasm"
 if [ $OPT -eq 1 ]; then
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-    "$STAGE/ebb_bg.wasm" -o "$STAGE/ebb_bg.wasm"
+  for f in "$STAGE"/*.wasm; do
+    wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int "$f" -o "$f"
+  done
 fi
 cp style/main.css "$STAGE/ebb.css"
 rm -f "$STAGE"/*.d.ts

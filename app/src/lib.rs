@@ -2,6 +2,7 @@
 //! behind the `ssr` feature; the browser build uses `hydrate`.
 #![recursion_limit = "256"]
 
+mod admin_routes;
 pub mod alerts;
 pub mod audit;
 pub mod auth;
@@ -34,7 +35,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{
     components::{ParentRoute, Route, Router, Routes},
-    path, SsrMode,
+    path, Lazy, SsrMode,
 };
 
 /// The HTML document around the app (server side only renders it).
@@ -78,13 +79,14 @@ pub fn App() -> impl IntoView {
                     // Async: the status (404 / 410) is known before the first byte is sent.
                     <Route path=path!("/s/:token") view=shares::ui::SharePage ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=pages::AdminLayout>
-                        <Route path=path!("") view=pages::DashboardPage/>
-                        <Route path=path!("inbox") view=inbox::ui::InboxPage/>
-                        <Route path=path!("shares") view=shares::ui::SharesPage/>
-                        <Route path=path!("audit") view=audit::ui::AuditPage/>
-                        <Route path=path!("audit/archive") view=audit::ui::ArchivePage/>
-                        <Route path=path!("settings") view=maintenance::ui::SettingsPage/>
-                        <Route path=path!("account") view=auth::ui::AccountPage/>
+                        // Loaded on demand in the browser (admin_routes): public pages do not carry them.
+                        <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()}/>
+                        <Route path=path!("inbox") view={Lazy::<admin_routes::InboxRoute>::new()}/>
+                        <Route path=path!("shares") view={Lazy::<admin_routes::SharesRoute>::new()}/>
+                        <Route path=path!("audit") view={Lazy::<admin_routes::AuditRoute>::new()}/>
+                        <Route path=path!("audit/archive") view={Lazy::<admin_routes::ArchiveRoute>::new()}/>
+                        <Route path=path!("settings") view={Lazy::<admin_routes::SettingsRoute>::new()}/>
+                        <Route path=path!("account") view={Lazy::<admin_routes::AccountRoute>::new()}/>
                     </ParentRoute>
                 </Routes>
             </main>

@@ -1,0 +1,106 @@
+//! The admin pages as lazily loaded routes: in the browser, each page's code is a separate wasm
+//! chunk fetched when the page is first opened (directly, or by navigation), so the public pages
+//! (`/`, `/s/{token}`, `/signin`, `/invite/{token}`) never download the admin UI. On the server
+//! they render as before. Each route is written out (no macro): the split manifest keys a chunk
+//! by the source position of its `#[lazy_route]`.
+
+use leptos::prelude::*;
+use leptos_router::{lazy_route, LazyRoute};
+
+/// `/admin`.
+#[derive(Debug)]
+pub struct DashboardRoute;
+
+#[lazy_route]
+impl LazyRoute for DashboardRoute {
+    fn data() -> Self {
+        DashboardRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::pages::DashboardPage().into_any()
+    }
+}
+
+/// `/admin/inbox`.
+#[derive(Debug)]
+pub struct InboxRoute;
+
+#[lazy_route]
+impl LazyRoute for InboxRoute {
+    fn data() -> Self {
+        InboxRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::inbox::ui::InboxPage().into_any()
+    }
+}
+
+/// `/admin/shares`.
+#[derive(Debug)]
+pub struct SharesRoute;
+
+#[lazy_route]
+impl LazyRoute for SharesRoute {
+    fn data() -> Self {
+        SharesRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::shares::ui::SharesPage().into_any()
+    }
+}
+
+/// `/admin/audit`.
+#[derive(Debug)]
+pub struct AuditRoute;
+
+#[lazy_route]
+impl LazyRoute for AuditRoute {
+    fn data() -> Self {
+        AuditRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::audit::ui::AuditPage().into_any()
+    }
+}
+
+/// `/admin/audit/archive`.
+#[derive(Debug)]
+pub struct ArchiveRoute;
+
+#[lazy_route]
+impl LazyRoute for ArchiveRoute {
+    fn data() -> Self {
+        ArchiveRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::audit::ui::ArchivePage().into_any()
+    }
+}
+
+/// `/admin/settings`.
+#[derive(Debug)]
+pub struct SettingsRoute;
+
+#[lazy_route]
+impl LazyRoute for SettingsRoute {
+    fn data() -> Self {
+        SettingsRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::maintenance::ui::SettingsPage().into_any()
+    }
+}
+
+/// `/admin/account`.
+#[derive(Debug)]
+pub struct AccountRoute;
+
+#[lazy_route]
+impl LazyRoute for AccountRoute {
+    fn data() -> Self {
+        AccountRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::auth::ui::AccountPage().into_any()
+    }
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# What a visitor downloads (headless Debian Chromium through playwright-core, benches/first-visit.mjs):
+#   the first visit of / with an empty cache: bytes over the wire (CDP encodedDataLength summed over
+#   every request, network idle), the number of requests and the bytes per resource type; the
+#   second visit in the same browser context (warm cache: the immutable /pkg/<hash>/ files cost 0);
+#   the same for /signin — beside the baseline before hashed, precompressed client files
+#   (first visit of / 1,870,000 bytes, of which /pkg/ebb_bg.wasm 1,791,743 sent uncompressed).
+# Goals: first visit of / <= 150 KB; a second visit <= 10 KB (the HTML only). KB = 1,000 bytes.
+# Expects: scripts/env.sh sourced, DATABASE_URL (admin), the server binary (BIN, default the
+# release one) and the client built into $LEPTOS_SITE_ROOT (scripts/build-client.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PORT=${BENCH_VISIT_PORT:-3250}
+BIN=${BIN:-$CARGO_TARGET_DIR/release/ebb}
+LOG=$CARGO_TARGET_DIR/bench-visit.log
+PAGES=(/ /signin)
+
+fail() { echo "bench: $*" >&2; exit 1; }
+[ -x "$BIN" ] || fail "no server binary at $BIN"
+[ -f "$LEPTOS_SITE_ROOT/pkg/ASSETS" ] || fail "no client in $LEPTOS_SITE_ROOT (bash scripts/build-client.sh)"
+[ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing (Debian package chromium)"
+[ -d end2end/node_modules/playwright-core ] || fail "end2end/node_modules/playwright-core is missing (bash scripts/setup.sh)"
+HASH=$(cat "$LEPTOS_SITE_ROOT/pkg/ASSETS")
+
+URL=$(bash scripts/fresh-db.sh ebb_bench_visit)
+DATABASE_URL=$URL "$BIN" migrate >/dev/null
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-visit.XXXXXX")
+mkdir -p "$WORK/blobs"
+PID=
+cleanup() { if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+echo "bench: first and second visit of ${PAGES[*]} (Chromium, client $HASH from $LEPTOS_SITE_ROOT)"
+DATABASE_URL=$URL EBB_STORAGE_DIR=$WORK/blobs EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT \
+  EBB_PUBLIC_URL=http://localhost:$PORT LEPTOS_SITE_ROOT=$LEPTOS_SITE_ROOT RUST_LOG=warn "$BIN" serve >"$LOG" 2>&1 &
+PID=$!
+for _ in $(seq 1 150); do
+  curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
+  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$LOG" >&2; fail "the server exited (log: $LOG)"; }
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || fail "the server is not ready (log: $LOG)"
+
+# Never a browser download: playwright-core only, driving /usr/bin/chromium.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node benches/first-visit.mjs "http://localhost:$PORT" "${PAGES[@]}" > "$WORK/out" \
+  || { cat "$WORK/out"; fail "benches/first-visit.mjs failed"; }
+grep -v '^RESULT ' "$WORK/out" || true
+
+awk '
+  $1 == "RESULT" { v[$2 " " $3 " " $4] = $5 }
+  function n(p, vis, k) { return v[p " " vis " " k] + 0 }
+  function row(label, k, base) {
+    printf "%-52s %14d %14d %14s\n", label, n("/", "first", k), n("/signin", "first", k), base;
+  }
+  function goal(label, value, limit) {
+    printf "%-52s %14d %14s\n", label, value, value <= limit ? "met" : "NOT met";
+  }
+  END {
+    if (!(("/ first bytes") in v) || !(("/signin second bytes") in v)) { print "bench: no figures"; exit 1 }
+    printf "\n%-52s %14s %14s %14s\n", "what a visitor downloads (bytes over the wire)", "/", "/signin", "baseline /";
+    row("first visit, empty cache", "bytes", 1870000);
+    row("  requests", "requests", "-");
+    row("  document (HTML)", "bytes.document", "-");
+    row("  script", "bytes.script", "-");
+    row("  wasm (fetch)", "bytes.wasm", 1791743);
+    row("  other fetch / XHR", "bytes.fetch", "-");
+    row("  stylesheet", "bytes.stylesheet", "-");
+    row("  other", "bytes.other", "-");
+    printf "%-52s %14d %14d %14s\n", "second visit, same context (warm cache)", n("/", "second", "bytes"), n("/signin", "second", "bytes"), "-";
+    printf "%-52s %14s %14s %14s\n", "  requests (of them from the cache)",
+      n("/", "second", "requests") " (" n("/", "second", "cached") ")", n("/signin", "second", "requests") " (" n("/signin", "second", "cached") ")", "-";
+    printf "%-52s %14d %14d %14s\n", "  document (HTML)", n("/", "second", "bytes.document"), n("/signin", "second", "bytes.document"), "-";
+    goal("goal: first visit of / <= 150 KB", n("/", "first", "bytes"), 150000);
+    goal("goal: second visit of / <= 10 KB (HTML only)", n("/", "second", "bytes"), 10000);
+    goal("goal: second visit of /signin <= 10 KB", n("/signin", "second", "bytes"), 10000);
+    printf "%-52s %s\n", "content-encoding, first visit of /", v["/ first encodings"];
+    printf "%-52s %s\n", "content-encoding, first visit of /signin", v["/signin first encodings"];
+    failed = n("/", "first", "failed") + n("/", "second", "failed") + n("/signin", "first", "failed") + n("/signin", "second", "failed");
+    if (failed) printf "%-52s %14d\n", "failed requests (see the chromium lines)", failed;
+  }' "$WORK/out"
