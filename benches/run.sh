@@ -11,7 +11,8 @@ CONNS=${BENCH_CONNECTIONS:-32}
 SECS=${BENCH_SECONDS:-10}
 PORT=${BENCH_PORT:-3200}
 
-echo "bench: building the release server"
+echo "bench: building the release client and server"
+bash scripts/build-client.sh
 cargo build -q --release -p server --bin ebb
 BENCH_URL=$(bash scripts/fresh-db.sh ebb_bench)
 LOG=$CARGO_TARGET_DIR/bench-server.log

@@ -1,6 +1,7 @@
-//! The admin pages as lazily loaded routes: in the browser, each page's code is a separate wasm
-//! chunk fetched when the page is first opened (directly, or by navigation), so the public pages
-//! (`/`, `/s/{token}`, `/signin`, `/invite/{token}`) never download the admin UI. On the server
+//! Lazily loaded routes — the admin pages, and the public pages but `/`: in the browser, each
+//! page's code is a separate wasm chunk fetched when the page is first opened (directly, or by
+//! navigation), so the public pages (`/`, `/s/{token}`, `/signin`, `/invite/{token}`) never
+//! download the admin UI, and `/` carries only the contact form. On the server
 //! they render as before. Each route is written out (no macro): the split manifest keys a chunk
 //! by the source position of its `#[lazy_route]`.
 
@@ -102,5 +103,50 @@ impl LazyRoute for AccountRoute {
     }
     fn view(_this: Self) -> AnyView {
         crate::auth::ui::AccountPage().into_any()
+    }
+}
+
+// The public pages other than `/` load their own code on demand too: the contact form (the
+// first visit) carries neither passkeys nor the share page.
+
+/// `/signin`.
+#[derive(Debug)]
+pub struct SignInRoute;
+
+#[lazy_route]
+impl LazyRoute for SignInRoute {
+    fn data() -> Self {
+        SignInRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::auth::ui::SignInPage().into_any()
+    }
+}
+
+/// `/invite/{token}`.
+#[derive(Debug)]
+pub struct InviteRoute;
+
+#[lazy_route]
+impl LazyRoute for InviteRoute {
+    fn data() -> Self {
+        InviteRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::auth::ui::InvitePage().into_any()
+    }
+}
+
+/// `/s/{token}`.
+#[derive(Debug)]
+pub struct ShareRoute;
+
+#[lazy_route]
+impl LazyRoute for ShareRoute {
+    fn data() -> Self {
+        ShareRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::shares::ui::SharePage().into_any()
     }
 }

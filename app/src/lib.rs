@@ -2,7 +2,7 @@
 //! behind the `ssr` feature; the browser build uses `hydrate`.
 #![recursion_limit = "256"]
 
-mod admin_routes;
+mod admin_routes; // lazily loaded routes (admin pages, and the public pages but `/`)
 pub mod alerts;
 pub mod audit;
 pub mod auth;
@@ -74,10 +74,10 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage/>
-                    <Route path=path!("/signin") view=auth::ui::SignInPage/>
-                    <Route path=path!("/invite/:token") view=auth::ui::InvitePage/>
+                    <Route path=path!("/signin") view={Lazy::<admin_routes::SignInRoute>::new()}/>
+                    <Route path=path!("/invite/:token") view={Lazy::<admin_routes::InviteRoute>::new()}/>
                     // Async: the status (404 / 410) is known before the first byte is sent.
-                    <Route path=path!("/s/:token") view=shares::ui::SharePage ssr=SsrMode::Async/>
+                    <Route path=path!("/s/:token") view={Lazy::<admin_routes::ShareRoute>::new()} ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view=pages::AdminLayout>
                         // Loaded on demand in the browser (admin_routes): public pages do not carry them.
                         <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()}/>
