@@ -56,3 +56,5 @@ echo; bash benches/s3.sh
 echo; bash benches/audit.sh
 echo; bash benches/archive.sh
 echo; bash benches/first-visit.sh
+echo; bash benches/lighthouse.sh
+echo; bash benches/ssr.sh

@@ -1,0 +1,60 @@
+// `node benches/lighthouse-report.mjs PAGE=REPORT.json ...` → the Lighthouse table of benches/lighthouse.sh:
+// the four category scores per page beside the baseline and the goal, LCP / TTI / TBT, and for every
+// category below 100 the audits that cost it points (id and title, from the JSON report).
+import { readFileSync } from 'node:fs';
+
+const CATS = [
+  // id, label, baseline (the issue), goal
+  ['performance', 'performance', 75, 95],
+  ['accessibility', 'accessibility', 100, 100],
+  ['best-practices', 'best practices', 100, 100],
+  ['seo', 'SEO', 90, 100],
+];
+const pages = process.argv.slice(2).map((arg) => {
+  const i = arg.indexOf('=');
+  return { page: arg.slice(0, i), lhr: JSON.parse(readFileSync(arg.slice(i + 1), 'utf8')) };
+});
+const W = 16;
+const pad = (s, w = W) => String(s).padStart(w);
+const score = (lhr, id) => (lhr.categories[id]?.score == null ? NaN : Math.round(lhr.categories[id].score * 100));
+const secs = (lhr, id) => {
+  const v = lhr.audits[id]?.numericValue;
+  return v == null ? '-' : (v / 1000).toFixed(2);
+};
+
+let out = '\n' + `Lighthouse ${pages[0].lhr.lighthouseVersion}, mobile (default)`.padEnd(40);
+out += pages.map((p) => pad(p.page)).join('') + pad('baseline') + pad('goal') + '\n';
+for (const [id, label, base, goal] of CATS) {
+  out += label.padEnd(40) + pages.map((p) => pad(score(p.lhr, id))).join('') + pad(base) + pad(goal === 100 ? '100' : '>= ' + goal) + '\n';
+}
+for (const [id, label] of [['largest-contentful-paint', 'LCP (s)'], ['interactive', 'TTI (s)'], ['total-blocking-time', 'TBT (s)']]) {
+  out += label.padEnd(40) + pages.map((p) => pad(secs(p.lhr, id))).join('') + pad('-') + pad('-') + '\n';
+}
+for (const [id, label, , goal] of CATS) {
+  out += `goal: ${label} ${goal === 100 ? '100' : '>= ' + goal}`.padEnd(40)
+    + pages.map((p) => pad(score(p.lhr, id) >= goal ? 'met' : 'NOT met')).join('') + '\n';
+}
+const warnings = pages.flatMap((p) => (p.lhr.runWarnings || []).map((w) => `  ${p.page}: ${w}`));
+if (warnings.length) out += '\nLighthouse warnings:\n' + warnings.join('\n') + '\n';
+
+// The audits behind every score below 100.
+let failing = '';
+for (const { page, lhr } of pages) {
+  for (const [id, label] of CATS) {
+    const cat = lhr.categories[id];
+    if (!cat || cat.score === 1) continue;
+    const rows = cat.auditRefs
+      .map((ref) => ({ ref, a: lhr.audits[ref.id] }))
+      .filter(({ a }) => a && a.score !== null && a.score < 1
+        && !['informative', 'notApplicable', 'manual', 'error'].includes(a.scoreDisplayMode))
+      .filter(({ ref, a }) => id !== 'performance' || ref.weight > 0 || a.score < 0.9)
+      .sort((x, y) => y.ref.weight - x.ref.weight || x.a.score - y.a.score);
+    failing += `\n${page} ${label} ${score(lhr, id)}: failing audits\n`;
+    for (const { ref, a } of rows) {
+      const dv = a.displayValue ? ` (${a.displayValue})` : '';
+      failing += `  ${a.id.padEnd(36)} score ${String(Math.round(a.score * 100)).padStart(3)}  weight ${String(ref.weight).padStart(2)}  ${a.title}${dv}\n`;
+    }
+    if (!rows.length) failing += '  (none listed with a score below 1)\n';
+  }
+}
+process.stdout.write(out + failing);
