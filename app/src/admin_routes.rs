@@ -150,17 +150,3 @@ impl LazyRoute for ShareRoute {
         crate::shares::ui::SharePage().into_any()
     }
 }
-
-/// `/admin/*`'s frame: the admin shell (navigation, session, alert banner) around the page.
-#[derive(Debug)]
-pub struct AdminLayoutRoute;
-
-#[lazy_route]
-impl LazyRoute for AdminLayoutRoute {
-    fn data() -> Self {
-        AdminLayoutRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::pages::AdminLayout().into_any()
-    }
-}

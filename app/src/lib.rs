@@ -78,7 +78,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/invite/:token") view={Lazy::<admin_routes::InviteRoute>::new()}/>
                     // Async: the status (404 / 410) is known before the first byte is sent.
                     <Route path=path!("/s/:token") view={Lazy::<admin_routes::ShareRoute>::new()} ssr=SsrMode::Async/>
-                    <ParentRoute path=path!("/admin") view={Lazy::<admin_routes::AdminLayoutRoute>::new()}>
+                    <ParentRoute path=path!("/admin") view=pages::AdminLayout>
                         // Loaded on demand in the browser (admin_routes): public pages do not carry them.
                         <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()}/>
                         <Route path=path!("inbox") view={Lazy::<admin_routes::InboxRoute>::new()}/>
