@@ -33,15 +33,8 @@ PID=
 cleanup() { if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-DATABASE_URL=$URL EBB_STORAGE_DIR=$WORK/blobs EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT \
-  EBB_PUBLIC_URL=http://localhost:$PORT LEPTOS_SITE_ROOT=$LEPTOS_SITE_ROOT RUST_LOG=warn "$BIN" serve >"$LOG" 2>&1 &
-PID=$!
-for _ in $(seq 1 150); do
-  curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$LOG" >&2; fail "the server exited (log: $LOG)"; }
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || fail "the server is not ready (log: $LOG)"
+. benches/serve.sh
+start_ebb
 
 # A real share, through the admin upload API (the token is only ever in the answer).
 COOKIE=$(bash benches/admin-session.sh "$URL")

@@ -42,15 +42,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-DATABASE_URL=$URL EBB_STORAGE_DIR=$WORK/blobs EBB_METRICS_BIND= EBB_BIND=127.0.0.1:$PORT \
-  EBB_PUBLIC_URL=http://localhost:$PORT LEPTOS_SITE_ROOT=$LEPTOS_SITE_ROOT RUST_LOG=warn "$BIN" serve >"$LOG" 2>&1 &
-PID=$!
-for _ in $(seq 1 150); do
-  curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$LOG" >&2; fail "the server exited (log: $LOG)"; }
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || fail "the server is not ready (log: $LOG)"
+. benches/serve.sh
+start_ebb
 
 # The same rendered HTML, as a static file (nginx's built-in types map .html to text/html).
 curl -fsS -o "$WORK/www/index.html" "http://127.0.0.1:$PORT/" || fail "GET / failed"

@@ -37,11 +37,6 @@ pub async fn audit_upkeep_state() -> Result<UpkeepState, AppError> {
     super::upkeep::state(&state.pool, wanted).await.map_err(crate::server::internal("audit upkeep state"))
 }
 
-#[cfg(feature = "ssr")]
-fn actor(admin: &crate::auth::AdminInfo) -> super::db::Actor {
-    super::db::Actor { admin: Some(admin.id), client_hash: super::db::current_client_hash() }
-}
-
 /// The archive's months and the latest retrievals.
 #[server(prefix = "/api", endpoint = "admin/audit/archive")]
 pub async fn archive_months() -> Result<ArchiveOverview, AppError> {
@@ -57,7 +52,7 @@ pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink,
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let reason = super::check_reason(&reason).map_err(|e| AppError::Invalid([("reason".to_string(), e)].into()))?;
     let period = super::archive::parse_period(month.trim()).ok_or(AppError::NotFound)?;
-    match super::archive::retrieval_link(&state, &actor(&admin), period, &reason).await {
+    match super::archive::retrieval_link(&state, &super::db::Actor::in_request(Some(admin.id)), period, &reason).await {
         Ok(link) => Ok(link),
         Err(RetrievalError::NotFound) => Err(AppError::NotFound),
         Err(RetrievalError::Missing) => {
@@ -82,7 +77,7 @@ pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let today = time::OffsetDateTime::now_utc().date();
     let (from, to) = super::exports::parse_range(&from, &to, today).map_err(AppError::Invalid)?;
-    match super::exports::request(&state.pool, &actor(&admin), from, to).await {
+    match super::exports::request(&state.pool, &super::db::Actor::in_request(Some(admin.id)), from, to).await {
         Ok(_) => {
             super::exports::start(&state);
             Ok(())
@@ -98,7 +93,7 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
     use super::exports::LinkError;
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| AppError::NotFound)?;
-    match super::exports::link(&state, &actor(&admin), id).await {
+    match super::exports::link(&state, &super::db::Actor::in_request(Some(admin.id)), id).await {
         Ok(link) => Ok(link),
         Err(LinkError::NotFound) => Err(AppError::NotFound),
         Err(LinkError::NotReady) => Err(AppError::Conflict("This export is not ready yet.".into())),

@@ -80,16 +80,6 @@ pub fn parse_check_period(def: &str) -> Result<Date, String> {
     }
 }
 
-fn period_of_name(name: &str) -> Option<Date> {
-    let rest = name.strip_prefix("audit_events_")?;
-    let (y, m) = rest.split_once('_')?;
-    if y.len() != 4 || m.len() != 2 {
-        return None;
-    }
-    let month = time::Month::try_from(m.parse::<u8>().ok()?).ok()?;
-    Date::from_calendar_date(y.parse().ok()?, month, 1).ok()
-}
-
 /// `YYYY-MM` of a period.
 pub fn period_label(p: Date) -> String {
     format!("{:04}-{:02}", p.year(), p.month() as u8)
@@ -132,9 +122,13 @@ pub async fn pending(conn: &mut PgConnection) -> Result<Vec<PendingTable>, sqlx:
                 None => Err(format!("it has no validated {BOUNDS_CONSTRAINT} constraint, so its period is unknown")),
                 Some(def) => parse_check_period(&def),
             }
-            .and_then(|p| match period_of_name(&r.name) {
-                Some(n) if n == p => Ok(p),
-                _ => Err(format!("its name does not match its bounds ({}); unexpected tables are left alone", period_label(p))),
+            .and_then(|p| {
+                // Names only refuse: the name upkeep gives the table of this period, or nothing.
+                if r.name == super::upkeep::partition_name(p.midnight().assume_utc()) {
+                    Ok(p)
+                } else {
+                    Err(format!("its name does not match its bounds ({}); unexpected tables are left alone", period_label(p)))
+                }
             });
             PendingTable { name: r.name, period }
         })
@@ -378,23 +372,16 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
     Ok(period)
 }
 
-fn db_now(ctx: &StepCtx) -> OffsetDateTime {
-    ctx.now
-}
-
 /// Step `requests`: fails export requests stuck in `running`; deletes request rows older than 90
 /// days.
 async fn requests_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let stuck_after = ctx.state.domain::<super::exports::ExportSettings>().stuck_after;
     let failed = super::exports::fail_stuck(&ctx.state.pool, stuck_after).await?;
-    let deleted = sqlx::query!(
-        "delete from audit_export_requests where requested_at < $1::timestamptz - make_interval(days => $2)",
-        db_now(&ctx),
-        REQUEST_KEEP_DAYS as i32
-    )
-    .execute(&ctx.state.pool)
-    .await?
-    .rows_affected();
+    let deleted =
+        sqlx::query!("delete from audit_export_requests where requested_at < $1::timestamptz - make_interval(days => $2)", ctx.now, REQUEST_KEEP_DAYS as i32)
+            .execute(&ctx.state.pool)
+            .await?
+            .rows_affected();
     Ok(StepReport::rows("requests_deleted", deleted).with("stuck_failed", failed))
 }
 
@@ -742,8 +729,6 @@ mod tests {
         for bad in ["2024-13", "2024-9", "24-09", "2024/09", "2024-09-01", ""] {
             assert_eq!(parse_period(bad), None, "{bad}");
         }
-        assert_eq!(period_of_name("audit_events_2024_09"), Some(date!(2024 - 09 - 01)));
-        assert_eq!(period_of_name("audit_events_old"), None);
         assert_eq!(key_of(date!(2024 - 09 - 01)), "audit-archive/2024-09.csv.gz");
         assert_eq!(min_partitions_ahead(3), 2);
         assert_eq!(min_partitions_ahead(1), 1);

@@ -21,6 +21,11 @@ impl Actor {
     pub fn system() -> Self {
         Actor::default()
     }
+
+    /// `admin` (or Ebb, with `None`) acting in the current request, its client hashed.
+    pub fn in_request(admin: Option<Uuid>) -> Self {
+        Actor { admin, client_hash: current_client_hash() }
+    }
 }
 
 /// The server secret that keys client hashes (generated once, kept in `settings`).
@@ -136,6 +141,5 @@ pub async fn record_admin_detail(
     subject: Option<&str>,
     detail: Option<&str>,
 ) -> Result<(), sqlx::Error> {
-    let actor = Actor { admin, client_hash: current_client_hash() };
-    record(conn, &actor, kind, subject.map(|s| (kind.subject_type(), s)), detail).await
+    record(conn, &Actor::in_request(admin), kind, subject.map(|s| (kind.subject_type(), s)), detail).await
 }
