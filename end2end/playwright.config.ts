@@ -31,6 +31,14 @@ export default defineConfig({
   projects: [
     {
       name: 'chromium',
+      testIgnore: /flood\.spec\.ts/,
+      use: { ...devices['Desktop Chrome'], launchOptions: chromiumLaunch },
+    },
+    {
+      // Spends the server's sign-in budgets: after everything else.
+      name: 'flood',
+      testMatch: /flood\.spec\.ts/,
+      dependencies: ['chromium'],
       use: { ...devices['Desktop Chrome'], launchOptions: chromiumLaunch },
     },
   ],

@@ -31,11 +31,19 @@ pub struct AppConfig {
     /// Whether every response asks the jobs' in-memory "next due" (design card: best-effort
     /// pruning after each response). Off only to measure its cost.
     pub after_response_jobs: bool,
+    /// How many leading bits of an IPv6 address make one client for rate limits (48–128).
+    pub ipv6_prefix: u8,
 }
 
 impl Default for AppConfig {
     fn default() -> Self {
-        AppConfig { trusted_proxy_hops: 0, background_timeout: Duration::from_secs(60), public_url: "http://localhost:3000".into(), after_response_jobs: true }
+        AppConfig {
+            trusted_proxy_hops: 0,
+            background_timeout: Duration::from_secs(60),
+            public_url: "http://localhost:3000".into(),
+            after_response_jobs: true,
+            ipv6_prefix: 64,
+        }
     }
 }
 

@@ -55,6 +55,13 @@ export function newInviteLink(name?: string): string {
   return link.trim();
 }
 
+/** Runs SQL on the server's database as an operator would with psql (test set-up only). */
+export function sql(statement: string): string {
+  const url = process.env.E2E_DATABASE_URL;
+  if (!url) throw new Error('E2E_DATABASE_URL must name the server\'s database (scripts/e2e.sh sets it)');
+  return execFileSync('psql', [url, '-XAtq', '-v', 'ON_ERROR_STOP=1', '-c', statement]).toString().trim();
+}
+
 export class InvitePage {
   constructor(readonly page: Page) {}
   async join(link: string, name: string, passkeyName = 'Virtual key') {

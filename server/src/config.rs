@@ -67,6 +67,11 @@ pub struct Config {
     #[arg(long, env = "EBB_TRUSTED_PROXY_HOPS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10))]
     pub trusted_proxy_hops: u64,
 
+    /// Rate limits count an IPv6 client by this many leading bits of its address (one /64 is
+    /// usually one subscriber); IPv4 clients by their address.
+    #[arg(long, env = "EBB_RATE_LIMIT_IPV6_PREFIX", default_value_t = 64, value_parser = clap::value_parser!(u8).range(48..=128))]
+    pub rate_limit_ipv6_prefix: u8,
+
     /// Contact submissions allowed per client per window.
     #[arg(long, env = "EBB_CONTACT_RATE_LIMIT", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub contact_rate_limit: u32,
@@ -105,7 +110,9 @@ pub struct Config {
     #[arg(long, env = "EBB_AUTH_RATE_LIMIT", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub auth_rate_limit: u32,
 
-    /// Attempts from all clients together per 5 minutes on each authentication endpoint.
+    /// Refused authentication attempts (unknown or failed passkeys, used challenges, unknown
+    /// invites) from all clients together per 5 minutes; beyond it refusals answer 429. A valid
+    /// sign-in is never counted nor refused by it.
     #[arg(long, env = "EBB_AUTH_TOTAL_RATE_LIMIT", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub auth_total_rate_limit: u32,
 
@@ -257,6 +264,29 @@ pub enum LogFormat {
 }
 
 impl Config {
+    /// A local storage folder inside the served site folder would publish every stored file
+    /// (its path under `/pkg` or the site root): refused, naming both settings. Symlinks and
+    /// `..` are resolved where the folders exist.
+    pub fn check_storage_outside_site(&self) -> Result<(), String> {
+        if self.storage != StorageKind::Local {
+            return Ok(());
+        }
+        let resolve = |p: &std::path::Path| {
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            abs.canonicalize().unwrap_or_else(|_| abs.components().collect())
+        };
+        let (storage, site) = (resolve(&self.storage_dir), resolve(&self.site_root));
+        if storage.starts_with(&site) {
+            return Err(format!(
+                "EBB_STORAGE_DIR={} is inside the served site folder LEPTOS_SITE_ROOT={}: stored files could be downloaded by anyone; \
+                 move the storage folder outside it",
+                self.storage_dir.display(),
+                self.site_root.display()
+            ));
+        }
+        Ok(())
+    }
+
     pub fn maintenance_interval(&self) -> Duration {
         Duration::from_secs(self.maintenance_interval_secs)
     }

@@ -27,15 +27,27 @@ pub async fn inquiries_csv(
 ) -> Response {
     let search = app::inbox::normalise_search(query.q.as_deref());
     let bom = matches!(query.bom.as_deref(), Some("1" | "true" | "on"));
-    if let Ok(mut conn) = state.pool.acquire().await {
-        // Exports copy personal data out of Ebb: who did it, and when, is kept.
-        let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
-        let detail = search.as_deref().map(|q| format!("search of {} characters", q.chars().count()));
-        if let Err(e) = app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
-            tracing::error!(error = %e, "could not record the export");
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    // Exports copy personal data out of Ebb: who did it, and when, is kept, and an export whose
+    // record cannot be written does not run.
+    let mut conn = match state.pool.acquire().await {
+        Ok(conn) => conn,
+        Err(e) => {
+            tracing::warn!(error = %e, "inquiry export refused: no database connection to record it");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                "The export could not start because the database is busy. Try again in a few seconds.",
+            )
+                .into_response();
         }
+    };
+    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let detail = search.as_deref().map(|q| format!("search of {} characters", q.chars().count()));
+    if let Err(e) = app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
+        tracing::error!(error = %e, "could not record the export");
+        return (StatusCode::INTERNAL_SERVER_ERROR, "The export could not be recorded, so it did not run. Try again later.").into_response();
     }
+    drop(conn);
     let today = time::OffsetDateTime::now_utc().date();
     let filename = format!("inquiries-{today}.csv");
     let stream = app::inbox::export::stream(state.pool.clone(), search, bom, state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone());

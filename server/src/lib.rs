@@ -55,17 +55,22 @@ pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -
     Ok(invite)
 }
 
-/// At start-up, when there is no admin yet, logs a one-time invite link for the first one.
-pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config) -> Result<(), String> {
+/// At start-up, when there is no admin yet, creates a one-time invite for the first one and
+/// prints its link to `terminal` (the process's stderr). The link is an admin-grade secret: it
+/// never goes through the logging pipeline (log files, JSON logs), which only says that it was
+/// printed.
+pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config, terminal: &mut impl std::io::Write) -> Result<(), String> {
     let admins = app::auth::db::admin_count(pool).await.map_err(|e| format!("database error: {e}"))?;
     if admins == 0 {
         let invite = create_invite(pool, config, None).await?;
-        // The link is a secret: it goes to the operator's console, valid once and for 30 minutes.
-        tracing::warn!(
-            "No admin yet. Open this one-time link within 30 minutes to become the first admin: {} \
+        writeln!(
+            terminal,
+            "No admin yet. Open this one-time link within 30 minutes to become the first admin: {}\n\
              (or run `ebb admin invite` for a new one)",
             invite.url
-        );
+        )
+        .map_err(|e| format!("cannot print the first admin's invite: {e}"))?;
+        tracing::warn!("no admin yet: a one-time invite link for the first admin was printed to the terminal (or run `ebb admin invite`)");
     }
     Ok(())
 }
@@ -96,6 +101,7 @@ pub fn open_store(config: &Config) -> Result<Box<dyn app::storage::BlobStore>, S
 /// anything touches the database: a wrong path, bucket, endpoint or key stops Ebb with what to
 /// do, naming the setting.
 pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    config.check_storage_outside_site()?;
     if config.storage == config::StorageKind::Local {
         // Share files of earlier versions move into `shares/` before the migration renames
         // their keys.
@@ -185,6 +191,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         trusted_proxy_hops: config.trusted_proxy_hops as usize,
         public_url: config.public_origin(),
         after_response_jobs: config.after_response_jobs,
+        ipv6_prefix: config.rate_limit_ipv6_prefix,
         ..AppConfig::default()
     };
     let session_absolute = Duration::from_secs(config.session_absolute_days * 86_400);
@@ -268,6 +275,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(uploads)
         .route_layer(axum::middleware::from_fn(telemetry::tag_route))
         .layer(axum::middleware::from_fn(errors::server_fn_status))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), errors::sign_error_redirects))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(security::session_layer(&state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
@@ -278,6 +286,11 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        // Served over https (by the public URL): browsers keep to https for a year.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::STRICT_TRANSPORT_SECURITY,
+            state.config.public_url.starts_with("https://").then(|| HeaderValue::from_static("max-age=31536000; includeSubDomains")),
+        ))
         // After any response: start the jobs that may be due (free when none is).
         .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::after_response))
         .layer(axum::middleware::from_fn(telemetry::http_metrics))

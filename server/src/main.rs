@@ -151,7 +151,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     tracing::warn!("metrics disabled: {e}");
                 }
             }
-            server::invite_first_admin_if_none(&pool, &config).await?;
+            server::invite_first_admin_if_none(&pool, &config, &mut std::io::stderr()).await?;
             let listener = tokio::net::TcpListener::bind(config.bind)
                 .await
                 .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;

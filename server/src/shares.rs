@@ -146,6 +146,8 @@ async fn receive(
         created_by: admin.id,
         expires_hours,
     };
+    // Crash tests stop here: the file is stored, its row not yet committed (an orphan for the GC).
+    fail::fail_point!("share-upload-after-store");
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
@@ -202,6 +204,8 @@ pub async fn download(State(state): State<AppState>, Path(token): Path<String>, 
         Ok(false) => return share_page(&state, req).await,
         Err(e) => return unavailable("share claim", e),
     }
+    // Crash tests stop here: claimed, not a byte sent.
+    fail::fail_point!("share-download-after-claim");
     shares::gc::gc_in_background(&state);
     tracing::info!(share.id = share.id, "share downloaded");
     let mut res = Response::new(Body::from_stream(blob.body));

@@ -48,6 +48,19 @@ impl ClientSecret {
         mac.update(client.as_bytes());
         Some(hex::encode(&mac.finalize().into_bytes()[..16]))
     }
+
+    /// HMAC-SHA256(secret, purpose ‖ 0 ‖ data), 128 bits in hex: a key for `data` that nobody
+    /// without the secret can compute or reverse (rate-limit buckets, signed redirects). Before
+    /// [`ClientSecret::load`] (tools that never serve), a per-process random secret stands in.
+    pub fn keyed(&self, purpose: &str, data: &str) -> String {
+        static FALLBACK: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+        let secret = self.0.get().map(Vec::as_slice).unwrap_or_else(|| FALLBACK.get_or_init(rand::random));
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
+        mac.update(purpose.as_bytes());
+        mac.update(b"\0");
+        mac.update(data.as_bytes());
+        hex::encode(&mac.finalize().into_bytes()[..16])
+    }
 }
 
 /// Records an event with the connection (transaction) of the change it records: a change that
@@ -123,7 +136,7 @@ pub async fn admins(pool: &PgPool) -> Result<Vec<AuditAdmin>, sqlx::Error> {
 pub fn current_client_hash() -> Option<String> {
     let state = leptos::prelude::use_context::<crate::state::AppState>()?;
     leptos::prelude::use_context::<axum::http::request::Parts>()?;
-    let client = crate::server::client_key(&state);
+    let client = crate::server::client_address(&state).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
     state.domain::<std::sync::Arc<ClientSecret>>().hash(&client)
 }
 

@@ -30,7 +30,10 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
     let state = service::state()?;
     service::limit_auth(&state, "auth.invite").await?;
     let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?;
-    invite.map(|i| InviteInfo { suggested_name: i.name, expires_at: i.expires_at }).ok_or(AppError::NotFound)
+    match invite {
+        Some(i) => Ok(InviteInfo { suggested_name: i.name, expires_at: i.expires_at }),
+        None => Err(service::refuse(&state, "auth.invite", AppError::NotFound).await),
+    }
 }
 
 /// Starts registering the first passkey of a new admin from an invite.
@@ -45,7 +48,9 @@ pub async fn start_invite_registration(token: String, name: String, passkey_name
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
         return Err(AppError::Invalid(errors));
     };
-    let invite = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))?.ok_or(AppError::NotFound)?;
+    let Some(invite) = db::open_invite(&state.pool, &crate::token::hash_token(&token)).await.map_err(internal("invite lookup"))? else {
+        return Err(service::refuse(&state, "auth.register", AppError::NotFound).await);
+    };
     service::begin_registration(&state, Uuid::new_v4(), &name.clone(), Some(name), passkey_name, None, Some(invite.id)).await
 }
 
@@ -105,15 +110,18 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
     let refused = || AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
     let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
-        return Err(AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into()));
+        let expired = AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into());
+        return Err(service::refuse(&state, "auth.signin", expired).await);
     };
     let auth: webauthn_rs::prelude::DiscoverableAuthentication = serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
-    let (user, cred_id) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(&credential).map_err(|_| refused())?;
+    let Ok((user, cred_id)) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(&credential) else {
+        return Err(service::refuse(&state, "auth.signin", refused()).await);
+    };
     let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
     let Some(stored) = stored.filter(|s| s.admin_id == user) else {
         tracing::info!("sign-in with an unknown passkey refused");
         record_refused(&state, None, "unknown passkey").await?;
-        return Err(refused());
+        return Err(service::refuse(&state, "auth.signin", refused()).await);
     };
     let mut passkey: webauthn_rs::prelude::Passkey = serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
     let result = match state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(&credential, auth, &passkey) {
@@ -121,7 +129,7 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
         Err(e) => {
             tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
             record_refused(&state, Some(stored.admin_id), "the passkey's answer did not verify").await?;
-            return Err(refused());
+            return Err(service::refuse(&state, "auth.signin", refused()).await);
         }
     };
     // Keep the counter and backup state current.

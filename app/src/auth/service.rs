@@ -53,22 +53,36 @@ pub async fn require_admin() -> Result<(AppState, Session, AdminInfo), AppError>
     }
 }
 
-/// Counts one attempt against the per-client and the total limit of an authentication endpoint.
+/// Counts one attempt against the per-client limit of an authentication endpoint (IPv4 clients by
+/// address, IPv6 clients by prefix). There is no total limit here: a flood from many addresses
+/// must never keep a real admin from signing in (see [`refuse`]).
 pub async fn limit_auth(state: &AppState, endpoint: &'static str) -> Result<(), AppError> {
-    let client = client_key(state);
-    let per_client = Limit { name: endpoint, ..state.domain::<super::AuthSettings>().limit };
-    let total = Limit { name: endpoint, ..state.domain::<super::AuthSettings>().total_limit };
-    for (limit, key) in [(per_client, client.as_str()), (total, "*")] {
-        match ratelimit::hit(&state.pool, &limit, key).await {
-            Ok(Decision::Allowed) => {}
-            Ok(Decision::Limited { retry_after_secs }) => {
-                tracing::info!(event = "auth.rate_limited", endpoint, "authentication attempt rate-limited");
-                return Err(AppError::RateLimited { retry_after_secs });
-            }
-            Err(e) => return Err(AppError::internal("auth rate limit", e)),
+    let limit = Limit { name: endpoint, ..state.domain::<super::AuthSettings>().limit };
+    match ratelimit::hit(&state.pool, &limit, &client_key(state)).await {
+        Ok(Decision::Allowed) => Ok(()),
+        Ok(Decision::Limited { retry_after_secs }) => {
+            tracing::info!(event = "auth.rate_limited", endpoint, "authentication attempt rate-limited");
+            Err(AppError::RateLimited { retry_after_secs })
         }
+        Err(e) => Err(AppError::internal("auth rate limit", e)),
     }
-    Ok(())
+}
+
+/// Answers a refused attempt (an unknown or failed passkey, a used or expired challenge, an
+/// unknown invite) with `error`, counting it against the total limit of refusals from all
+/// clients. Beyond that limit refusals answer 429 with `Retry-After`, which slows a distributed
+/// guesser; an attempt that succeeds (a registered passkey, a valid invite) is never counted
+/// nor refused by it, so a flood cannot lock a real admin out.
+pub async fn refuse(state: &AppState, endpoint: &'static str, error: AppError) -> AppError {
+    let total = Limit { name: "auth.refused", ..state.domain::<super::AuthSettings>().total_limit };
+    match ratelimit::hit(&state.pool, &total, "*").await {
+        Ok(Decision::Limited { retry_after_secs }) => {
+            tracing::info!(event = "auth.rate_limited", endpoint, "refused authentication attempt beyond the total limit");
+            AppError::RateLimited { retry_after_secs }
+        }
+        Ok(Decision::Allowed) => error,
+        Err(e) => AppError::internal("auth rate limit", e),
+    }
 }
 
 /// Signs `admin` in on this session: a new session id (no fixation), the admin id in the

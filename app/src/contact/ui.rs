@@ -2,6 +2,7 @@
 //! submits without a reload and shows a pending state.
 
 use leptos::prelude::*;
+use leptos::server::SharedValue;
 use leptos::server_fn::error::ServerFnUrlError;
 use leptos::server_fn::ServerFn;
 use leptos_router::hooks::use_query_map;
@@ -10,11 +11,17 @@ use super::api::{SubmitInquiry, HONEYPOT_FIELD};
 use super::{parse_email, parse_message, parse_name, MESSAGE_MAX_CHARS};
 use crate::error::{AppError, FieldErrors};
 
-/// The error a no-JavaScript submission was redirected back with, if it was ours.
+/// The error a no-JavaScript submission was redirected back with, only when this server signed
+/// it for that redirect (`__sig`); anything else in the URL is ignored. Decided on the server and
+/// sent with the page, so hydration shows the same.
 fn error_from_url() -> Option<AppError> {
-    let query = use_query_map();
-    let query = query.read_untracked();
-    (query.get("__path").as_deref() == Some(SubmitInquiry::PATH)).then(|| query.get("__err")).flatten().map(|e| ServerFnUrlError::<AppError>::decode_err(&e))
+    let checked = SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        return crate::server::verified_url_error(SubmitInquiry::PATH).map(|e| ServerFnUrlError::<AppError>::decode_err(&e));
+        #[cfg(not(feature = "ssr"))]
+        None
+    });
+    checked.into_inner()
 }
 
 /// A message for errors that do not belong to one field.

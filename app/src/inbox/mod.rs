@@ -67,10 +67,15 @@ impl Cursor {
         format!("{}_{}", self.created_at.unix_timestamp_nanos() / 1000, self.id)
     }
 
+    /// `None` for anything [`Cursor::encode`] cannot have produced: not two parts, a number that
+    /// overflows, or a time outside what a stored row can have (PostgreSQL refuses some).
     pub fn decode(raw: &str) -> Option<Cursor> {
         let (micros, id) = raw.split_once('_')?;
-        let micros: i128 = micros.parse().ok()?;
-        let created_at = OffsetDateTime::from_unix_timestamp_nanos(micros * 1000).ok()?;
+        let micros: i64 = micros.parse().ok()?;
+        let created_at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros).checked_mul(1000)?).ok()?;
+        if !(1900..=9999).contains(&created_at.year()) {
+            return None;
+        }
         Some(Cursor { created_at, id: id.parse().ok()? })
     }
 }
@@ -93,6 +98,10 @@ mod tests {
         assert_eq!(Cursor::decode(&c.encode()), Some(c));
         assert_eq!(Cursor::decode("garbage"), None);
         assert_eq!(Cursor::decode("12_not-a-uuid"), None);
+        let nil = Uuid::nil();
+        for hostile in [format!("{}_{nil}", i128::MAX), format!("{}_{nil}", i64::MAX), format!("-{}_{nil}", i64::MAX), format!("-62135596800000000_{nil}")] {
+            assert_eq!(Cursor::decode(&hostile), None, "{hostile}");
+        }
     }
 
     #[test]

@@ -206,7 +206,7 @@ fn InquiryView(
     on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let id = detail.id;
-    let mailto = format!("mailto:{}", detail.email);
+    let mailto = crate::contact::mailto_href(&detail.email);
     view! {
         <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
             <h2 id="detail-title">"Inquiry from " {detail.name.clone()}</h2>

@@ -206,6 +206,10 @@ pub struct Job {
     /// Raised (once per failed run, listing every failed step) when a run fails; resolved by a
     /// run that does not. Jobs without one alert after two failed runs in a row.
     pub alert: Option<AlertKind>,
+    /// How long a step may overrun the run's budget before it is cut off (and the run recorded
+    /// as failed). The background task that runs it has two of these beyond the budget, so the
+    /// record is always written before that outer timeout drops the run.
+    pub step_grace: Duration,
     runtime: Arc<Runtime>,
 }
 
@@ -230,7 +234,25 @@ fn process_ms() -> u64 {
 impl Job {
     pub fn new(name: &'static str, title: &'static str, description: &'static str, claim_key: &'static str, interval: Duration) -> Self {
         let budget = Budget { rows_per_step: 100_000, time: Duration::from_secs(30) };
-        Job { name, title, description, claim_key, interval, budget, traffic_budget: budget, steps: Vec::new(), alert: None, runtime: Default::default() }
+        Job {
+            name,
+            title,
+            description,
+            claim_key,
+            interval,
+            budget,
+            traffic_budget: budget,
+            steps: Vec::new(),
+            alert: None,
+            step_grace: STEP_GRACE,
+            runtime: Default::default(),
+        }
+    }
+
+    /// Sets [`Job::step_grace`] (tests shorten it).
+    pub fn step_grace(mut self, grace: Duration) -> Self {
+        self.step_grace = grace;
+        self
     }
 
     /// Every failed run raises `kind` at once (critical jobs: the archive).
@@ -443,7 +465,7 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         }
         // A step that overruns the run's budget by more than a minute is cut off here, so the run
         // is still recorded (and a critical job's alert raised) rather than lost to an outer timeout.
-        let bounded = tokio::time::timeout_at(tokio::time::Instant::from_std(ctx.deadline() + STEP_GRACE), (step.run)(ctx.clone()));
+        let bounded = tokio::time::timeout_at(tokio::time::Instant::from_std(ctx.deadline() + job.step_grace), (step.run)(ctx.clone()));
         let result =
             bounded.await.unwrap_or_else(|_| Err(StepError::new(format!("did not finish within the run's time budget ({} s)", budget.time.as_secs()))));
         let record = match result {
@@ -566,7 +588,7 @@ pub fn spawn_run(state: &AppState, job: &Job, trigger: Trigger) {
     // A job whose run may take longer than an ordinary best-effort task gets its budget and a
     // minute more (steps stop between batches at the budget; the timeout is the backstop).
     let budget = if trigger.is_traffic() { job.traffic_budget.time } else { job.budget.time };
-    state.background.spawn_with_timeout(job.name, budget + STEP_GRACE * 2, async move {
+    state.background.spawn_with_timeout(job.name, budget + job.step_grace * 2, async move {
         match run_job(&state2, &job2, trigger, false).await {
             Ok(RunOutcome::Ran(run)) if run.outcome == Outcome::Failed => Err(format!("{}: steps failed", job2.name)),
             Ok(_) => Ok(()),

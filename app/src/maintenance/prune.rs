@@ -141,6 +141,8 @@ where
         if deleted > 0 {
             report.batches += 1;
             report.deleted += deleted;
+            // Crash tests stop here: a batch is committed, the rest not yet deleted.
+            fail::fail_point!("prune-after-batch");
         }
         if (deleted as i64) < ctx.batch_size {
             return Ok(report);

@@ -21,7 +21,13 @@ pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError
     let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;
     super::gc::gc_in_background(&state);
     let share = share.ok_or(AppError::NotFound)?;
-    Ok(ShareLanding { state: share.state(), file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at })
+    Ok(match share.state() {
+        super::ShareState::Active => {
+            ShareLanding::Active { file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at }
+        }
+        super::ShareState::Downloaded | super::ShareState::Purged { downloaded: true } => ShareLanding::Gone { downloaded: true },
+        super::ShareState::Expired | super::ShareState::Purged { downloaded: false } => ShareLanding::Gone { downloaded: false },
+    })
 }
 
 /// A page of shares, newest first (`before`: the last id of the previous page). Opening the list

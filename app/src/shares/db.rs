@@ -104,10 +104,13 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
         .collect())
 }
 
-/// Revokes a share: an active, unexpired share expires now (the GC then deletes its file).
-/// Returns whether something changed.
+/// Revokes a share: an active, unexpired share expires now, by the statement's clock (the GC
+/// then deletes its file; a download's claim compares with the same clock). Returns whether
+/// something changed.
 pub async fn revoke(tx: &mut Transaction<'_, Postgres>, id: i64) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query!("update shares set expires_at = now() where id = $1 and status = 'active' and expires_at > now()", id).execute(&mut **tx).await?;
+    let r = sqlx::query!("update shares set expires_at = clock_timestamp() where id = $1 and status = 'active' and expires_at > clock_timestamp()", id)
+        .execute(&mut **tx)
+        .await?;
     Ok(r.rows_affected() == 1)
 }
 

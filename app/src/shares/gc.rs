@@ -167,6 +167,8 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
                 continue;
             }
         }
+        // Crash tests stop here: the file is deleted, the row not yet marked purged.
+        fail::fail_point!("share-gc-after-delete");
         if mark_purged(pool, share.id).await? {
             report.purged += 1;
             alerts::resolve_each(pool, &[AlertKind::ShareDeleteFailing, AlertKind::ShareFileMissing], &share.id.to_string()).await?;

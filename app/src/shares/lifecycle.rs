@@ -16,20 +16,31 @@ pub struct Purgeable {
 /// sending a byte, outside any transaction (the claim must be committed first).
 pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
+    if !claim(&mut tx, id).await? {
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The claim of [`mark_consumed`] in `tx`, with its audit event. Expiry is compared with the
+/// statement's clock (`clock_timestamp()`), not the transaction's start: a download whose
+/// transaction began before a revoke, and that waited on the row the revoke held, sees the revoke
+/// as the past and is refused.
+pub async fn claim(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, id: i64) -> Result<bool, sqlx::Error> {
     let r = sqlx::query!(
-        "update shares set status = 'consumed', consumed_at = now()
-         where id = $1 and status = 'active' and expires_at > now()",
+        "update shares set status = 'consumed', consumed_at = clock_timestamp()
+         where id = $1 and status = 'active' and expires_at > clock_timestamp()",
         id,
     )
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     if r.rows_affected() != 1 {
         return Ok(false);
     }
     // The download is recorded with the claim, in one commit (the recipient is a visitor: only
     // the share's id and the hashed client are kept).
-    crate::audit::db::record_admin_action(&mut tx, None, crate::audit::AuditKind::ShareDownload, Some(&id.to_string())).await?;
-    tx.commit().await?;
+    crate::audit::db::record_admin_action(tx, None, crate::audit::AuditKind::ShareDownload, Some(&id.to_string())).await?;
     Ok(true)
 }
 

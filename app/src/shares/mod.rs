@@ -116,13 +116,20 @@ pub struct NewShare {
     pub expires_at: OffsetDateTime,
 }
 
-/// What the recipient's page shows.
+/// What the recipient's page shows. Only a working link carries the file's facts: a page that
+/// refuses (revoked, expired, downloaded) must not carry, in its HTML or the data serialised for
+/// hydration, what it refuses to show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShareLanding {
-    pub file_name: String,
-    pub size_bytes: i64,
-    pub expires_at: OffsetDateTime,
-    pub state: ShareState,
+pub enum ShareLanding {
+    Active {
+        file_name: String,
+        size_bytes: i64,
+        expires_at: OffsetDateTime,
+    },
+    /// The link no longer works; `downloaded` says whether it was used.
+    Gone {
+        downloaded: bool,
+    },
 }
 
 /// A share whose file the GC has failed to delete several times (shown on the dashboard).

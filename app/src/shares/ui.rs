@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use super::api::*;
 #[cfg(feature = "hydrate")]
 use super::upload::UploadError;
-use super::{NewShare, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
+use super::{NewShare, ShareLanding, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
 use crate::error::AppError;
 use crate::time::format_time;
 use crate::ui::{describe, format_bytes, CopyableLink, Outcome};
@@ -342,14 +342,14 @@ pub fn SharePage() -> impl IntoView {
         <div class="page narrow" data-hydrated=move || hydrated.get().to_string()>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || landing.get().map(|r| match r {
-                    Ok(share) if share.state == ShareState::Active => view! {
+                    Ok(ShareLanding::Active { file_name, size_bytes, expires_at }) => view! {
                         <Title text="Download a file — Ebb"/>
                         <section class="card share-landing">
                             <h1>"A file was shared with you"</h1>
                             <dl class="facts">
-                                <div><dt>"File"</dt><dd data-testid="share-file-name">{share.file_name.clone()}</dd></div>
-                                <div><dt>"Size"</dt><dd data-testid="share-size">{format_bytes(share.size_bytes.max(0) as u64)}</dd></div>
-                                <div><dt>"Link expires"</dt><dd>{format_time(share.expires_at)}</dd></div>
+                                <div><dt>"File"</dt><dd data-testid="share-file-name">{file_name}</dd></div>
+                                <div><dt>"Size"</dt><dd data-testid="share-size">{format_bytes(size_bytes.max(0) as u64)}</dd></div>
+                                <div><dt>"Link expires"</dt><dd>{format_time(expires_at)}</dd></div>
                             </dl>
                             <form method="post" action=format!("/s/{}", token()) on:submit=move |_| started.set(true)>
                                 <button type="submit" class="primary" data-testid="download">"Download"</button>
@@ -363,10 +363,10 @@ pub fn SharePage() -> impl IntoView {
                             </p>
                         </section>
                     }.into_any(),
-                    Ok(share) => {
+                    Ok(ShareLanding::Gone { downloaded }) => {
                         #[cfg(feature = "ssr")]
                         gone();
-                        let (title, text) = if matches!(share.state, ShareState::Downloaded | ShareState::Purged { downloaded: true }) {
+                        let (title, text) = if downloaded {
                             ("This file was already downloaded", "The link worked for one download, and that download has happened. If you did not get the file, ask the sender for a new link.")
                         } else {
                             ("This link has expired", "The link was valid until a set time (or the sender withdrew it), and the file has been or will be deleted. Ask the sender for a new link.")

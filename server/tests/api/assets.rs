@@ -112,3 +112,35 @@ async fn downloads_are_never_compressed_on_the_fly(pool: PgPool) {
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers().get("content-encoding"), None);
 }
+
+/// Every page names the one nonce its scripts carry: an injected script (no nonce) does not run.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn pages_carry_a_content_security_policy_with_their_scripts_nonce(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let mut nonces = Vec::new();
+    for path in ["/", "/signin", "/s/not-a-token", "/no-such-page"] {
+        let res = get(&app, path, None).await;
+        let csp = res.headers().get("content-security-policy").unwrap_or_else(|| panic!("{path}: no CSP")).to_str().unwrap().to_owned();
+        assert!(csp.contains("object-src 'none'") && csp.contains("frame-ancestors 'none'") && csp.contains("base-uri 'none'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline") && !csp.contains("'unsafe-eval'"), "{csp}");
+        let nonce = csp.split("'nonce-").nth(1).and_then(|r| r.split('\'').next()).unwrap().to_owned();
+        let html = res.text().await.unwrap();
+        let scripts = html.matches("<script").count();
+        assert!(scripts > 0, "{path}: the hydration scripts");
+        assert_eq!(html.matches(&format!("nonce=\"{nonce}\"")).count(), scripts, "{path}: every script carries the nonce: {html}");
+        nonces.push(nonce);
+    }
+    nonces.sort();
+    nonces.dedup();
+    assert_eq!(nonces.len(), 4, "a new nonce per response");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn hsts_is_sent_only_when_ebb_is_served_over_https(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    assert!(get(&app, "/", None).await.headers().get("strict-transport-security").is_none(), "not over http");
+    app.shutdown().await;
+    let app = spawn_app_with(pool, &["--public-url", "https://ebb.example.org"], |_| {}).await;
+    let res = get(&app, "/healthz", None).await;
+    assert_eq!(res.headers()["strict-transport-security"], "max-age=31536000; includeSubDomains");
+}

@@ -103,6 +103,23 @@ pub async fn spawn_app_with(pool: PgPool, extra: &[&str], customize: impl FnOnce
 pub async fn spawn_app_on(pool: PgPool, backend: Backend, extra: &[&str], customize: impl FnOnce(&mut AppState)) -> TestApp {
     let storage = tempfile::tempdir().unwrap();
     let storage_args = crate::backend::storage_args(backend, storage.path());
+    spawn_with_storage(pool, storage, storage_args, extra, customize).await
+}
+
+/// A second instance of `first`'s deployment: the same database and the same storage folder
+/// (local backend), its own listener and process-local state.
+pub async fn spawn_second_instance(pool: PgPool, first: &TestApp, extra: &[&str]) -> TestApp {
+    let storage_args = crate::backend::storage_args(Backend::Local, first.storage.path());
+    spawn_with_storage(pool, tempfile::tempdir().unwrap(), storage_args, extra, |_| {}).await
+}
+
+async fn spawn_with_storage(
+    pool: PgPool,
+    storage: tempfile::TempDir,
+    storage_args: Vec<String>,
+    extra: &[&str],
+    customize: impl FnOnce(&mut AppState),
+) -> TestApp {
     let mut args: Vec<&str> = storage_args.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
     let config = test_config(&args);
@@ -208,4 +225,27 @@ pub async fn expired_share(app: &TestApp) -> (i64, String) {
     .await
     .unwrap();
     (id, key)
+}
+
+/// The tables in which `needle` appears anywhere in a row, as text or as the hex of its bytes
+/// (a secret stored raw in a `bytea` column): for "only the hash is stored" checks.
+pub async fn tables_containing(pool: &PgPool, needle: &str) -> Vec<String> {
+    let tables: Vec<String> = sqlx::query_scalar("select format('%I.%I', schemaname, tablename) from pg_tables where schemaname = 'public' order by 1")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    let mut found = Vec::new();
+    for table in tables {
+        let n: i64 = sqlx::query_scalar(&format!(
+            "select count(*) from {table} x where strpos(x::text, $1) > 0 or strpos(x::text, encode(convert_to($1, 'UTF8'), 'hex')) > 0"
+        ))
+        .bind(needle)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if n > 0 {
+            found.push(table);
+        }
+    }
+    found
 }

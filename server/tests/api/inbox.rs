@@ -113,6 +113,35 @@ async fn a_signed_out_export_is_refused(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_export_whose_audit_record_cannot_be_written_does_not_run(pool: PgPool) {
+    insert(&pool, "Ann", "ann@example.org", "secret", 1).await;
+    let (app, cookie) = signed_in(&pool).await;
+    // The audit log refuses this one kind of event (as a full disk or a lost connection would).
+    sqlx::query(
+        "create function refuse_export_event() returns trigger language plpgsql as $$
+         begin if new.kind = 'inquiry.export' then raise exception 'audit log unavailable'; end if; return new; end $$",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("create trigger refuse_export before insert on audit_events for each row execute function refuse_export_event()").execute(&pool).await.unwrap();
+    let res = export(&app, &cookie, "").await;
+    assert_eq!(res.status(), 500);
+    assert!(res.headers().get("content-disposition").is_none());
+    let body = res.text().await.unwrap();
+    assert!(!body.contains("secret") && !body.contains("email"), "no data left Ebb: {body}");
+    let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
+    assert_eq!(metrics.page_queries.load(Ordering::Relaxed), 0, "the export never queried");
+    // With the audit log back, the export runs and is recorded.
+    sqlx::query("drop trigger refuse_export on audit_events").execute(&pool).await.unwrap();
+    let res = export(&app, &cookie, "").await;
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("secret"));
+    let recorded: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'inquiry.export'").fetch_one(&pool).await.unwrap();
+    assert_eq!(recorded, 1);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
 async fn html_in_a_message_is_shown_literally_in_the_inbox(pool: PgPool) {
     let (app, cookie) = signed_in(&pool).await;
     insert(&pool, "<b>Ann</b>", "ann@example.org", "<script>alert(1)</script><img src=x onerror=alert(2)>", 0).await;

@@ -195,6 +195,30 @@ async fn a_run_cut_off_by_its_time_budget_records_which_steps_it_finished(pool: 
     assert_eq!(steps[1]["status"], "skipped");
 }
 
+/// A traffic-triggered run whose step hangs is cut off by the engine and recorded, before the
+/// background task's own timeout could drop it unrecorded.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_hanging_step_of_a_traffic_run_is_cut_off_and_the_run_recorded(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    state.background = app::state::Background::new(Duration::from_millis(10));
+    let job = Job::new("hangs", "Hangs", "", "hangs_at", Duration::from_secs(3600))
+        .traffic_budget(Budget { rows_per_step: 10, time: Duration::from_millis(100) })
+        .step_grace(Duration::from_millis(200))
+        .step(Step::new("forever", |_ctx| async {
+            std::future::pending::<()>().await;
+            Ok(StepReport::rows("done", 1))
+        }));
+    state.jobs = Arc::new(Registry::new(vec![job]));
+    let job = state.jobs.get("hangs").unwrap().clone();
+    app::jobs::spawn_run(&state, &job, Trigger::Contact);
+    state.background.settle().await;
+    let (outcome, error): (String, Option<String>) =
+        sqlx::query_as("select outcome, error from maintenance_runs where job = 'hangs'").fetch_one(&pool).await.expect("the run was recorded");
+    assert_eq!(outcome, "failed");
+    assert!(error.unwrap_or_default().contains("did not finish within"), "the step's cut-off is the reason");
+}
+
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_job_failing_twice_in_a_row_raises_one_alert_and_a_good_run_resolves_it(pool: PgPool) {
     let config = test_config(&[]);
@@ -381,9 +405,31 @@ async fn form_bodies_that_are_not_utf8_are_400_not_500(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
-async fn a_garbled_error_in_the_home_page_url_is_a_client_error_not_a_500(pool: PgPool) {
+async fn an_error_in_the_home_page_url_is_shown_only_when_this_server_signed_it(pool: PgPool) {
+    use base64::Engine;
     let app = spawn_app(pool).await;
-    let res = app.client.get(app.url("/?__path=/api/contact&__err=x")).send().await.unwrap();
-    assert!(res.status().is_client_error(), "{}", res.status());
-    assert!(res.text().await.unwrap().contains("<form"), "the form is still there");
+    // Garbled, and well-formed but written by someone else: the page ignores both.
+    let forged = base64::engine::general_purpose::URL_SAFE.encode(r#"{"Invalid":{"email":"Your account is locked: call +1 555 0100"}}"#);
+    for query in
+        ["__path=/api/contact&__err=x".to_owned(), format!("__path=/api/contact&__err={forged}"), format!("__path=/api/contact&__err={forged}&__sig=1.00")]
+    {
+        let res = app.client.get(app.url(&format!("/?{query}"))).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{query}");
+        let html = res.text().await.unwrap();
+        assert!(html.contains("<form"), "the form is still there");
+        assert!(!html.contains("account is locked"), "{query}: forged text shown");
+    }
+    // A real failed post's redirect is signed; changing its error breaks the signature.
+    let res = app.post_contact_plain(&[("name", "Ann"), ("email", "nope"), ("message", "hi")]).await;
+    let location = res.headers()["location"].to_str().unwrap().to_owned();
+    assert!(location.contains("__sig="), "{location}");
+    assert_eq!(app.client.get(&location).send().await.unwrap().status(), 400, "the genuine error is shown");
+    let url = reqwest::Url::parse(&location).unwrap();
+    let tampered: Vec<(String, String)> =
+        url.query_pairs().map(|(k, v)| if k == "__err" { (k.into_owned(), forged.clone()) } else { (k.into_owned(), v.into_owned()) }).collect();
+    let mut url2 = url.clone();
+    url2.query_pairs_mut().clear().extend_pairs(&tampered);
+    let res = app.client.get(url2.as_str()).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(!res.text().await.unwrap().contains("account is locked"));
 }

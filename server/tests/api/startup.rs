@@ -15,3 +15,81 @@ fn serve_refuses_to_start_when_the_storage_folder_is_missing() {
     assert!(stderr.contains("storage self-check failed for EBB_STORAGE_DIR="), "{stderr}");
     assert!(!missing.exists(), "Ebb does not create the folder itself");
 }
+
+/// A storage folder inside the served site folder would publish every stored file.
+#[test]
+fn serve_refuses_a_storage_folder_inside_the_site_folder() {
+    let site = tempfile::tempdir().unwrap();
+    let inside = site.path().join("pkg").join("blobs");
+    std::fs::create_dir_all(&inside).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .args(["--storage-dir", inside.to_str().unwrap(), "--site-root", site.path().to_str().unwrap(), "--bind", "127.0.0.1:0", "serve"])
+        .env("DATABASE_URL", std::env::var("DATABASE_URL").expect("tests run with DATABASE_URL"))
+        .output()
+        .expect("the ebb binary runs");
+    assert!(!out.status.success(), "must not start");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is inside the served site folder LEPTOS_SITE_ROOT="), "{stderr}");
+    // The same folder reached through `..` is the same folder.
+    let dotted = site.path().join("x").join("..").join("pkg").join("blobs");
+    std::fs::create_dir_all(site.path().join("x")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .args(["--storage-dir", dotted.to_str().unwrap(), "--site-root", site.path().to_str().unwrap(), "--bind", "127.0.0.1:0", "serve"])
+        .env("DATABASE_URL", std::env::var("DATABASE_URL").expect("tests run with DATABASE_URL"))
+        .output()
+        .expect("the ebb binary runs");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is inside the served site folder"));
+}
+
+/// The first admin's invite link is a secret: printed to the terminal (stderr), never into the
+/// logs (stdout, here JSON).
+#[test]
+fn the_first_invite_link_is_printed_to_the_terminal_and_never_logged() {
+    use std::io::Read;
+    let storage = tempfile::tempdir().unwrap();
+    let base = std::env::var("DATABASE_URL").expect("tests run with DATABASE_URL");
+    // A database of its own with no admin (sqlx::test's are not reachable from a child process).
+    let name = format!("ebb_invite_{}", std::process::id());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let pool = sqlx::PgPool::connect(&base).await.unwrap();
+        sqlx::query(&format!("drop database if exists {name}")).execute(&pool).await.unwrap();
+        sqlx::query(&format!("create database {name}")).execute(&pool).await.unwrap();
+    });
+    let url = {
+        let mut u = url::Url::parse(&base).unwrap();
+        u.set_path(&name);
+        u.to_string()
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .args(["--storage-dir", storage.path().to_str().unwrap(), "--bind", "127.0.0.1:0", "--log-format", "json", "serve"])
+        .env("DATABASE_URL", &url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the ebb binary runs");
+    // Wait for the listening line, then stop it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut stdout = child.stdout.take().unwrap();
+    let mut logs = String::new();
+    let mut buf = [0u8; 4096];
+    while !logs.contains("Ebb is listening") && std::time::Instant::now() < deadline {
+        let n = stdout.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        logs.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    logs.push_str(&String::from_utf8_lossy(&out.stdout));
+    let terminal = String::from_utf8_lossy(&out.stderr);
+    rt.block_on(async {
+        let pool = sqlx::PgPool::connect(&base).await.unwrap();
+        sqlx::query(&format!("drop database if exists {name} with (force)")).execute(&pool).await.unwrap();
+    });
+    assert!(logs.contains("Ebb is listening"), "started: {logs}\n{terminal}");
+    assert!(terminal.contains("/invite/"), "the link is on the terminal: {terminal}");
+    assert!(!logs.contains("/invite/"), "the link is not in the logs: {logs}");
+    assert!(logs.contains("printed to the terminal"), "the logs say where it went");
+}

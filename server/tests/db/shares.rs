@@ -244,6 +244,24 @@ async fn a_request_time_gc_run_is_bounded(pool: PgPool, backend: Backend) {
     assert_eq!(left, 7, "the rest waits for the next request");
 }
 
+/// Revoke vs download: a download whose transaction started before the revoke (and waited for
+/// it) must not win once the revoke has answered "revoked".
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_download_that_began_before_a_revoke_loses_to_it(pool: PgPool) {
+    let f = Fixture::new(pool, Backend::Local);
+    let (id, _) = f.share(60).await;
+    let mut download = f.pool.begin().await.unwrap();
+    // The download's transaction has started (its `now()` is fixed from here on).
+    sqlx::query("select now()").execute(&mut *download).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let mut revoke = f.pool.begin().await.unwrap();
+    assert!(app::shares::db::revoke(&mut revoke, id).await.unwrap());
+    revoke.commit().await.unwrap();
+    assert!(!app::shares::lifecycle::claim(&mut download, id).await.unwrap(), "the revoked share was claimed");
+    download.commit().await.unwrap();
+    assert_eq!(f.status(id).await, "active");
+}
+
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_storage_self_check_passes_on_a_writable_folder_and_fails_on_a_missing_one(pool: PgPool) {
     let f = Fixture::new(pool, Backend::Local);
