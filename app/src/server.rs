@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::state::{client_ip, AppState};
+use crate::state::AppState;
 
 /// True when the current request is a plain HTML form post (no JavaScript): such requests are
 /// answered with redirects, not with status codes the browser would show as an error page.
@@ -13,17 +13,11 @@ pub fn is_plain_form_post() -> bool {
         .unwrap_or(false)
 }
 
-/// The current client's address (the peer, or the trusted proxies' `X-Forwarded-For`).
-pub fn client_address(state: &AppState) -> Option<std::net::IpAddr> {
-    let parts = use_context::<axum::http::request::Parts>()?;
-    let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    client_ip(&parts.headers, peer, state.config.trusted_proxy_hops)
-}
-
 /// The current client's rate-limit key: its network (IPv4 address, IPv6 prefix), keyed with the
 /// server secret so a stored bucket cannot be turned back into an address.
 pub fn client_key(state: &AppState) -> String {
-    let network = client_address(state).map(|ip| crate::ratelimit::client_network(ip, state.config.ipv6_prefix)).unwrap_or_else(|| "unknown".into());
+    let network =
+        crate::state::client_address(state).map(|ip| crate::ratelimit::client_network(ip, state.config.ipv6_prefix)).unwrap_or_else(|| "unknown".into());
     state.domain::<std::sync::Arc<crate::audit::db::ClientSecret>>().keyed("ratelimit", &network)
 }
 

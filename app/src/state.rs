@@ -167,6 +167,14 @@ impl Background {
 /// The client's address: the peer, or — only when `trusted_proxy_hops` > 0 — the address that
 /// many hops from the right of `X-Forwarded-For` (the rightmost entries are the ones our own
 /// proxies appended, so they cannot be forged by the client).
+/// The current request's client address (the peer, or the trusted proxies' `X-Forwarded-For`);
+/// `None` outside a request.
+pub fn client_address(state: &AppState) -> Option<IpAddr> {
+    let parts = leptos::prelude::use_context::<axum::http::request::Parts>()?;
+    let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    client_ip(&parts.headers, peer, state.config.trusted_proxy_hops)
+}
+
 pub fn client_ip(headers: &axum::http::HeaderMap, peer: Option<IpAddr>, trusted_proxy_hops: usize) -> Option<IpAddr> {
     if trusted_proxy_hops == 0 {
         return peer;

@@ -136,7 +136,7 @@ pub async fn admins(pool: &PgPool) -> Result<Vec<AuditAdmin>, sqlx::Error> {
 pub fn current_client_hash() -> Option<String> {
     let state = leptos::prelude::use_context::<crate::state::AppState>()?;
     leptos::prelude::use_context::<axum::http::request::Parts>()?;
-    let client = crate::server::client_address(&state).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    let client = crate::state::client_address(&state).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
     state.domain::<std::sync::Arc<ClientSecret>>().hash(&client)
 }
 

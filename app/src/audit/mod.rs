@@ -217,6 +217,8 @@ impl AuditFilter {
         let subject = subject.trim();
         if subject.chars().count() > 200 {
             errors.insert("subject".into(), "A subject id has at most 200 characters.".into());
+        } else if subject.chars().any(char::is_control) {
+            errors.insert("subject".into(), "A subject id is plain text, without control characters.".into());
         }
         let from = date("from", from, &mut errors);
         let to = date("to", to, &mut errors);
@@ -360,9 +362,12 @@ pub fn encode_cursor(at: time::OffsetDateTime, id: i64) -> String {
     format!("{}.{id}", at.unix_timestamp_nanos() / 1000)
 }
 
+/// `None` for anything [`encode_cursor`] cannot have produced (an overflowing number, a time no
+/// stored event can have).
 pub fn decode_cursor(s: &str) -> Option<(time::OffsetDateTime, i64)> {
     let (micros, id) = s.split_once('.')?;
-    let at = time::OffsetDateTime::from_unix_timestamp_nanos(micros.parse::<i128>().ok()? * 1000).ok()?;
+    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros.parse::<i64>().ok()?).checked_mul(1000)?).ok()?;
+    (1900..=9999).contains(&at.year()).then_some(())?;
     Some((at, id.parse().ok()?))
 }
 
@@ -429,5 +434,8 @@ mod tests {
         let at = time::macros::datetime!(2026-11-30 12:34:56.789012 UTC);
         assert_eq!(decode_cursor(&encode_cursor(at, 99)), Some((at, 99)));
         assert_eq!(decode_cursor("garbage"), None);
+        for hostile in [format!("{}.1", i128::MAX), format!("{}.1", i64::MAX), format!("-{}.1", i64::MAX)] {
+            assert_eq!(decode_cursor(&hostile), None, "{hostile}");
+        }
     }
 }

@@ -38,6 +38,9 @@ fn general_message(err: &AppError) -> String {
 
 #[component]
 pub fn ContactForm() -> impl IntoView {
+    // The router hands every action the error in the page's URL (`__err`), whoever wrote it; this
+    // form shows only one this server signed (`error_from_url`), so the action starts empty.
+    provide_context(leptos::server::ServerActionError::new("", ""));
     let action = ServerAction::<SubmitInquiry>::new();
     let sent_via_redirect = use_query_map().read_untracked().get("sent").is_some();
     let url_error = error_from_url();

@@ -80,9 +80,11 @@ impl Cursor {
     }
 }
 
-/// Normalises a search: trimmed, at most 200 characters, `None` when empty.
+/// Normalises a search: control characters (a NUL, which PostgreSQL text cannot hold) become
+/// spaces, then trimmed, at most 200 characters, `None` when empty.
 pub fn normalise_search(raw: Option<&str>) -> Option<String> {
-    raw.map(str::trim).filter(|s| !s.is_empty()).map(|s| s.chars().take(SEARCH_MAX_CHARS).collect())
+    let cleaned: String = raw?.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    Some(cleaned.trim().chars().take(SEARCH_MAX_CHARS).collect::<String>()).filter(|s| !s.is_empty())
 }
 
 #[cfg(feature = "ssr")]
@@ -107,6 +109,8 @@ mod tests {
     #[test]
     fn searches_are_trimmed_bounded_and_empty_means_none() {
         assert_eq!(normalise_search(Some("  ")), None);
+        assert_eq!(normalise_search(Some("\0")), None);
+        assert_eq!(normalise_search(Some("ann\0lee")).as_deref(), Some("ann lee"));
         assert_eq!(normalise_search(Some(" ann ")), Some("ann".into()));
         assert_eq!(normalise_search(Some(&"x".repeat(500))).unwrap().chars().count(), 200);
     }
