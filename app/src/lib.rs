@@ -94,18 +94,20 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage/>
                     <Route path=path!("/signin") view={Lazy::<admin_routes::SignInRoute>::new()}/>
-                    <Route path=path!("/invite/:token") view={Lazy::<admin_routes::InviteRoute>::new()}/>
-                    // Async: the status (404 / 410) is known before the first byte is sent.
+                    // Async: the page's data (and its status: 404, 410) is in the HTML itself, so
+                    // these pages work without JavaScript (out-of-order streaming needs a script
+                    // to put late data in place).
+                    <Route path=path!("/invite/:token") view={Lazy::<admin_routes::InviteRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/s/:token") view={Lazy::<admin_routes::ShareRoute>::new()} ssr=SsrMode::Async/>
-                    <ParentRoute path=path!("/admin") view=pages::AdminLayout>
+                    <ParentRoute path=path!("/admin") view=pages::AdminLayout ssr=SsrMode::Async>
                         // Loaded on demand in the browser (admin_routes): public pages do not carry them.
-                        <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()}/>
-                        <Route path=path!("inbox") view={Lazy::<admin_routes::InboxRoute>::new()}/>
-                        <Route path=path!("shares") view={Lazy::<admin_routes::SharesRoute>::new()}/>
-                        <Route path=path!("audit") view={Lazy::<admin_routes::AuditRoute>::new()}/>
-                        <Route path=path!("audit/archive") view={Lazy::<admin_routes::ArchiveRoute>::new()}/>
-                        <Route path=path!("settings") view={Lazy::<admin_routes::SettingsRoute>::new()}/>
-                        <Route path=path!("account") view={Lazy::<admin_routes::AccountRoute>::new()}/>
+                        <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("inbox") view={Lazy::<admin_routes::InboxRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("shares") view={Lazy::<admin_routes::SharesRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("audit") view={Lazy::<admin_routes::AuditRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("audit/archive") view={Lazy::<admin_routes::ArchiveRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("settings") view={Lazy::<admin_routes::SettingsRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("account") view={Lazy::<admin_routes::AccountRoute>::new()} ssr=SsrMode::Async/>
                     </ParentRoute>
                 </Routes>
             </main>

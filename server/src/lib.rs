@@ -6,6 +6,7 @@ pub mod assets;
 pub mod config;
 pub mod errors;
 pub mod export;
+pub mod http;
 pub mod maintenance;
 pub mod s3;
 pub mod security;
@@ -13,7 +14,7 @@ pub mod shares;
 pub mod signed;
 pub mod telemetry;
 
-use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use app::state::{AppConfig, AppState, Background, Domains};
 use app::{shell, App};
@@ -273,6 +274,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let uploads = Router::new().route(shares::UPLOAD_PATH, post(shares::upload)).layer(DefaultBodyLimit::max(upload_limit));
     small_bodies
         .merge(uploads)
+        // A body that stalls (a slow-body attack, a dead client) ends its request.
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(http::BODY_IDLE_TIMEOUT))
         .route_layer(axum::middleware::from_fn(telemetry::tag_route))
         .layer(axum::middleware::from_fn(errors::server_fn_status))
         .layer(axum::middleware::from_fn_with_state(state.clone(), errors::sign_error_redirects))
@@ -330,8 +333,8 @@ pub async fn serve(
     telemetry::recorder();
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker = maintenance_interval.map(|every| tokio::spawn(maintenance::ticker(state.clone(), every, stop.clone())));
-    let app = router(state.clone(), max_body_bytes).into_make_service_with_connect_info::<SocketAddr>();
-    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    let app = router(state.clone(), max_body_bytes);
+    let result = http::serve(listener, app, shutdown).await;
     stop.cancel();
     if let Some(t) = ticker {
         let _ = t.await;

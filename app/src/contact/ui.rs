@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 use leptos::server::SharedValue;
-use leptos::server_fn::error::ServerFnUrlError;
 use leptos::server_fn::ServerFn;
 use leptos_router::hooks::use_query_map;
 
@@ -17,7 +16,7 @@ use crate::error::{AppError, FieldErrors};
 fn error_from_url() -> Option<AppError> {
     let checked = SharedValue::new(|| {
         #[cfg(feature = "ssr")]
-        return crate::server::verified_url_error(SubmitInquiry::PATH).map(|e| ServerFnUrlError::<AppError>::decode_err(&e));
+        return crate::server::verified_url_error(SubmitInquiry::PATH).map(|e| leptos::server_fn::error::ServerFnUrlError::<AppError>::decode_err(&e));
         #[cfg(not(feature = "ssr"))]
         None
     });

@@ -861,3 +861,28 @@ async fn ten_thousand_forged_sign_ins_are_all_refused_and_rate_limited(pool: PgP
     assert_eq!(sessions, 0, "nobody signed in");
     finish(app, Vec::new(), &errors, 10_000).await;
 }
+
+/// Slowloris: a client that never finishes its request headers is disconnected after the header
+/// read timeout, so such clients cannot hold connections forever.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_client_that_never_finishes_its_headers_is_disconnected(pool: PgPool) {
+    let app = spawn_app_with(pool, &[], |_| {}).await;
+    let mut stream = tokio::net::TcpStream::connect(addr(&app)).await.unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ").await.unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 1024];
+    let read = tokio::time::timeout(server::http::HEADER_READ_TIMEOUT + Duration::from_secs(5), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                // hyper may answer 408 before closing.
+                Ok(_) => continue,
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the connection was still open after {:?}", started.elapsed());
+    assert!(started.elapsed() >= server::http::HEADER_READ_TIMEOUT - Duration::from_secs(1), "closed only once the timeout passed");
+    // Meanwhile and after, the server serves.
+    assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+}
