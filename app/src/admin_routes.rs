@@ -78,6 +78,20 @@ impl LazyRoute for ArchiveRoute {
     }
 }
 
+/// `/admin/retention`.
+#[derive(Debug)]
+pub struct RetentionRoute;
+
+#[lazy_route]
+impl LazyRoute for RetentionRoute {
+    fn data() -> Self {
+        RetentionRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::retention::ui::RetentionPage().into_any()
+    }
+}
+
 /// `/admin/settings`.
 #[derive(Debug)]
 pub struct SettingsRoute;
@@ -148,5 +162,19 @@ impl LazyRoute for ShareRoute {
     }
     fn view(_this: Self) -> AnyView {
         crate::shares::ui::SharePage().into_any()
+    }
+}
+
+/// `/retention`: the promises, for visitors.
+#[derive(Debug)]
+pub struct PublicRetentionRoute;
+
+#[lazy_route]
+impl LazyRoute for PublicRetentionRoute {
+    fn data() -> Self {
+        PublicRetentionRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::retention::ui::PublicRetentionPage().into_any()
     }
 }

@@ -27,6 +27,9 @@ pub enum AlertKind {
     /// A run of the audit archive failed (critical: months wait in the database, or an archived
     /// object is missing or changed); subject: the job name.
     ArchiveFailed,
+    /// Items of one kind are past their retention promise by more than one interval of the job
+    /// that removes them; subject: the kind (`inquiries`, `share_files`…).
+    RetentionOverdue,
 }
 
 impl AlertKind {
@@ -40,6 +43,7 @@ impl AlertKind {
             AlertKind::AuditDefaultRows => "audit.default_rows",
             AlertKind::AuditUnexpectedPartition => "audit.unexpected_partition",
             AlertKind::ArchiveFailed => "archive.failed",
+            AlertKind::RetentionOverdue => "retention.overdue",
         }
     }
 }

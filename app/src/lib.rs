@@ -10,12 +10,14 @@ pub mod contact;
 #[cfg(feature = "ssr")]
 pub mod csv_export;
 pub mod error;
+pub mod holds;
 pub mod inbox;
 pub mod jobs;
 pub mod maintenance;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ratelimit;
+pub mod retention;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
@@ -94,6 +96,7 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage/>
                     <Route path=path!("/signin") view={Lazy::<admin_routes::SignInRoute>::new()}/>
+                    <Route path=path!("/retention") view={Lazy::<admin_routes::PublicRetentionRoute>::new()} ssr=SsrMode::Async/>
                     // Async: the page's data (and its status: 404, 410) is in the HTML itself, so
                     // these pages work without JavaScript (out-of-order streaming needs a script
                     // to put late data in place).
@@ -106,13 +109,14 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("shares") view={Lazy::<admin_routes::SharesRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("audit") view={Lazy::<admin_routes::AuditRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("audit/archive") view={Lazy::<admin_routes::ArchiveRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("retention") view={Lazy::<admin_routes::RetentionRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("settings") view={Lazy::<admin_routes::SettingsRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("account") view={Lazy::<admin_routes::AccountRoute>::new()} ssr=SsrMode::Async/>
                     </ParentRoute>
                 </Routes>
             </main>
             <footer class="site-footer">
-                <p>"Messages are kept for a limited time and then deleted automatically."</p>
+                <p>"Messages are kept for a limited time and then deleted automatically. " <a href="/retention">"How long we keep your data"</a></p>
             </footer>
         </Router>
     }

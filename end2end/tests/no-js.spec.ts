@@ -9,6 +9,7 @@ const ADMIN_PAGES: [string, string][] = [
   ['/admin/shares', 'Shares'],
   ['/admin/audit', 'Audit log'],
   ['/admin/audit/archive', 'Archive and exports'],
+  ['/admin/retention', 'Retention'],
   ['/admin/settings', 'Settings'],
   ['/admin/account', 'Account'],
 ];
@@ -55,6 +56,9 @@ test('every page renders without JavaScript and hydrates with it', async ({ page
   await visitor.goto('/');
   await expect(visitor.getByRole('heading', { name: 'Get in touch' })).toBeVisible();
   await expect(visitor.getByRole('button', { name: /send/i })).toBeVisible();
+  await visitor.goto('/retention');
+  await expect(visitor.getByRole('heading', { name: 'How long we keep your data' })).toBeVisible();
+  await expect(visitor.getByTestId('promise-messages')).toContainText(/kept for \d+ days?/);
   await visitor.goto('/signin');
   // A <noscript> notice (Playwright's text search skips <noscript>, so the page source is read).
   await expect(visitor.getByRole('heading', { name: 'Sign in' })).toBeVisible();

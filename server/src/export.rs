@@ -101,3 +101,48 @@ pub async fn audit_csv(State(state): State<AppState>, query: Result<Query<AuditQ
     )
         .into_response()
 }
+
+/// `GET /admin/retention/report.json`: the retention report read now, as a timestamped JSON
+/// download. Recorded in the audit log first; a report whose record cannot be written is not
+/// given.
+pub async fn retention_report(
+    State(state): State<AppState>,
+    Extension(admin): Extension<AdminInfo>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let report = match app::retention::report::compute(&state).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "retention report failed");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "The report could not be read. Try again later; the server log has the cause.").into_response();
+        }
+    };
+    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let recorded = async {
+        let mut conn = state.pool.acquire().await?;
+        app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::RetentionReport, None, None).await
+    };
+    if let Err(e) = recorded.await {
+        tracing::warn!(error = %e, "retention report refused: its audit record could not be written");
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The report could not be recorded, so it was not given. Try again in a few seconds.")
+            .into_response();
+    }
+    let stamp = report.generated_at.format(&time::macros::format_description!("[year][month][day]T[hour][minute][second]Z")).unwrap_or_default();
+    let body = match serde_json::to_vec_pretty(&report) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(error = %e, "retention report did not serialise");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    };
+    (
+        [
+            (header::CONTENT_TYPE, "application/json".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"ebb-retention-{stamp}.json\"")),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        body,
+    )
+        .into_response()
+}

@@ -164,7 +164,8 @@ pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Re
 /// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
 pub fn jobs() -> app::jobs::Registry {
     app::jobs::Registry::new(vec![
-        app::maintenance::prune::job(),
+        // Prune's last step checks every kind of data against its promise (issue 16).
+        app::maintenance::prune::job().step(app::retention::report::step()),
         app::shares::gc::job(),
         app::audit::upkeep::job(),
         app::audit::archive::job(),
@@ -235,6 +236,7 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/readyz", false),
     ("/admin/inbox/export.csv", true),
     ("/admin/audit/export.csv", true),
+    ("/admin/retention/report.json", true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
     (app::storage::signed::PATH, false),
@@ -258,6 +260,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/readyz", get(readyz))
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         .route("/admin/audit/export.csv", get(export::audit_csv))
+        .route("/admin/retention/report.json", get(export::retention_report))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))
         // Reads signed by Ebb (local backend); the signature is the authorisation.

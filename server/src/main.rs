@@ -29,6 +29,11 @@ enum Command {
         #[command(subcommand)]
         command: StorageCommand,
     },
+    /// Retention: what Ebb keeps and its promises.
+    Retention {
+        #[command(subcommand)]
+        command: RetentionCommand,
+    },
     /// Admin accounts.
     Admin {
         #[command(subcommand)]
@@ -43,6 +48,18 @@ enum AdminCommand {
         /// The invited person's name, suggested on the invite page.
         #[arg(long)]
         name: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum RetentionCommand {
+    /// Print, for each kind of data, its promise, how many items exist, the oldest one's age, how
+    /// many are past their promise or on legal hold, and what the job that removes them last did.
+    /// Exits 1 when items are past their promise by more than one job interval.
+    Report {
+        /// Print JSON (the same document as the admin page's download).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -129,6 +146,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             migrate().await?;
             server::maintenance::status(&state, &mut std::io::stdout()).await
+        }
+        Command::Retention { command: RetentionCommand::Report { json } } => {
+            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
+            migrate().await?;
+            server::maintenance::retention_report(&state, json, &mut std::io::stdout()).await
         }
         Command::Storage { .. } => unreachable!("handled before connecting"),
         Command::Admin { command: AdminCommand::Invite { name } } => {

@@ -92,6 +92,34 @@ pub async fn status(state: &AppState, out: &mut impl std::io::Write) -> Result<(
     Ok(())
 }
 
+/// `ebb retention report [--json]`: the retention report, read now. Fails (exit 1) when items
+/// are past their promise by more than one interval of their job, so a cron or monitor can use it.
+pub async fn retention_report(state: &AppState, json: bool, out: &mut impl std::io::Write) -> Result<(), String> {
+    let report = app::retention::report::compute(state).await.map_err(|e| format!("retention report failed: {e}"))?;
+    if json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| format!("retention report: {e}"))?;
+        let _ = writeln!(out, "{text}");
+    } else {
+        let _ = writeln!(out, "Retention report, read at {}", fmt(report.generated_at));
+        let _ = writeln!(out, "{:<32} {:>9} {:>12} {:>6} {:>6}  removed by", "data", "items", "oldest", "past", "held");
+        for k in &report.kinds {
+            let oldest = k.oldest_at.map(|t| app::retention::age_words((report.generated_at - t).whole_seconds())).unwrap_or_else(|| "-".into());
+            let job = match (&k.job, &k.last_run) {
+                (Some(j), Some(r)) => format!("{j}, last ran {}: {}", fmt(r.started_at), r.did),
+                (Some(j), None) => format!("{j}, never ran"),
+                _ => "-".into(),
+            };
+            let _ = writeln!(out, "{:<32} {:>9} {:>12} {:>6} {:>6}  {job}", k.label, k.count, oldest, k.past_promise, k.held);
+            let _ = writeln!(out, "    promise: {}", k.promise);
+        }
+        let _ = writeln!(out, "legal holds in force: {}", report.holds);
+    }
+    if report.overdue() > 0 {
+        return Err(format!("{} items are past their promise by more than one job interval (see the report)", report.overdue()));
+    }
+    Ok(())
+}
+
 fn fmt(t: time::OffsetDateTime) -> String {
     let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
     t.to_offset(time::UtcOffset::UTC).format(&f).unwrap_or_default()

@@ -267,6 +267,7 @@ pub fn AdminShell(children: Children) -> impl IntoView {
                 <A href="/admin/inbox">"Inbox"</A>
                 <A href="/admin/shares">"Shares"</A>
                 <A href="/admin/audit">"Audit"</A>
+                <A href="/admin/retention">"Retention"</A>
                 <A href="/admin/settings">"Settings"</A>
                 <A href="/admin/account">"Account"</A>
                 <span class="spacer"></span>

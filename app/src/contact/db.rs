@@ -26,8 +26,8 @@ pub async fn submit(pool: &sqlx::PgPool, limit: &crate::ratelimit::Limit, client
                returning hits, extract(epoch from window_start)::bigint + $2 - extract(epoch from clock_timestamp())::bigint as retry_after
            ),
            stored as (
-               insert into inquiries (name, email, message)
-               select $4, $5, $6 from hit where hit.hits <= $3
+               insert into inquiries (name, email, message, held)
+               select $4, $5, $6, exists (select 1 from legal_holds where email = lower($5)) from hit where hit.hits <= $3
                returning id
            )
            select (select id from stored) as id, hit.retry_after as "retry_after!" from hit"#,

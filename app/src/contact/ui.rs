@@ -179,6 +179,7 @@ pub fn ContactForm() -> impl IntoView {
                     <button type="submit" disabled=move || action.pending().get() aria-busy=move || action.pending().get().to_string()>
                         {move || if action.pending().get() { "Sending…" } else { "Send message" }}
                     </button>
+                    <p class="hint"><a href="/retention">"How long we keep your message"</a></p>
                 </form>
             </Show>
         </section>

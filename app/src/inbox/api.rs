@@ -48,6 +48,15 @@ pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
         return Err(AppError::BadRequest("select between 1 and 1,000 inquiries".into()));
     }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    // Inquiries on legal hold are never deleted: say so instead of deleting part of a selection.
+    let held = super::db::held_among(&mut tx, &ids).await.map_err(internal("inbox held"))?;
+    if !held.is_empty() {
+        return Err(AppError::Conflict(if held.len() == 1 && ids.len() == 1 {
+            "This inquiry is on legal hold and cannot be deleted. Lift the hold first (Retention page).".into()
+        } else {
+            format!("{} of the selected inquiries are on legal hold and cannot be deleted; nothing was deleted. Unselect them, or lift the hold first (Retention page).", held.len())
+        }));
+    }
     let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
     for id in &deleted {
         crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::InquiryDelete, Some(&id.to_string()))

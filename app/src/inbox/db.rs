@@ -30,7 +30,7 @@ pub async fn list_page(pool: &PgPool, search: Option<&str>, before: Option<Curso
     let before = before.unwrap_or_else(last_cursor);
     sqlx::query_as!(
         InquirySummary,
-        r#"select id, name, email, left(message, 160) as "preview!", created_at
+        r#"select id, name, email, left(message, 160) as "preview!", created_at, held
            from inquiries
            where (created_at, id) < ($1, $2)
              and ($3::text is null or name ilike $3 or email ilike $3 or message ilike $3)
@@ -46,12 +46,17 @@ pub async fn list_page(pool: &PgPool, search: Option<&str>, before: Option<Curso
 }
 
 pub async fn detail(pool: &PgPool, id: Uuid) -> Result<Option<InquiryDetail>, sqlx::Error> {
-    sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at from inquiries where id = $1", id).fetch_optional(pool).await
+    sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at, held from inquiries where id = $1", id).fetch_optional(pool).await
 }
 
-/// Deletes the given inquiries and returns the ids that existed.
+/// Deletes the given inquiries, except those on legal hold, and returns the ids deleted.
 pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!("delete from inquiries where id = any($1) returning id", ids).fetch_all(conn).await
+    sqlx::query_scalar!("delete from inquiries where id = any($1) and not held returning id", ids).fetch_all(conn).await
+}
+
+/// Which of the given inquiries are on legal hold.
+pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!("select id from inquiries where id = any($1) and held", ids).fetch_all(conn).await
 }
 
 pub async fn counts(pool: &PgPool) -> Result<InboxCounts, sqlx::Error> {

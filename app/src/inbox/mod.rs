@@ -27,6 +27,8 @@ pub struct InquirySummary {
     pub preview: String,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+    /// On legal hold: kept past retention, and cannot be deleted.
+    pub held: bool,
 }
 
 /// One inquiry in full.
@@ -38,6 +40,8 @@ pub struct InquiryDetail {
     pub message: String,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+    /// On legal hold: kept past retention, and cannot be deleted.
+    pub held: bool,
 }
 
 /// A page of the list and the cursor of the next one.

@@ -171,7 +171,7 @@ pub fn InboxPage() -> impl IntoView {
                 }.into_any(),
             })}
         </Transition>
-        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete/> })}
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
     }
 }
 
@@ -189,7 +189,10 @@ fn InquiryRow(
                 prop:checked=move || selected.read().contains(&id)
                 on:change=move |ev| { let on = event_target_checked(&ev); selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } }); }/></td>
             <td class="nowrap">{format_time(row.created_at)}</td>
-            <td><div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div></td>
+            <td>
+                <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
+                {row.held.then(|| view! { <span class="badge held" data-testid="held-badge">"On legal hold"</span> })}
+            </td>
             <td class="preview">{row.preview.clone()}</td>
             <td class="actions">
                 <button type="button" class="secondary small" on:click=move |_| on_open(id)>"Open"</button>
@@ -204,8 +207,11 @@ fn InquiryView(
     detail: InquiryDetail,
     on_close: impl Fn() + Copy + Send + Sync + 'static,
     on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+    on_held: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
+    use crate::holds::{ui::HoldForm, HoldTarget};
     let id = detail.id;
+    let held = detail.held;
     let mailto = crate::contact::mailto_href(&detail.email);
     view! {
         <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
@@ -213,10 +219,19 @@ fn InquiryView(
             <p class="muted">{format_time(detail.created_at)} " · " <a href=mailto>{detail.email.clone()}</a></p>
             // Text, never HTML: the message is a text node, with line breaks kept by CSS.
             <div class="message" data-testid="inquiry-message">{detail.message.clone()}</div>
+            {held.then(|| view! {
+                <p class="notice" data-testid="inquiry-held">"On legal hold: kept past the retention period and cannot be deleted until the hold is lifted on the " <a href="/admin/retention">"Retention page"</a> "."</p>
+            })}
             <div class="actions">
                 <button type="button" class="secondary small" on:click=move |_| on_close()>"Close"</button>
-                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>"Delete"</button>
+                <button type="button" class="danger small" disabled=held on:click=move |_| on_delete(vec![id])>"Delete"</button>
             </div>
+            <details class="hold">
+                <summary>"Legal hold…"</summary>
+                <HoldForm id=id.to_string()
+                    choices=vec![("Hold this inquiry", HoldTarget::Inquiry(id)), ("Hold every inquiry from this address", HoldTarget::Sender(id))]
+                    on_placed=move |_| on_held()/>
+            </details>
         </section>
     }
 }

@@ -107,7 +107,13 @@ pub async fn retention_days(pool: &PgPool) -> Result<u32, sqlx::Error> {
 /// How many inquiries a prune at `now` with `days` of retention would delete (the dry run).
 pub async fn count_older_than(pool: &PgPool, now: OffsetDateTime, days: u32) -> Result<i64, sqlx::Error> {
     let cutoff = now - time::Duration::days(days as i64);
-    sqlx::query_scalar!(r#"select count(*) as "n!" from inquiries where created_at < $1"#, cutoff).fetch_one(pool).await
+    sqlx::query_scalar!(
+        r#"select count(*) as "n!" from inquiries i where created_at < $1 and not held
+             and not exists (select 1 from legal_holds h where h.email = lower(i.email))"#,
+        cutoff
+    )
+    .fetch_one(pool)
+    .await
 }
 
 /// Stores a (validated) retention period.
@@ -155,6 +161,8 @@ where
 }
 
 /// Deletes inquiries older than the retention period, oldest first, one batch per statement.
+/// Held inquiries stay (legal hold): their flag is read under the row lock, and a hold on the
+/// sender's address placed before this statement is checked too.
 pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
     let days = retention_days(pool).await?;
     let cutoff = ctx.now - time::Duration::days(days as i64);
@@ -162,7 +170,8 @@ pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepRe
         // SKIP LOCKED: an admin deleting the same rows at the same moment never blocks prune.
         let r = sqlx::query!(
             r#"with doomed as (
-                   select id from inquiries where created_at < $1
+                   select id from inquiries i where created_at < $1 and not held
+                     and not exists (select 1 from legal_holds h where h.email = lower(i.email))
                    order by created_at limit $2 for update skip locked)
                delete from inquiries i using doomed where i.id = doomed.id"#,
             cutoff,

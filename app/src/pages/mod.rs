@@ -63,6 +63,7 @@ pub fn DashboardPage() -> impl IntoView {
                 })}
             </Transition>
         </section>
+        <crate::retention::ui::RetentionCard/>
         <crate::audit::ui::UpkeepCard/>
         <section class="card" aria-labelledby="dash-maintenance">
             <h2 id="dash-maintenance">"Cleanup jobs"</h2>

@@ -75,7 +75,7 @@ pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<Sha
 pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"select s.id, s.file_name, s.size_bytes, s.note, s.status, s.created_at, a.name as "created_by?",
-                  s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, now() as "now!"
+                  s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, s.held, now() as "now!"
            from shares s left join admins a on a.id = s.created_by
            where s.id < coalesce($1, 9223372036854775807)
            order by s.id desc
@@ -100,6 +100,7 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
             purged_at: r.purged_at,
             purge_attempts: r.purge_attempts,
             next_purge_attempt_at: r.next_purge_attempt_at,
+            held: r.held,
         })
         .collect())
 }

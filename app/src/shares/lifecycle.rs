@@ -45,12 +45,13 @@ pub async fn claim(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, id: i64) -> R
 }
 
 /// Shares whose file may be deleted now: consumed longer ago than `grace` (longer than any
-/// download), or never consumed and expired — and whose retry time has come.
+/// download), or never consumed and expired — and whose retry time has come, and that are not on
+/// legal hold (`not held` is a filter on the partial index's rows: the index still serves).
 pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Result<Vec<Purgeable>, sqlx::Error> {
     sqlx::query_as!(
         Purgeable,
         r#"select id, blob_key from shares
-           where status <> 'purged'
+           where status <> 'purged' and not held
              and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
              and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
                   or (status <> 'consumed' and expires_at <= now()))
@@ -64,12 +65,13 @@ pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Res
 }
 
 /// Marks a share purged after its file was deleted. The WHERE re-checks eligibility, so an
-/// active, unexpired share can never be purged (its file would then never be collected).
+/// active, unexpired share can never be purged (its file would then never be collected), nor a
+/// held one.
 pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let r = sqlx::query!(
         "update shares set status = 'purged', purged_at = now()
-         where id = $1 and status <> 'purged' and (status = 'consumed' or expires_at <= now())",
+         where id = $1 and status <> 'purged' and not held and (status = 'consumed' or expires_at <= now())",
         id,
     )
     .execute(&mut *tx)

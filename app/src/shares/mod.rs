@@ -89,6 +89,8 @@ pub struct ShareSummary {
     pub purged_at: Option<OffsetDateTime>,
     pub purge_attempts: i32,
     pub next_purge_attempt_at: Option<OffsetDateTime>,
+    /// On legal hold: the file is kept until the hold is lifted.
+    pub held: bool,
 }
 
 /// What the upload form may offer.

@@ -111,8 +111,8 @@ pub fn SharesPage() -> impl IntoView {
                             <th>"File"</th><th>"Status"</th><th>"Expires"</th><th>"Failed deletes"</th><th>"Created"</th><th><span class="sr-only">"Actions"</span></th>
                         </tr></thead>
                         <tbody>
-                            <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts) let:share>
-                                <ShareRow share=share.clone() revoke=move || revoke(share.clone())/>
+                            <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
+                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || reload.update(|n| *n += 1)/>
                             </For>
                         </tbody>
                     </table>
@@ -126,8 +126,10 @@ pub fn SharesPage() -> impl IntoView {
 }
 
 #[component]
-fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static) -> impl IntoView {
+fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_held: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    use crate::holds::{ui::HoldForm, HoldTarget};
     let active = share.state == ShareState::Active;
+    let id = share.id;
     let expires = match share.state {
         ShareState::Purged { .. } => share.purged_at.map(|t| format!("file deleted {}", format_time(t))).unwrap_or_default(),
         ShareState::Downloaded => share.consumed_at.map(|t| format!("downloaded {}", format_time(t))).unwrap_or_default(),
@@ -146,12 +148,21 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static) -> i
                 <span class="muted nowrap">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
                 {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
             </td>
-            <td><span class=share.state.badge() data-testid="share-status">{share.state.label()}</span></td>
+            <td>
+                <span class=share.state.badge() data-testid="share-status">{share.state.label()}</span>
+                {share.held.then(|| view! { <span class="badge held" data-testid="held-badge">"On legal hold"</span> })}
+            </td>
             <td class="nowrap">{expires}</td>
             <td class=attempts_class>{attempts}</td>
             <td class="nowrap">{format_time(share.created_at)} {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
             <td class="actions">
                 {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>"Revoke"</button> })}
+                {(active && !share.held).then(|| view! {
+                    <details class="hold">
+                        <summary>"Legal hold…"</summary>
+                        <HoldForm id=format!("share-{id}") choices=vec![("Hold this share's file", HoldTarget::Share(id))] on_placed=move |_| on_held()/>
+                    </details>
+                })}
             </td>
         </tr>
     }
@@ -361,6 +372,7 @@ pub fn SharePage() -> impl IntoView {
                                     "This link works for one download: once the download starts, it stops working."
                                 }}
                             </p>
+                            <p class="muted"><a href="/retention">"When this file is deleted"</a></p>
                         </section>
                     }.into_any(),
                     Ok(ShareLanding::Gone { downloaded }) => {

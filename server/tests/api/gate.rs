@@ -17,10 +17,12 @@ const PUBLIC_SERVER_FNS: &[&str] = &[
     "/api/auth/signin/start",
     "/api/auth/signin/finish",
     "/api/share",
+    // The retention promises a visitor reads at /retention (settings, no personal data).
+    "/api/retention",
 ];
 
 /// Pages anyone may open. Everything else must be under /admin.
-const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}", "/s/{token}"];
+const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}", "/s/{token}", "/retention"];
 
 fn admin_server_fns() -> Vec<String> {
     let mut paths: Vec<String> = server_fn_paths().map(|(p, _)| p.to_string()).collect();

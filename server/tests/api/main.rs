@@ -18,6 +18,7 @@ mod hostile;
 mod inbox;
 mod instances;
 mod lifecycle;
+mod retention;
 mod shares;
 mod startup;
 mod storage;

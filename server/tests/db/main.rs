@@ -8,6 +8,7 @@ mod audit;
 mod auth;
 mod claim;
 mod contact;
+mod holds;
 mod inbox;
 mod prune;
 mod shares;

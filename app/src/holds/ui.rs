@@ -1,0 +1,130 @@
+//! Hold controls: the form that places a hold (on an inquiry, its sender, or a share) and the
+//! list of holds with their Lift buttons.
+
+use leptos::prelude::*;
+
+use super::api::{lift_hold, list_holds, place_hold};
+use super::{parse_reason, HoldTarget, HoldView};
+use crate::error::AppError;
+use crate::time::format_time;
+use crate::ui::{describe, Outcome};
+
+fn describe_hold(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => "It no longer exists (it may have been deleted meanwhile); reload the page.".into(),
+        AppError::Invalid(fields) => fields.get("reason").cloned().unwrap_or_else(|| describe(err)),
+        other => describe(other),
+    }
+}
+
+/// A reason field and one button per choice (`(label, target)`); `on_placed` runs after a hold
+/// was placed. `id` makes the field's id unique on the page.
+#[component]
+pub fn HoldForm(
+    id: String,
+    choices: Vec<(&'static str, HoldTarget)>,
+    #[prop(into)] on_placed: Callback<()>,
+) -> impl IntoView {
+    let reason = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let busy = RwSignal::new(false);
+    let field_id = format!("hold-reason-{id}");
+    let error_id = format!("hold-reason-error-{id}");
+    let place = move |target: HoldTarget| {
+        let typed = reason.get_untracked();
+        if let Err(m) = parse_reason(&typed) {
+            error.set(Some(m));
+            return;
+        }
+        error.set(None);
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            match place_hold(target, typed).await {
+                Ok(_) => {
+                    reason.set(String::new());
+                    message.set(Some(Ok("Placed on legal hold. It is kept until the hold is lifted (Retention page).".into())));
+                    on_placed.run(());
+                }
+                Err(e) => message.set(Some(Err(describe_hold(&e)))),
+            }
+            busy.set(false);
+        });
+    };
+    let error_ref = error_id.clone();
+    view! {
+        <div class="hold-form" data-testid="hold-form">
+            <label for=field_id.clone()>"Legal hold reason"</label>
+            <input id=field_id type="text" maxlength="256" data-testid="hold-reason"
+                placeholder="e.g. Case 2026-17: keep until the court decides"
+                aria-invalid=move || if error.get().is_some() { "true" } else { "false" }
+                aria-describedby=error_ref
+                prop:value=reason on:input=move |ev| reason.set(event_target_value(&ev))/>
+            <p id=error_id class="field-error" aria-live="polite">{move || error.get()}</p>
+            <div class="inline tight">
+                {choices.into_iter().map(|(label, target)| view! {
+                    <button type="button" class="secondary small" disabled=move || busy.get() on:click=move |_| place(target)>{label}</button>
+                }).collect_view()}
+            </div>
+            <Outcome message testid="hold-message"/>
+        </div>
+    }
+}
+
+/// Every hold in force, with a Lift button each.
+#[component]
+pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
+    let reload = RwSignal::new(0u32);
+    let holds = Resource::new(move || reload.get(), |_| list_holds());
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let lift = move |h: HoldView| {
+        #[cfg(feature = "hydrate")]
+        {
+            let question = format!("Lift the hold on {}? What it kept may be deleted by the next cleanup.", h.item.describe());
+            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+                return;
+            }
+        }
+        leptos::task::spawn_local(async move {
+            match lift_hold(h.id).await {
+                Ok(()) => {
+                    message.set(Some(Ok(format!("Hold lifted from {}.", h.item.describe()))));
+                    reload.update(|n| *n += 1);
+                    on_change.run(());
+                }
+                Err(e) => message.set(Some(Err(describe_hold(&e)))),
+            }
+        });
+    };
+    view! {
+        <Outcome message testid="holds-message"/>
+        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            {move || holds.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="no-holds">"No legal holds. Everything leaves on schedule."</p> }.into_any(),
+                Ok(list) => view! {
+                    <table class="list" data-testid="holds">
+                        <thead><tr><th>"Keeps"</th><th>"Reason"</th><th>"Placed"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                        <tbody>
+                            {list.into_iter().map(|h| {
+                                let what = h.item.describe();
+                                let covers = h.covers;
+                                let placed = format!("{}{}", format_time(h.placed_at), h.placed_by.as_deref().map(|n| format!(" by {n}")).unwrap_or_default());
+                                let label = format!("Lift the hold on {what}");
+                                let reason = h.reason.clone();
+                                view! {
+                                    <tr data-testid="hold-row">
+                                        <td>{what}<div class="muted">{if covers == 1 { "1 item kept".to_string() } else { format!("{covers} items kept") }}</div></td>
+                                        <td>{reason}</td>
+                                        <td class="nowrap">{placed}</td>
+                                        <td class="actions"><button type="button" class="secondary small" aria-label=label on:click=move |_| lift(h.clone())>"Lift"</button></td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any(),
+            })}
+        </Transition>
+    }
+}

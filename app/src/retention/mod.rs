@@ -1,0 +1,110 @@
+//! Proof of retention (issue 16): for each kind of data Ebb keeps, the promise in force, how many
+//! items exist, the oldest one's age, how many are past their promise now, how many are on legal
+//! hold, and what the job that removes them last did — derived from the live data and the job
+//! registry at the moment it is asked for, never from counters kept on the side. Admins read it
+//! at `/admin/retention` (and download it, an audit event); operators run `ebb retention report`;
+//! visitors read the promises at `/retention`.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod report;
+pub mod ui;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// What the removing job's last run did (for one kind: its step).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastRun {
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    /// `ok`, `failed` or `cut_off`.
+    pub outcome: String,
+    pub trigger: String,
+    /// The step's counts in words ("deleted 3, batches 1"), or what the run did.
+    pub did: String,
+}
+
+/// One kind of data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindReport {
+    /// Stable identifier (`inquiries`, `share_files`…): programs read it.
+    pub kind: String,
+    pub label: String,
+    /// The promise, from the settings in force.
+    pub promise: String,
+    pub count: i64,
+    /// When the oldest item was created (or its period began).
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub oldest_at: Option<OffsetDateTime>,
+    /// Items past their promise now (not counting held ones): 0, or the few a pending run takes.
+    pub past_promise: i64,
+    /// Of those, the items past their promise by more than one interval of their job: an alert.
+    pub overdue: i64,
+    /// Items kept past their promise on purpose (legal hold), counted apart.
+    pub held: i64,
+    /// The job that removes them (registry name), its title and claim interval.
+    pub job: Option<String>,
+    pub job_title: Option<String>,
+    pub job_interval_secs: Option<u64>,
+    pub last_run: Option<LastRun>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetentionReport {
+    /// The database's clock when the figures were read.
+    #[serde(with = "time::serde::rfc3339")]
+    pub generated_at: OffsetDateTime,
+    pub kinds: Vec<KindReport>,
+    /// Legal holds in force.
+    pub holds: i64,
+}
+
+impl RetentionReport {
+    /// Items past their promise, over all kinds.
+    pub fn past_promise(&self) -> i64 {
+        self.kinds.iter().map(|k| k.past_promise).sum()
+    }
+    pub fn overdue(&self) -> i64 {
+        self.kinds.iter().map(|k| k.overdue).sum()
+    }
+    pub fn held(&self) -> i64 {
+        self.kinds.iter().map(|k| k.held).sum()
+    }
+}
+
+/// What a visitor is told, from the live settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicPromises {
+    pub retention_days: u32,
+    /// Minutes a downloaded file stays (the delivery grace).
+    pub delivery_grace_mins: u64,
+    /// The longest a share link can live, in hours.
+    pub max_share_hours: u32,
+}
+
+/// An age for people: "3 days", "5 hours", "12 minutes", "just now".
+pub fn age_words(secs: i64) -> String {
+    let plural = |n: i64, unit: &str| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
+    match secs.max(0) {
+        s if s >= 2 * 86_400 => plural(s / 86_400, "day"),
+        s if s >= 2 * 3_600 => plural(s / 3_600, "hour"),
+        s if s >= 60 => plural(s / 60, "minute"),
+        _ => "under a minute".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(age_words(5), "under a minute");
+        assert_eq!(age_words(60), "1 minute");
+        assert_eq!(age_words(3 * 3600), "3 hours");
+        assert_eq!(age_words(86_400), "24 hours");
+        assert_eq!(age_words(200 * 86_400), "200 days");
+    }
+}

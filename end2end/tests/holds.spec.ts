@@ -1,0 +1,89 @@
+import { expect, test, type Page } from '@playwright/test';
+import { InvitePage, VirtualAuthenticator, newInviteLink, sql, waitForAdminHydration } from '../pages/admin';
+import { InboxPage } from '../pages/inbox';
+
+/** Runs prune now from the settings page (freeing its hourly claim first, as its own test does). */
+async function pruneNow(page: Page) {
+  sql("delete from settings where key = 'last_cleanup_at'");
+  await page.goto('/admin/settings');
+  await waitForAdminHydration(page);
+  await page.getByTestId('run-job-prune').click();
+  await expect(page.getByTestId('jobs-message')).toHaveText('Prune ran now. Its results are below.');
+}
+
+test('legal hold: a held old inquiry survives prune, and goes with the first prune after the lift', async ({ page }) => {
+  test.setTimeout(90_000);
+  const tag = `hold-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  // An inquiry far older than any retention in use (at most 3,650 days).
+  sql(`insert into inquiries (name, email, message, created_at) values ('Visitor ${tag}', '${tag}@example.org', 'Please keep this', now() - interval '4000 days')`);
+
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+
+  // Hold it from the inbox, with a reason.
+  const inbox = new InboxPage(page);
+  await inbox.open();
+  await inbox.search(tag);
+  await expect(inbox.rows()).toHaveCount(1);
+  await inbox.rows().first().getByRole('button', { name: 'Open' }).click();
+  const detail = page.getByTestId('inquiry-detail');
+  await detail.getByText('Legal hold…').click();
+  await detail.getByLabel('Legal hold reason').fill('short');
+  await detail.getByRole('button', { name: 'Hold this inquiry' }).click();
+  await expect(detail.locator('.field-error')).toContainText('10 to 256 characters');
+  await detail.getByLabel('Legal hold reason').fill(`Case ${tag}: keep until the court decides`);
+  await detail.getByRole('button', { name: 'Hold this inquiry' }).click();
+  await expect(page.getByTestId('hold-message')).toContainText('Placed on legal hold');
+  await expect(page.getByTestId('inquiry-held')).toBeVisible();
+  await expect(detail.getByRole('button', { name: 'Delete' })).toBeDisabled();
+  await expect(inbox.rows().first().getByTestId('held-badge')).toHaveText('On legal hold');
+
+  // Prune runs: the held inquiry stays.
+  await pruneNow(page);
+  await inbox.open();
+  await inbox.search(tag);
+  await expect(inbox.rows()).toHaveCount(1);
+
+  // The retention page (opened by navigation: a lazily loaded page) lists the hold; lift it.
+  await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'Retention' }).click();
+  await expect(page.getByRole('heading', { name: 'Retention', exact: true })).toBeVisible();
+  await expect(page.getByTestId('retention-row').and(page.locator('[data-kind="inquiries"]')).getByTestId('held')).not.toHaveText('0');
+  const hold = page.getByTestId('hold-row').filter({ hasText: `Case ${tag}` });
+  await expect(hold).toContainText(`the inquiry from Visitor ${tag}`);
+  page.once('dialog', (d) => d.accept());
+  await hold.getByRole('button', { name: /Lift/ }).click();
+  await expect(page.getByTestId('holds-message')).toContainText('Hold lifted');
+  await expect(hold).toHaveCount(0);
+
+  // The first prune after the lift deletes it.
+  await pruneNow(page);
+  await inbox.open();
+  await inbox.search(tag);
+  await expect(inbox.rows()).toHaveCount(0);
+  const story = sql(`select string_agg(kind, ',' order by occurred_at, id) from audit_events where kind like 'hold.%' and subject_id = (select subject_id from audit_events where kind = 'hold.place' and detail like '%Case ${tag}%')`);
+  expect(story).toBe('hold.place,hold.lift');
+});
+
+test('the retention page proves every promise and offers the report as a download', async ({ page }) => {
+  const tag = `report-${Date.now().toString(36)}`;
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  // Opened directly.
+  await page.goto('/admin/retention');
+  await waitForAdminHydration(page);
+  for (const kind of ['inquiries', 'share_files', 'sessions', 'audit_events', 'export_files', 'run_records']) {
+    await expect(page.locator(`[data-testid="retention-row"][data-kind="${kind}"]`)).toBeVisible();
+  }
+  await expect(page.getByTestId('retention-summary')).toBeVisible();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('retention-download').click()]);
+  expect(download.suggestedFilename()).toMatch(/^ebb-retention-\d{8}T\d{6}Z\.json$/);
+  const fs = await import('node:fs/promises');
+  const report = JSON.parse(await fs.readFile((await download.path())!, 'utf8'));
+  expect(report.kinds.map((k: { kind: string }) => k.kind)).toContain('inquiries');
+
+  // The visitor's page, linked from the contact form.
+  await page.goto('/');
+  await page.getByRole('link', { name: 'How long we keep your message' }).click();
+  await expect(page.getByRole('heading', { name: 'How long we keep your data' })).toBeVisible();
+  await expect(page.getByTestId('promise-messages')).toContainText(/kept for \d+ days?/);
+});

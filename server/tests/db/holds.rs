@@ -1,0 +1,291 @@
+//! Legal holds against the real PostgreSQL: held items survive prune and the share GC, lifting
+//! makes them eligible at once, the GC's query keeps its partial index, and concurrent admins end
+//! in a consistent state.
+
+use app::audit::db::Actor;
+use app::holds::db::{lift, place, HoldError};
+use app::holds::HoldTarget;
+use app::maintenance::prune::{delete_old_inquiries, PruneCtx};
+use app::shares::gc::{collect, GcRules};
+use app::shares::lifecycle::mark_consumed;
+use app::storage::{BlobStore, Namespace};
+use bytes::Bytes;
+use sqlx::PgPool;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+fn ctx(now: OffsetDateTime) -> PruneCtx {
+    PruneCtx { now, batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400), deadline: None }
+}
+
+const REASON: &str = "Case 2026-17: keep until the court decides";
+
+async fn admin(pool: &PgPool) -> Actor {
+    let id: Uuid = sqlx::query_scalar("insert into admins (id, name) values (gen_random_uuid(), 'Ana') returning id").fetch_one(pool).await.unwrap();
+    Actor { admin: Some(id), client_hash: None }
+}
+
+/// An inquiry from `email` created `age_days` ago.
+async fn inquiry(pool: &PgPool, email: &str, age_days: i32) -> Uuid {
+    sqlx::query_scalar("insert into inquiries (name, email, message, created_at) values ('V', $1, 'm', now() - make_interval(days => $2)) returning id")
+        .bind(email)
+        .bind(age_days)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+async fn exists(pool: &PgPool, id: Uuid) -> bool {
+    sqlx::query_scalar("select exists (select 1 from inquiries where id = $1)").bind(id).fetch_one(pool).await.unwrap()
+}
+
+async fn prune(pool: &PgPool) -> u64 {
+    delete_old_inquiries(pool, ctx(OffsetDateTime::now_utc())).await.unwrap().deleted
+}
+
+async fn events(pool: &PgPool, kind: &str) -> i64 {
+    sqlx::query_scalar("select count(*) from audit_events where kind = $1").bind(kind).fetch_one(pool).await.unwrap()
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_held_inquiry_older_than_retention_survives_prune_and_goes_with_the_first_run_after_the_lift(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let held = inquiry(&pool, "held@example.org", 400).await;
+    let other = inquiry(&pool, "other@example.org", 400).await;
+    let hold = place(&pool, &actor, HoldTarget::Inquiry(held), REASON).await.unwrap();
+    assert_eq!(prune(&pool).await, 1);
+    assert!(exists(&pool, held).await, "the held inquiry was pruned");
+    assert!(!exists(&pool, other).await);
+    // Pruning again changes nothing while the hold lasts.
+    assert_eq!(prune(&pool).await, 0);
+    lift(&pool, &actor, hold).await.unwrap();
+    assert_eq!(prune(&pool).await, 1);
+    assert!(!exists(&pool, held).await, "the first prune after the lift keeps it");
+    assert_eq!((events(&pool, "hold.place").await, events(&pool, "hold.lift").await), (1, 1));
+    let detail: String = sqlx::query_scalar("select detail from audit_events where kind = 'hold.place'").fetch_one(&pool).await.unwrap();
+    assert!(detail.contains(REASON) && detail.contains(&held.to_string()), "{detail}");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_hold_on_an_address_keeps_every_inquiry_from_it_also_those_that_arrive_later(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let first = inquiry(&pool, "Sender@Example.org", 400).await;
+    let second = inquiry(&pool, "sender@example.org", 300).await;
+    let stranger = inquiry(&pool, "stranger@example.org", 400).await;
+    let hold = place(&pool, &actor, HoldTarget::Sender(first), REASON).await.unwrap();
+    // A later submission from the address (the contact form's own statement) is held at once.
+    let limit = app::ratelimit::Limit { name: "contact", max: 100, window: std::time::Duration::from_secs(60) };
+    let form = app::contact::parse_inquiry(&app::contact::ContactForm { name: "V".into(), email: "SENDER@example.org".into(), message: "A later message".into() }).unwrap();
+    let app::contact::db::Submitted::Stored(later) = app::contact::db::submit(&pool, &limit, "client", &form).await.unwrap() else { panic!("stored") };
+    let held: bool = sqlx::query_scalar("select held from inquiries where id = $1").bind(later).fetch_one(&pool).await.unwrap();
+    assert!(held, "a new inquiry from a held address is held");
+    sqlx::query("update inquiries set created_at = now() - interval '500 days' where id = $1").bind(later).execute(&pool).await.unwrap();
+
+    assert_eq!(prune(&pool).await, 1);
+    for id in [first, second, later] {
+        assert!(exists(&pool, id).await);
+    }
+    assert!(!exists(&pool, stranger).await);
+    assert!(matches!(place(&pool, &actor, HoldTarget::Sender(second), REASON).await, Err(HoldError::AlreadyHeld)));
+
+    lift(&pool, &actor, hold).await.unwrap();
+    assert_eq!(prune(&pool).await, 3);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_inquiry_held_twice_stays_held_until_both_holds_are_lifted(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let id = inquiry(&pool, "twice@example.org", 400).await;
+    let own = place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    let sender = place(&pool, &actor, HoldTarget::Sender(id), REASON).await.unwrap();
+    lift(&pool, &actor, own).await.unwrap();
+    assert_eq!(prune(&pool).await, 0, "the sender's hold still keeps it");
+    lift(&pool, &actor, sender).await.unwrap();
+    assert_eq!(prune(&pool).await, 1);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_held_inquiry_cannot_be_deleted_by_an_admin_or_by_any_statement(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let id = inquiry(&pool, "keep@example.org", 1).await;
+    place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(app::inbox::db::delete(&mut conn, &[id]).await.unwrap(), Vec::<Uuid>::new());
+    // Even a statement that forgets the flag fails: the hold references the row.
+    let err = sqlx::query("delete from inquiries where id = $1").bind(id).execute(&pool).await.unwrap_err();
+    assert!(err.to_string().contains("legal_holds"), "{err}");
+    assert!(exists(&pool, id).await);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn holds_refuse_what_is_gone_or_already_held(pool: PgPool) {
+    let actor = admin(&pool).await;
+    assert!(matches!(place(&pool, &actor, HoldTarget::Inquiry(Uuid::new_v4()), REASON).await, Err(HoldError::NotFound)));
+    assert!(matches!(place(&pool, &actor, HoldTarget::Sender(Uuid::new_v4()), REASON).await, Err(HoldError::NotFound)));
+    assert!(matches!(place(&pool, &actor, HoldTarget::Share(123_456), REASON).await, Err(HoldError::NotFound)));
+    assert!(matches!(lift(&pool, &actor, 987_654).await, Err(HoldError::NotFound)));
+    let id = inquiry(&pool, "x@example.org", 1).await;
+    place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    assert!(matches!(place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await, Err(HoldError::AlreadyHeld)));
+    assert_eq!(events(&pool, "hold.place").await, 1, "refused holds are not recorded");
+}
+
+async fn share(pool: &PgPool, store: &dyn BlobStore, ttl_mins: i32) -> (i64, String) {
+    let key = app::storage::new_key(Namespace::Shares);
+    store.put(&key, Bytes::from_static(b"file body")).await.unwrap();
+    let id = sqlx::query_scalar(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, expires_at)
+         values ($1, $2, 'evidence.pdf', 9, 'application/pdf', now() + make_interval(mins => $3)) returning id",
+    )
+    .bind(Uuid::new_v4().as_bytes().to_vec())
+    .bind(&key)
+    .bind(ttl_mins)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    (id, key)
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_held_consumed_share_keeps_its_file_past_the_grace_until_the_hold_is_lifted(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::backend::open_store(crate::backend::Backend::Local, dir.path());
+    let actor = admin(&pool).await;
+    let (held, held_key) = share(&pool, &*store, 60).await;
+    let (free, free_key) = share(&pool, &*store, 60).await;
+    let hold = place(&pool, &actor, HoldTarget::Share(held), REASON).await.unwrap();
+    // The link still works once.
+    assert!(mark_consumed(&pool, held).await.unwrap());
+    assert!(!mark_consumed(&pool, held).await.unwrap());
+    assert!(mark_consumed(&pool, free).await.unwrap());
+    sqlx::query("update shares set consumed_at = now() - interval '2 hours'").execute(&pool).await.unwrap();
+
+    let report = collect(&pool, &*store, 100, GcRules::default()).await.unwrap();
+    assert_eq!(report.purged, 1);
+    assert!(store.get(&held_key).await.unwrap().is_some(), "the held share's file was deleted");
+    assert!(store.get(&free_key).await.unwrap().is_none());
+    // Even marking it purged directly is refused while held.
+    assert!(!app::shares::lifecycle::mark_purged(&pool, held).await.unwrap());
+
+    lift(&pool, &actor, hold).await.unwrap();
+    let report = collect(&pool, &*store, 100, GcRules::default()).await.unwrap();
+    assert_eq!(report.purged, 1, "eligible at once after the lift");
+    assert!(store.get(&held_key).await.unwrap().is_none());
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn only_an_active_unexpired_share_can_be_held(pool: PgPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::backend::open_store(crate::backend::Backend::Local, dir.path());
+    let actor = admin(&pool).await;
+    let (expired, _) = share(&pool, &*store, -1).await;
+    let (downloaded, _) = share(&pool, &*store, 60).await;
+    assert!(mark_consumed(&pool, downloaded).await.unwrap());
+    for id in [expired, downloaded] {
+        assert!(matches!(place(&pool, &actor, HoldTarget::Share(id), REASON).await, Err(HoldError::ShareNotActive)), "share {id}");
+    }
+    let held: i64 = sqlx::query_scalar("select count(*) from shares where held").fetch_one(&pool).await.unwrap();
+    assert_eq!(held, 0);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_gc_batch_query_still_uses_its_partial_index_with_holds_present(pool: PgPool) {
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, status, expires_at, purged_at)
+         select decode(md5(g::text), 'hex'), 'k' || g, 'f', 1, 'text/plain', 'purged', now() - interval '1 day', now()
+         from generate_series(1, 200000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Held shares, consumed long ago: past the grace, kept by their hold.
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, held)
+         select decode(md5('h' || g), 'hex'), 'h' || g, 'f', 1, 'text/plain', 'consumed', now() + interval '1 day', now() - interval '1 day', true
+         from generate_series(1, 2000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("analyze shares").execute(&pool).await.unwrap();
+    // The GC's statement as select_purgeable sends it (lifecycle.rs), with its `not held`.
+    let plan: Vec<String> = sqlx::query_scalar(
+        "explain select id, blob_key from shares
+         where status <> 'purged' and not held
+           and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
+           and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => 900::float8))
+                or (status <> 'consumed' and expires_at <= now()))
+         order by next_purge_attempt_at nulls first, id
+         limit 5",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let plan = plan.join("\n");
+    assert!(plan.contains("shares_purgeable_idx"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+    // And the GC itself skips all 2,000 held rows.
+    assert_eq!(app::shares::lifecycle::select_purgeable(&pool, 100, std::time::Duration::from_secs(900)).await.unwrap(), vec![]);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn two_admins_holding_and_lifting_concurrently_end_in_a_consistent_state(pool: PgPool) {
+    let ana = admin(&pool).await;
+    let ben = admin(&pool).await;
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        ids.push(inquiry(&pool, &format!("p{}@example.org", i % 3), 400).await);
+    }
+    let mut tasks = Vec::new();
+    for (n, actor) in [ana, ben].into_iter().enumerate() {
+        let pool = pool.clone();
+        let ids = ids.clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..40usize {
+                let id = ids[(round * 7 + n * 3) % ids.len()];
+                let target = if (round + n) % 2 == 0 { HoldTarget::Inquiry(id) } else { HoldTarget::Sender(id) };
+                let _ = place(&pool, &actor, target, REASON).await;
+                if round % 3 == n {
+                    let any: Option<i64> = sqlx::query_scalar("select id from legal_holds order by random() limit 1").fetch_optional(&pool).await.unwrap();
+                    if let Some(h) = any {
+                        let _ = lift(&pool, &actor, h).await;
+                    }
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    // Every flag says exactly what the holds say.
+    let wrong: i64 = sqlx::query_scalar(
+        "select count(*) from inquiries i
+         where held <> (exists (select 1 from legal_holds h where h.inquiry_id = i.id)
+                        or exists (select 1 from legal_holds h where h.email = lower(i.email)))",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(wrong, 0, "held flags disagree with the holds");
+    // Every hold in force was placed and not lifted: the audit log tells the same story.
+    let holds: i64 = sqlx::query_scalar("select count(*) from legal_holds").fetch_one(&pool).await.unwrap();
+    assert_eq!(events(&pool, "hold.place").await - events(&pool, "hold.lift").await, holds);
+    // Prune deletes exactly the unheld ones.
+    let unheld: i64 = sqlx::query_scalar("select count(*) from inquiries where not held").fetch_one(&pool).await.unwrap();
+    assert_eq!(prune(&pool).await as i64, unheld);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_prune_running_while_a_hold_is_being_placed_skips_the_row(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let id = inquiry(&pool, "race@example.org", 400).await;
+    // The hold's transaction has updated the row and not committed yet.
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query("update inquiries set held = true where id = $1").bind(id).execute(&mut *tx).await.unwrap();
+    // Prune neither waits nor deletes it (SKIP LOCKED).
+    assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 0);
+    tx.rollback().await.unwrap();
+    place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    assert_eq!(prune(&pool).await, 0);
+    assert!(exists(&pool, id).await);
+}
