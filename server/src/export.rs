@@ -125,7 +125,11 @@ pub async fn retention_report(
     };
     if let Err(e) = recorded.await {
         tracing::warn!(error = %e, "retention report refused: its audit record could not be written");
-        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The report could not be recorded, so it was not given. Try again in a few seconds.")
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5")],
+            "The report could not be recorded, so it was not given. Try again in a few seconds.",
+        )
             .into_response();
     }
     let stamp = report.generated_at.format(&time::macros::format_description!("[year][month][day]T[hour][minute][second]Z")).unwrap_or_default();

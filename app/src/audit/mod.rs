@@ -167,8 +167,12 @@ impl AuditRow {
             Some(AuditKind::ArchiveRetrieval) => format!("{who} got a download link for archived month {subject}"),
             Some(AuditKind::ExportRequest) => format!("{who} requested an export{}", if detail.is_empty() { String::new() } else { format!(" of {detail}") }),
             Some(AuditKind::ExportDownload) => format!("{who} got a download link for export {subject}"),
-            Some(AuditKind::HoldPlace) => format!("{who} placed legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" on {detail}") }),
-            Some(AuditKind::HoldLift) => format!("{who} lifted legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" from {detail}") }),
+            Some(AuditKind::HoldPlace) => {
+                format!("{who} placed legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" on {detail}") })
+            }
+            Some(AuditKind::HoldLift) => {
+                format!("{who} lifted legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" from {detail}") })
+            }
             Some(AuditKind::RetentionReport) => format!("{who} downloaded the retention report"),
             None => format!("{who}: {} {subject}", self.kind),
         }

@@ -164,9 +164,14 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
         ))
         .execute(&mut *tx)
         .await?;
-        record(&mut tx, &Actor::system(), AuditKind::PartitionCreate, Some(("month", &name["audit_events_".len()..].replace('_', "-"))), None).await?;
         tracing::info!(partition = %name, "audit upkeep: created a monthly partition");
         report.created.push(name);
+    }
+    // Recorded once every month is there: an event is written at the database's clock, and its
+    // month must exist by then (else it lands in the default partition, and creating that month
+    // afterwards would fail on it).
+    for name in &report.created {
+        record(&mut tx, &Actor::system(), AuditKind::PartitionCreate, Some(("month", &name["audit_events_".len()..].replace('_', "-"))), None).await?;
     }
 
     // 2. Count what is ahead by bounds (after creating): whole months after the current one.

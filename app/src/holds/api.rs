@@ -14,9 +14,7 @@ fn hold_error(e: super::db::HoldError) -> AppError {
     match e {
         HoldError::NotFound => AppError::NotFound,
         HoldError::AlreadyHeld => AppError::Conflict("This is already on legal hold.".into()),
-        HoldError::ShareNotActive => {
-            AppError::Conflict("Only an active share can be put on hold; this one was downloaded, revoked or has expired.".into())
-        }
+        HoldError::ShareNotActive => AppError::Conflict("Only an active share can be put on hold; this one was downloaded, revoked or has expired.".into()),
         HoldError::Database(e) => internal("legal hold")(e),
     }
 }

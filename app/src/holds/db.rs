@@ -57,9 +57,8 @@ pub async fn place(pool: &PgPool, actor: &Actor, target: HoldTarget, reason: &st
             .await
             .map_err(|e| if is_foreign_key_violation(&e) { HoldError::NotFound } else { e.into() })?;
             let Some(id) = id else {
-                let held = sqlx::query_scalar!("select exists (select 1 from legal_holds where inquiry_id = $1) as \"held!\"", inquiry)
-                    .fetch_one(&mut *tx)
-                    .await?;
+                let held =
+                    sqlx::query_scalar!("select exists (select 1 from legal_holds where inquiry_id = $1) as \"held!\"", inquiry).fetch_one(&mut *tx).await?;
                 return Err(if held { HoldError::AlreadyHeld } else { HoldError::NotFound });
             };
             // An UPDATE of the row (not only a lock): a prune that already read the row re-checks

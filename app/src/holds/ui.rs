@@ -20,11 +20,7 @@ fn describe_hold(err: &AppError) -> String {
 /// A reason field and one button per choice (`(label, target)`); `on_placed` runs after a hold
 /// was placed. `id` makes the field's id unique on the page.
 #[component]
-pub fn HoldForm(
-    id: String,
-    choices: Vec<(&'static str, HoldTarget)>,
-    #[prop(into)] on_placed: Callback<()>,
-) -> impl IntoView {
+pub fn HoldForm(id: String, choices: Vec<(&'static str, HoldTarget)>, #[prop(into)] on_placed: Callback<()>) -> impl IntoView {
     let reason = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let message = RwSignal::new(None::<Result<String, String>>);

@@ -57,7 +57,15 @@ struct Figures {
 }
 
 /// A kind's row with its job's facts.
-async fn row(pool: &PgPool, jobs: &crate::jobs::Registry, kind: &str, label: &str, promise: String, job_step: Option<(&str, &str)>, f: Figures) -> Result<KindReport, sqlx::Error> {
+async fn row(
+    pool: &PgPool,
+    jobs: &crate::jobs::Registry,
+    kind: &str,
+    label: &str,
+    promise: String,
+    job_step: Option<(&str, &str)>,
+    f: Figures,
+) -> Result<KindReport, sqlx::Error> {
     let job: Option<&Job> = job_step.and_then(|(j, _)| jobs.get(j));
     let last_run = match (job, job_step) {
         (Some(job), Some((_, step))) => crate::jobs::last_run(pool, job.name).await?.map(|run| {
@@ -308,7 +316,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     let (mut count, mut oldest, mut past, mut overdue) = (r.count, r.oldest, r.past, r.overdue);
     let mut conn = pool.acquire().await?;
-    let pending = crate::audit::archive::pending(&mut *conn).await?;
+    let pending = crate::audit::archive::pending(&mut conn).await?;
     let waiting_late = months_before(now - secs(upkeep_every) - secs(archive_every), crate::audit::DETACH_AFTER_MONTHS);
     for table in &pending {
         // The name comes from the catalog; quoted as an identifier all the same.
@@ -342,9 +350,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     );
 
     // Archived months: kept in archive storage, each object checked daily.
-    let r = sqlx::query!(r#"select count(*) as "count!", min(period) as oldest from audit_partition_archives where status = 'verified'"#)
-        .fetch_one(pool)
-        .await?;
+    let r =
+        sqlx::query!(r#"select count(*) as "count!", min(period) as oldest from audit_partition_archives where status = 'verified'"#).fetch_one(pool).await?;
     kinds.push(
         row(
             pool,

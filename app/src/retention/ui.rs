@@ -123,7 +123,7 @@ pub fn RetentionCard() -> impl IntoView {
 }
 
 fn duration_words(hours: u32) -> String {
-    if hours >= 48 && hours % 24 == 0 {
+    if hours >= 48 && hours.is_multiple_of(24) {
         format!("{} days", hours / 24)
     } else if hours == 1 {
         "1 hour".into()

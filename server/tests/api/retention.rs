@@ -64,11 +64,17 @@ async fn the_report_matches_the_database_for_data_of_every_kind_and_age(pool: Pg
 
     // Inquiries (180 days): 2 new, 3 past their promise by far, 1 as old but held.
     exec(&pool, "insert into inquiries (name, email, message) select 'new', 'n@example.org', 'm' from generate_series(1, 2)").await;
-    exec(&pool, "insert into inquiries (name, email, message, created_at) select 'old', 'o@example.org', 'm', now() - interval '400 days' from generate_series(1, 3)").await;
-    let held: uuid::Uuid = sqlx::query_scalar("insert into inquiries (name, email, message, created_at) values ('held', 'h@example.org', 'm', now() - interval '400 days') returning id")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    exec(
+        &pool,
+        "insert into inquiries (name, email, message, created_at) select 'old', 'o@example.org', 'm', now() - interval '400 days' from generate_series(1, 3)",
+    )
+    .await;
+    let held: uuid::Uuid = sqlx::query_scalar(
+        "insert into inquiries (name, email, message, created_at) values ('held', 'h@example.org', 'm', now() - interval '400 days') returning id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     let actor = app::audit::db::Actor { admin: Some(admin), client_hash: None };
     app::holds::db::place(&pool, &actor, app::holds::HoldTarget::Inquiry(held), "Case 17: keep for the court").await.unwrap();
 
@@ -229,10 +235,12 @@ async fn hold_prune_lift_prune_through_the_admin_api(pool: PgPool) {
     let app = spawn_app_with(pool.clone(), NO_AFTER_RESPONSE, |_| {}).await;
     let admin = create_admin(&pool, "Ana").await;
     let cookie = session_cookie_for(&pool, admin).await;
-    let id: uuid::Uuid = sqlx::query_scalar("insert into inquiries (name, email, message, created_at) values ('V', 'v@example.org', 'm', now() - interval '400 days') returning id")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let id: uuid::Uuid = sqlx::query_scalar(
+        "insert into inquiries (name, email, message, created_at) values ('V', 'v@example.org', 'm', now() - interval '400 days') returning id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     let place = |reason: &str| json!({ "target": { "Inquiry": id }, "reason": reason });
     // A reason is required (10–256 characters), and holds are for admins only.
     assert_eq!(call(&app, "/api/admin/holds/place", Some(&cookie), place("short")).await.status(), 400);
@@ -257,7 +265,8 @@ async fn hold_prune_lift_prune_through_the_admin_api(pool: PgPool) {
     assert_eq!(call_form(&app, "/api/admin/holds/lift", Some(&cookie), &[("id", &hold.to_string())]).await.status(), 404);
     run(&app, "prune").await;
     assert_eq!(scalar(&pool, "select count(*) from inquiries").await, 0);
-    let story: Vec<String> = sqlx::query_scalar("select kind from audit_events where kind like 'hold.%' order by occurred_at, id").fetch_all(&pool).await.unwrap();
+    let story: Vec<String> =
+        sqlx::query_scalar("select kind from audit_events where kind like 'hold.%' order by occurred_at, id").fetch_all(&pool).await.unwrap();
     assert_eq!(story, ["hold.place", "hold.lift"]);
     app.shutdown().await;
 }

@@ -75,7 +75,9 @@ async fn a_hold_on_an_address_keeps_every_inquiry_from_it_also_those_that_arrive
     let hold = place(&pool, &actor, HoldTarget::Sender(first), REASON).await.unwrap();
     // A later submission from the address (the contact form's own statement) is held at once.
     let limit = app::ratelimit::Limit { name: "contact", max: 100, window: std::time::Duration::from_secs(60) };
-    let form = app::contact::parse_inquiry(&app::contact::ContactForm { name: "V".into(), email: "SENDER@example.org".into(), message: "A later message".into() }).unwrap();
+    let form =
+        app::contact::parse_inquiry(&app::contact::ContactForm { name: "V".into(), email: "SENDER@example.org".into(), message: "A later message".into() })
+            .unwrap();
     let app::contact::db::Submitted::Stored(later) = app::contact::db::submit(&pool, &limit, "client", &form).await.unwrap() else { panic!("stored") };
     let held: bool = sqlx::query_scalar("select held from inquiries where id = $1").bind(later).fetch_one(&pool).await.unwrap();
     assert!(held, "a new inquiry from a held address is held");
