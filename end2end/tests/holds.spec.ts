@@ -33,7 +33,7 @@ test('legal hold: a held old inquiry survives prune, and goes with the first pru
   await expect(detail.locator('.field-error')).toContainText('10 to 256 characters');
   await detail.getByLabel('Legal hold reason').fill(`Case ${tag}: keep until the court decides`);
   await detail.getByRole('button', { name: 'Hold this inquiry' }).click();
-  await expect(page.getByTestId('hold-message')).toContainText('Placed on legal hold');
+  await expect(page.getByTestId('inbox-message')).toContainText('Placed on legal hold');
   await expect(page.getByTestId('inquiry-held')).toBeVisible();
   await expect(detail.getByRole('button', { name: 'Delete' })).toBeDisabled();
   await expect(inbox.rows().first().getByTestId('held-badge')).toHaveText('On legal hold');

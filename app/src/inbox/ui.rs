@@ -19,6 +19,9 @@ fn describe_inbox(err: &AppError) -> String {
     }
 }
 
+/// Said once a hold is placed (the detail is read again, so the form's own line goes with it).
+const HELD_MESSAGE: &str = "Placed on legal hold: kept past the retention period until the hold is lifted (Retention page).";
+
 /// Total, last 24 hours and last 7 days.
 #[component]
 pub fn CountsBar(counts: InboxCounts) -> impl IntoView {
@@ -171,7 +174,7 @@ pub fn InboxPage() -> impl IntoView {
                 }.into_any(),
             })}
         </Transition>
-        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(HELD_MESSAGE.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
     }
 }
 

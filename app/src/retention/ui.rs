@@ -34,15 +34,27 @@ fn KindRow(kind: KindReport, now: time::OffsetDateTime) -> impl IntoView {
     }
 }
 
+fn items(n: i64) -> String {
+    if n == 1 {
+        "1 item is".into()
+    } else {
+        format!("{n} items are")
+    }
+}
+
 /// The summary line: all on time, or how much is late.
 fn summary(r: &RetentionReport) -> (&'static str, String) {
     let past = r.past_promise();
     let held = r.held();
-    let holds = if held > 0 { format!(" {held} items are kept on legal hold ({} holds).", r.holds) } else { String::new() };
+    let holds = match (held, r.holds) {
+        (0, _) => String::new(),
+        (n, 1) => format!(" {} kept on legal hold (1 hold).", items(n)),
+        (n, h) => format!(" {} kept on legal hold ({h} holds).", items(n)),
+    };
     if r.overdue() > 0 {
-        ("notice error", format!("{} items are past their promise by more than one job run (an alert is raised).{holds}", r.overdue()))
+        ("notice error", format!("{} past the promise by more than one run of their job (an alert is raised).{holds}", items(r.overdue())))
     } else if past > 0 {
-        ("notice", format!("{past} items are past their promise and will go with the next run of their job.{holds}"))
+        ("notice", format!("{} past the promise and will go with the next run of their job.{holds}", items(past)))
     } else {
         ("notice success", format!("Every item is within its promise.{holds}"))
     }

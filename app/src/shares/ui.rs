@@ -112,7 +112,7 @@ pub fn SharesPage() -> impl IntoView {
                         </tr></thead>
                         <tbody>
                             <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
-                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || reload.update(|n| *n += 1)/>
+                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok("Placed on legal hold: the file is kept after its download or expiry until the hold is lifted (Retention page).".into()))); reload.update(|n| *n += 1) }/>
                             </For>
                         </tbody>
                     </table>
