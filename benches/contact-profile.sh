@@ -28,4 +28,4 @@ perf record -q -a -e cpu-clock -F 499 -o "$WORK/perf.data" -- \
 echo "CPU samples by process (all of the machine's cores):"
 perf report -q -i "$WORK/perf.data" --sort comm --stdio 2>/dev/null | sed 's/^/  /' | head -12
 echo "ebb's busiest functions (self time, share of ebb's samples):"
-perf report -q -i "$WORK/perf.data" --comm ebb,tokio-runtime-w --sort dso,sym --stdio 2>/dev/null | sed 's/^/  /' | head -40
+perf report -q -i "$WORK/perf.data" --comm ebb,tokio-rt-worker --sort dso,sym --stdio 2>/dev/null | sed 's/^/  /' | head -60

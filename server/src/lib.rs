@@ -219,7 +219,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) });
     AppState {
-        leptos_options,
+        leptos_options: Arc::new(leptos_options),
         pool,
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
@@ -254,7 +254,7 @@ pub fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let routes = route_list();
     let context_state = state.clone();
-    let shell_options = state.leptos_options.clone();
+    let shell_options = (*state.leptos_options).clone();
     let small_bodies = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -226,7 +226,7 @@ async fn share_page(state: &AppState, req: Request) -> Response {
     parts.headers.remove(header::CONTENT_TYPE);
     parts.headers.remove(header::CONTENT_LENGTH);
     let context_state = state.clone();
-    let options = state.leptos_options.clone();
+    let options = (*state.leptos_options).clone();
     let render = leptos_axum::render_app_async_with_context(move || provide_context(context_state.clone()), move || app::shell(options.clone()));
     render(Request::from_parts(parts, Body::empty())).await
 }
