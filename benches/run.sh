@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: figures printed beside a baseline measured on the same machine, in the same run.
 #   contact: submissions/s and latency at 32 connections (wrk → release server → PostgreSQL),
-#   beside pgbench's single-row INSERT rate on the same database with 32 clients.
+#   beside pgbench's single-row INSERT rate on the same database with 32 clients, and pgbench
+#   running Ebb's own submission statement (rate-limit hit + insert): what the database alone pays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,8 +12,10 @@ CONNS=${BENCH_CONNECTIONS:-32}
 SECS=${BENCH_SECONDS:-10}
 PORT=${BENCH_PORT:-3200}
 
+# BENCH_ONLY=contact: only the contact comparison (no client build, no other benches).
+ONLY=${BENCH_ONLY:-}
 echo "bench: building the release client and server"
-bash scripts/build-client.sh
+[ "$ONLY" = contact ] || bash scripts/build-client.sh
 cargo build -q --release -p server --bin ebb
 BENCH_URL=$(bash scripts/fresh-db.sh ebb_bench)
 LOG=$CARGO_TARGET_DIR/bench-server.log
@@ -35,19 +38,26 @@ PGB=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 
 echo "$PGB" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PG_TPS=$(echo "$PGB" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 PG_LAT=$(echo "$PGB" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')
+echo "bench: pgbench running Ebb's own submission statement, $CONNS clients, ${SECS} s (same database)"
+PGS=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "$BENCH_URL" 2>&1)
+echo "$PGS" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
+PGS_TPS=$(echo "$PGS" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 
 CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
-    -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v c="$CONNS" 'BEGIN {
+    -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v pgstps="$PGS_TPS" -v c="$CONNS" 'BEGIN {
   rps = req / (dur / 1e6);
   printf "\n%-44s %14s %14s\n", "contact submissions, " c " connections", "Ebb (HTTP)", "pgbench INSERT";
   printf "%-44s %14.0f %14.0f\n", "per second", rps, pgtps;
   printf "%-44s %14.2f %14.2f\n", "latency p50 / average (ms)", p50 / 1000, pglat;
   printf "%-44s %14.2f %14s\n", "latency p99 (ms)", p99 / 1000, "-";
   printf "%-44s %14.1f%%\n", "Ebb as a share of the raw INSERT rate", 100 * rps / pgtps;
+  printf "%-44s %14.0f\n", "pgbench, Ebb statement (limit + insert)/s", pgstps;
+  printf "%-44s %14.1f%%\n", "that statement as a share of the INSERT rate", 100 * pgstps / pgtps;
   printf "%-44s %14d\n", "non-2xx responses / socket errors", non2xx + errs;
 }')
 kill $PID 2>/dev/null; wait $PID 2>/dev/null || true
 echo "$CONTACT_SUMMARY"
+[ "$ONLY" = contact ] && exit 0
 echo
 bash benches/export.sh
 echo; bash benches/shares.sh
