@@ -39,7 +39,8 @@ echo "$PGB" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PG_TPS=$(echo "$PGB" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 PG_LAT=$(echo "$PGB" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')
 echo "bench: pgbench running Ebb's own submission statement, $CONNS clients, ${SECS} s (same database)"
-PGS=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "$BENCH_URL" 2>&1)
+# Prepared, as sqlx sends it (the plain INSERT above keeps the simple protocol it always used).
+PGS=$(pgbench -n -M prepared -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "$BENCH_URL" 2>&1)
 echo "$PGS" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PGS_TPS=$(echo "$PGS" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 

@@ -4,6 +4,10 @@ use clap::{Parser, Subcommand};
 use server::config::{Config, LogFormat};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc: per-thread free lists suit a request-per-task server (see benches/contact-profile.sh).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "ebb", version, about = "Ebb: contact form, one-time shares and a verified audit archive")]
 struct Cli {
