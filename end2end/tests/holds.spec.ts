@@ -1,6 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, sql, waitForAdminHydration } from '../pages/admin';
 import { InboxPage } from '../pages/inbox';
+import { SharesPage } from '../pages/shares';
 
 /** Runs prune now from the settings page (freeing its hourly claim first, as its own test does). */
 async function pruneNow(page: Page) {
@@ -86,4 +87,50 @@ test('the retention page proves every promise and offers the report as a downloa
   await page.getByRole('link', { name: 'How long we keep your message' }).click();
   await expect(page.getByRole('heading', { name: 'How long we keep your data' })).toBeVisible();
   await expect(page.getByTestId('promise-messages')).toContainText(/kept for \d+ days?/);
+});
+
+test('legal hold on a share: held from the shares list, its link still works once, lifted on the retention page', async ({ page, browser }) => {
+  test.setTimeout(90_000);
+  const tag = `sharehold-${Date.now().toString(36)}`;
+  const fileName = `${tag}.txt`;
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
+  const shares = new SharesPage(page);
+  await shares.open();
+  const link = await shares.share({ name: fileName, mimeType: 'text/plain', buffer: Buffer.from('evidence') });
+  const row = shares.row(fileName);
+  await row.getByText('Legal hold…').click();
+  await row.getByLabel('Legal hold reason').fill(`Case ${tag}: keep the evidence file`);
+  await row.getByRole('button', { name: "Hold this share's file" }).click();
+  await expect(page.getByTestId('shares-message')).toContainText('Placed on legal hold');
+  await expect(shares.row(fileName).getByTestId('held-badge')).toHaveText('On legal hold');
+
+  // The recipient still downloads it once.
+  const recipient = await browser.newPage();
+  await recipient.goto(link);
+  const [download] = await Promise.all([recipient.waitForEvent('download'), recipient.getByTestId('download').click()]);
+  expect(download.suggestedFilename()).toBe(fileName);
+  await recipient.close();
+  // Long past its grace, the GC keeps the held file (the share is not purged).
+  sql(`update shares set consumed_at = now() - interval '2 hours' where file_name = '${fileName}'`);
+  sql(`delete from settings where key = 'share_gc_sweep_at'`);
+  await page.goto('/admin/settings');
+  await waitForAdminHydration(page);
+  await page.getByTestId('run-job-share_gc').click();
+  await expect(page.getByTestId('jobs-message')).toContainText('ran now');
+  expect(sql(`select status || ',' || held::text from shares where file_name = '${fileName}'`)).toBe('consumed,true');
+
+  // Lifted on the retention page: the next GC run deletes the file.
+  await page.goto('/admin/retention');
+  await waitForAdminHydration(page);
+  const hold = page.getByTestId('hold-row').filter({ hasText: fileName });
+  page.once('dialog', (d) => d.accept());
+  await hold.getByRole('button', { name: /Lift/ }).click();
+  await expect(page.getByTestId('holds-message')).toContainText('Hold lifted');
+  sql(`delete from settings where key = 'share_gc_sweep_at'`);
+  await page.goto('/admin/settings');
+  await waitForAdminHydration(page);
+  await page.getByTestId('run-job-share_gc').click();
+  await expect(page.getByTestId('jobs-message')).toContainText('ran now');
+  expect(sql(`select status from shares where file_name = '${fileName}'`)).toBe('purged');
 });
