@@ -25,6 +25,11 @@ pub const STEP_CHALLENGES: &str = "passkey_challenges";
 pub const STEP_SESSIONS: &str = "sessions";
 pub const STEP_INVITES: &str = "admin_invites";
 
+/// Rate-limit windows are deleted this many days after they start (no limit's window is longer).
+pub const RATE_LIMIT_KEEP_DAYS: i64 = 1;
+/// Run records are kept this many days.
+pub const RUN_KEEP_DAYS: i64 = 90;
+
 /// What prune needs at run time (put into `AppState` by the composition root).
 #[derive(Debug, Clone, Copy)]
 pub struct PruneSettings {
@@ -186,7 +191,7 @@ pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepRe
 
 /// Deletes rate-limit counters whose window ended (no limit has a window longer than a day).
 pub async fn delete_old_rate_limit_counters(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
-    let cutoff = ctx.now - time::Duration::days(1);
+    let cutoff = ctx.now - time::Duration::days(RATE_LIMIT_KEEP_DAYS);
     in_batches(ctx, || async {
         let r = sqlx::query!(
             r#"with doomed as (
@@ -205,7 +210,7 @@ pub async fn delete_old_rate_limit_counters(pool: &PgPool, ctx: PruneCtx) -> Res
 
 /// Keeps 90 days of maintenance run records.
 pub async fn delete_old_maintenance_runs(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
-    let cutoff = ctx.now - time::Duration::days(90);
+    let cutoff = ctx.now - time::Duration::days(RUN_KEEP_DAYS);
     in_batches(ctx, || async {
         let r = sqlx::query!(
             r#"with doomed as (select id from maintenance_runs where started_at < $1 limit $2)

@@ -3,6 +3,7 @@
 //! runs [`step`] each hour: items past their promise by more than one interval of their job
 //! raise an alert (and the alert is resolved once they are gone).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use sqlx::PgPool;
@@ -10,14 +11,12 @@ use time::OffsetDateTime;
 
 use super::{KindReport, LastRun, PublicPromises, RetentionReport};
 use crate::alerts::{self, AlertKind};
-use crate::jobs::{Job, StepCtx, StepError, StepReport};
+use crate::jobs::{Job, RunView, StepCtx, StepError, StepReport};
 use crate::state::AppState;
 use crate::storage::{BlobError, BlobStore as _, Namespace};
 
 /// The prune step's name.
 pub const STEP: &str = "retention_check";
-/// Export files are kept this many days (the bucket rule and the exports job agree).
-pub const EXPORT_KEEP_DAYS: i64 = 7;
 /// Export files listed at most (a store with more is reported as "at least").
 const EXPORT_LIST_MAX: usize = 50_000;
 
@@ -47,7 +46,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
-/// Figures read by one query.
+/// What was counted for one kind (one query, or the store's listing).
 struct Figures {
     count: i64,
     oldest_at: Option<OffsetDateTime>,
@@ -56,52 +55,59 @@ struct Figures {
     held: i64,
 }
 
-/// A kind's row with its job's facts.
-async fn row(
-    pool: &PgPool,
-    jobs: &crate::jobs::Registry,
-    kind: &str,
-    label: &str,
+/// One kind, before its job's last run is attached.
+struct Kind {
+    kind: &'static str,
+    label: &'static str,
     promise: String,
-    job_step: Option<(&str, &str)>,
-    f: Figures,
-) -> Result<KindReport, sqlx::Error> {
-    let job: Option<&Job> = job_step.and_then(|(j, _)| jobs.get(j));
-    let last_run = match (job, job_step) {
-        (Some(job), Some((_, step))) => crate::jobs::last_run(pool, job.name).await?.map(|run| {
-            let did = match run.steps.iter().find(|s| s.step == step) {
-                Some(s) if s.status == "done" || s.status == "failed" => {
-                    let counts = s.counts.iter().map(|(k, v)| format!("{} {v}", k.replace('_', " "))).collect::<Vec<_>>().join(", ");
-                    let counts = if counts.is_empty() { "done".to_string() } else { counts };
-                    if s.status == "failed" {
-                        format!("{counts} (failed)")
-                    } else if s.more {
-                        format!("{counts} (more next run)")
-                    } else {
-                        counts
-                    }
-                }
-                Some(_) => "skipped (the run's budget ended first)".into(),
-                None => "did not reach this step".into(),
-            };
-            LastRun { started_at: run.started_at, outcome: run.outcome, trigger: run.trigger, did }
-        }),
-        _ => None,
-    };
-    Ok(KindReport {
-        kind: kind.into(),
-        label: label.into(),
-        promise,
-        count: f.count,
-        oldest_at: f.oldest_at,
-        past_promise: f.past,
-        overdue: f.overdue,
-        held: f.held,
-        job: job.map(|j| j.name.to_string()),
-        job_title: job.map(|j| j.title.to_string()),
-        job_interval_secs: job.map(|j| j.interval.as_secs()),
-        last_run,
-    })
+    /// The job that removes these items, and its step.
+    job: &'static str,
+    step: &'static str,
+    figures: Figures,
+}
+
+/// What `step` did in `run`, in words.
+fn step_did(run: &RunView, step: &str) -> String {
+    match run.steps.iter().find(|s| s.step == step) {
+        Some(s) if s.status == "done" || s.status == "failed" => {
+            let counts = s.counts.iter().map(|(k, v)| format!("{} {v}", k.replace('_', " "))).collect::<Vec<_>>().join(", ");
+            let counts = if counts.is_empty() { "done".to_string() } else { counts };
+            if s.status == "failed" {
+                format!("{counts} (failed)")
+            } else if s.more {
+                format!("{counts} (more next run)")
+            } else {
+                counts
+            }
+        }
+        Some(_) => "skipped (the run's budget ended first)".into(),
+        None => "did not reach this step".into(),
+    }
+}
+
+impl Kind {
+    fn report(self, job: Option<&Job>, run: Option<&RunView>) -> KindReport {
+        let f = self.figures;
+        KindReport {
+            kind: self.kind.into(),
+            label: self.label.into(),
+            promise: self.promise,
+            count: f.count,
+            oldest_at: f.oldest_at,
+            past_promise: f.past,
+            overdue: f.overdue,
+            held: f.held,
+            job: job.map(|j| j.name.to_string()),
+            job_title: job.map(|j| j.title.to_string()),
+            job_interval_secs: job.map(|j| j.interval.as_secs()),
+            last_run: job.and(run).map(|run| LastRun {
+                started_at: run.started_at,
+                outcome: run.outcome.clone(),
+                trigger: run.trigger.clone(),
+                did: step_did(run, self.step),
+            }),
+        }
+    }
 }
 
 fn interval_of(jobs: &crate::jobs::Registry, name: &str, default: Duration) -> Duration {
@@ -121,24 +127,25 @@ pub async fn public_promises(state: &AppState) -> Result<PublicPromises, sqlx::E
 /// Reads the whole report now.
 pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     use crate::audit::upkeep::{add_months, month_start, months_before};
+    use crate::maintenance::prune;
     let pool = &state.pool;
     let jobs = &*state.jobs;
     let now = crate::jobs::claim::db_now(pool).await?;
-    let prune_every = interval_of(jobs, crate::maintenance::prune::JOB, crate::maintenance::prune::CLAIM_INTERVAL);
+    let prune_every = interval_of(jobs, prune::JOB, prune::CLAIM_INTERVAL);
     let gc_every = interval_of(jobs, crate::shares::gc::JOB, Duration::from_secs(60));
     let upkeep_every = interval_of(jobs, crate::audit::upkeep::JOB, Duration::from_secs(7 * 86_400));
     let archive_every = interval_of(jobs, crate::audit::archive::JOB, Duration::from_secs(86_400));
     let exports_every = interval_of(jobs, crate::audit::exports::JOB, Duration::from_secs(60));
-    let step = |job: &'static str, step: &'static str| Some((job, step));
     let mut kinds = Vec::new();
 
     // Inquiries: the retention setting; held ones (own or sender's hold) apart.
-    let days = crate::maintenance::prune::retention_days(pool).await?;
+    let days = prune::retention_days(pool).await?;
     let cutoff = now - time::Duration::days(days as i64);
-    let r = sqlx::query!(
+    let figures = sqlx::query_as!(
+        Figures,
         r#"with f as (
                select created_at, held or exists (select 1 from legal_holds h where h.email = lower(i.email)) as kept from inquiries i)
-           select count(*) as "count!", min(created_at) as oldest,
+           select count(*) as "count!", min(created_at) as oldest_at,
                   count(*) filter (where created_at < $1 and not kept) as "past!",
                   count(*) filter (where created_at < $2 and not kept) as "overdue!",
                   count(*) filter (where kept) as "held!"
@@ -148,23 +155,20 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "inquiries",
-            "Inquiries",
-            format!("Deleted {} after they arrive (retention setting).", plural(days as u64, "day", "days")),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_INQUIRIES),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: r.held },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "inquiries",
+        label: "Inquiries",
+        promise: format!("Deleted {} after they arrive (retention setting).", plural(days as u64, "day", "days")),
+        job: prune::JOB,
+        step: prune::STEP_INQUIRIES,
+        figures,
+    });
 
     // Shares that still have a stored file (not purged).
     let gc = state.domain::<crate::shares::ShareSettings>().gc;
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(created_at) as oldest,
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(created_at) as oldest_at,
                   count(*) filter (where not held and ((status = 'consumed' and consumed_at <= $1::timestamptz - make_interval(secs => $2))
                                                        or (status = 'active' and expires_at <= $1))) as "past!",
                   count(*) filter (where not held and ((status = 'consumed' and consumed_at <= $1::timestamptz - make_interval(secs => $2 + $3))
@@ -177,126 +181,113 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "share_files",
-            "Shared files",
-            format!(
-                "Deleted {} after the one download, or when the link expires unused.",
-                plural(gc.delivery_grace.as_secs().div_ceil(60), "minute", "minutes")
-            ),
-            step(crate::shares::gc::JOB, crate::shares::gc::STEP_PURGE),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: r.held },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "share_files",
+        label: "Shared files",
+        promise: format!(
+            "Deleted {} after the one download, or when the link expires unused.",
+            plural(gc.delivery_grace.as_secs().div_ceil(60), "minute", "minutes")
+        ),
+        job: crate::shares::gc::JOB,
+        step: crate::shares::gc::STEP_PURGE,
+        figures,
+    });
 
     // Admin sessions: idle expiry or absolute lifetime.
     let auth = state.domain::<crate::auth::AuthSettings>();
-    let absolute_cutoff = now - secs(auth.session_absolute);
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(s.created_at) as oldest,
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(s.created_at) as oldest_at,
                   count(*) filter (where t.expiry_date < $1 or s.created_at < $2) as "past!",
-                  count(*) filter (where t.expiry_date < $1::timestamptz - make_interval(secs => $3) or s.created_at < $2::timestamptz - make_interval(secs => $3)) as "overdue!"
+                  count(*) filter (where t.expiry_date < $1::timestamptz - make_interval(secs => $3) or s.created_at < $2::timestamptz - make_interval(secs => $3)) as "overdue!",
+                  0::bigint as "held!"
            from tower_sessions.session t left join admin_sessions s on s.session_id = t.id"#,
         now,
-        absolute_cutoff,
+        now - secs(auth.session_absolute),
         prune_every.as_secs_f64(),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "sessions",
-            "Admin sessions",
-            format!(
-                "Ended after {} unused, and {} after sign-in at the latest.",
-                plural(auth.session_idle.as_secs() / 3600, "hour", "hours"),
-                plural(auth.session_absolute.as_secs() / 86_400, "day", "days")
-            ),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_SESSIONS),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "sessions",
+        label: "Admin sessions",
+        promise: format!(
+            "Ended after {} unused, and {} after sign-in at the latest.",
+            plural(auth.session_idle.as_secs() / 3600, "hour", "hours"),
+            plural(auth.session_absolute.as_secs() / 86_400, "day", "days")
+        ),
+        job: prune::JOB,
+        step: prune::STEP_SESSIONS,
+        figures,
+    });
 
-    // Passkey ceremonies (used ones are deleted at once; abandoned ones expire).
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(expires_at) as oldest,
+    // Passkey ceremonies (used ones are deleted at once; abandoned ones expire). Their creation
+    // time is not kept: the oldest is shown by its expiry.
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(expires_at) as oldest_at,
                   count(*) filter (where expires_at < $1) as "past!",
-                  count(*) filter (where expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!"
+                  count(*) filter (where expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!",
+                  0::bigint as "held!"
            from passkey_challenges"#,
         now,
         prune_every.as_secs_f64(),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "passkey_challenges",
-            "Passkey challenges",
-            "Deleted when used; abandoned ones when they expire (minutes).".into(),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_CHALLENGES),
-            // Their creation time is not kept: the oldest is shown by its expiry.
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "passkey_challenges",
+        label: "Passkey challenges",
+        promise: "Deleted when used; abandoned ones when they expire (minutes).".into(),
+        job: prune::JOB,
+        step: prune::STEP_CHALLENGES,
+        figures,
+    });
 
     // Invites: unredeemed ones go when they expire; redeemed ones are the record of who joined.
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(created_at) as oldest,
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(created_at) as oldest_at,
                   count(*) filter (where redeemed_at is null and expires_at < $1) as "past!",
-                  count(*) filter (where redeemed_at is null and expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!"
+                  count(*) filter (where redeemed_at is null and expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!",
+                  0::bigint as "held!"
            from admin_invites"#,
         now,
         prune_every.as_secs_f64(),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "invites",
-            "Admin invites",
-            "Unused invites are deleted when they expire; used ones are kept as the record of who joined.".into(),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_INVITES),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "invites",
+        label: "Admin invites",
+        promise: "Unused invites are deleted when they expire; used ones are kept as the record of who joined.".into(),
+        job: prune::JOB,
+        step: prune::STEP_INVITES,
+        figures,
+    });
 
-    // Rate-limit windows (no limit's window is longer than a day).
-    let day = time::Duration::days(1);
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(window_start) as oldest,
+    // Rate-limit windows.
+    let keep = time::Duration::days(prune::RATE_LIMIT_KEEP_DAYS);
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(window_start) as oldest_at,
                   count(*) filter (where window_start < $1) as "past!",
-                  count(*) filter (where window_start < $2) as "overdue!"
+                  count(*) filter (where window_start < $2) as "overdue!",
+                  0::bigint as "held!"
            from rate_limit_counters"#,
-        now - day,
-        now - day - secs(prune_every),
+        now - keep,
+        now - keep - secs(prune_every),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "rate_limit_windows",
-            "Rate-limit windows",
-            "Deleted a day after their window starts (they hold keyed hashes of addresses, never addresses).".into(),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_RATE_LIMITS),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "rate_limit_windows",
+        label: "Rate-limit windows",
+        promise: "Deleted a day after their window starts (they hold keyed hashes of addresses, never addresses).".into(),
+        job: prune::JOB,
+        step: prune::STEP_RATE_LIMITS,
+        figures,
+    });
 
     // Audit events in the database: months whose end is 25 months back are detached (weekly
     // upkeep), then archived and dropped (daily archive). Past promise: rows of such months still
@@ -304,152 +295,153 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     // interval for detached ones) later.
     let threshold = month_start(months_before(now, crate::audit::DETACH_AFTER_MONTHS));
     let late = month_start(months_before(now - secs(upkeep_every), crate::audit::DETACH_AFTER_MONTHS));
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(occurred_at) as oldest,
+    let mut figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(occurred_at) as oldest_at,
                   count(*) filter (where occurred_at < $1) as "past!",
-                  count(*) filter (where occurred_at < $2) as "overdue!"
+                  count(*) filter (where occurred_at < $2) as "overdue!",
+                  0::bigint as "held!"
            from audit_events"#,
         threshold,
         late,
     )
     .fetch_one(pool)
     .await?;
-    let (mut count, mut oldest, mut past, mut overdue) = (r.count, r.oldest, r.past, r.overdue);
     let mut conn = pool.acquire().await?;
     let pending = crate::audit::archive::pending(&mut conn).await?;
     let waiting_late = months_before(now - secs(upkeep_every) - secs(archive_every), crate::audit::DETACH_AFTER_MONTHS);
     for table in &pending {
         // The name comes from the catalog; quoted as an identifier all the same.
         let n: i64 = sqlx::query_scalar(&format!("select count(*) from audit_pending.\"{}\"", table.name.replace('"', "\"\""))).fetch_one(&mut *conn).await?;
-        count += n;
-        past += n;
+        figures.count += n;
+        figures.past += n;
         if let Ok(period) = table.period {
             let start = period.midnight().assume_utc();
-            oldest = Some(oldest.map_or(start, |o| o.min(start)));
+            figures.oldest_at = Some(figures.oldest_at.map_or(start, |o| o.min(start)));
             if add_months(start, 1) <= waiting_late {
-                overdue += n;
+                figures.overdue += n;
             }
         }
     }
     drop(conn);
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "audit_events",
-            "Audit events in the database",
-            format!(
-                "Queryable for {} months; a month is detached after {} months, archived, verified, then removed from the database.",
-                crate::audit::PROMISE_MONTHS,
-                crate::audit::DETACH_AFTER_MONTHS
-            ),
-            step(crate::audit::archive::JOB, "drop"),
-            Figures { count, oldest_at: oldest, past, overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "audit_events",
+        label: "Audit events in the database",
+        promise: format!(
+            "Queryable for {} months; a month is detached after {} months, archived, verified, then removed from the database.",
+            crate::audit::PROMISE_MONTHS,
+            crate::audit::DETACH_AFTER_MONTHS
+        ),
+        job: crate::audit::archive::JOB,
+        step: "drop",
+        figures,
+    });
 
-    // Archived months: kept in archive storage, each object checked daily.
-    let r =
-        sqlx::query!(r#"select count(*) as "count!", min(period) as oldest from audit_partition_archives where status = 'verified'"#).fetch_one(pool).await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "archived_months",
-            "Archived audit months",
-            "Kept in archive storage; each object's size and checksum are checked daily.".into(),
-            step(crate::audit::archive::JOB, "objects"),
-            Figures { count: r.count, oldest_at: r.oldest.map(|d| d.midnight().assume_utc()), past: 0, overdue: 0, held: 0 },
-        )
-        .await?,
-    );
+    // Archived months: kept in archive storage (no expiry), each object checked daily.
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(period)::timestamp at time zone 'UTC' as oldest_at,
+                  0::bigint as "past!", 0::bigint as "overdue!", 0::bigint as "held!"
+           from audit_partition_archives where status = 'verified'"#
+    )
+    .fetch_one(pool)
+    .await?;
+    kinds.push(Kind {
+        kind: "archived_months",
+        label: "Archived audit months",
+        promise: "Kept in archive storage; each object's size and checksum are checked daily.".into(),
+        job: crate::audit::archive::JOB,
+        step: "objects",
+        figures,
+    });
 
     // Export files, from the store's own listing.
-    let keep = time::Duration::days(EXPORT_KEEP_DAYS);
-    let (mut count, mut oldest, mut past, mut overdue) = (0i64, None::<OffsetDateTime>, 0i64, 0i64);
+    let keep = time::Duration::days(crate::audit::EXPORT_KEEP_DAYS);
+    let mut figures = Figures { count: 0, oldest_at: None, past: 0, overdue: 0, held: 0 };
     let mut after: Option<String> = None;
     loop {
         let page = state.blobs.list(Namespace::Exports, after.as_deref(), 1000).await?;
         for o in &page {
             let modified = OffsetDateTime::from(o.modified);
-            count += 1;
-            oldest = Some(oldest.map_or(modified, |m| m.min(modified)));
-            if modified < now - keep {
-                past += 1;
-            }
-            if modified < now - keep - secs(exports_every) {
-                overdue += 1;
-            }
+            figures.count += 1;
+            figures.oldest_at = Some(figures.oldest_at.map_or(modified, |m| m.min(modified)));
+            figures.past += i64::from(modified < now - keep);
+            figures.overdue += i64::from(modified < now - keep - secs(exports_every));
         }
-        if page.len() < 1000 || count as usize >= EXPORT_LIST_MAX {
+        if page.len() < 1000 || figures.count as usize >= EXPORT_LIST_MAX {
             break;
         }
         after = page.last().map(|o| o.key.clone());
     }
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "export_files",
-            "Audit export files",
-            format!("Deleted {EXPORT_KEEP_DAYS} days after they are written."),
-            step(crate::audit::exports::JOB, "expired_files"),
-            Figures { count, oldest_at: oldest, past, overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "export_files",
+        label: "Audit export files",
+        promise: format!("Deleted {} days after they are written.", crate::audit::EXPORT_KEEP_DAYS),
+        job: crate::audit::exports::JOB,
+        step: "expired_files",
+        figures,
+    });
 
     // Export requests (the ledger of who asked for what).
     let keep = time::Duration::days(crate::audit::archive::REQUEST_KEEP_DAYS);
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(requested_at) as oldest,
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(requested_at) as oldest_at,
                   count(*) filter (where requested_at < $1) as "past!",
-                  count(*) filter (where requested_at < $2) as "overdue!"
+                  count(*) filter (where requested_at < $2) as "overdue!",
+                  0::bigint as "held!"
            from audit_export_requests"#,
         now - keep,
         now - keep - secs(archive_every),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "export_requests",
-            "Audit export requests",
-            format!("Deleted {} days after they are made.", crate::audit::archive::REQUEST_KEEP_DAYS),
-            step(crate::audit::archive::JOB, "requests"),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "export_requests",
+        label: "Audit export requests",
+        promise: format!("Deleted {} days after they are made.", crate::audit::archive::REQUEST_KEEP_DAYS),
+        job: crate::audit::archive::JOB,
+        step: "requests",
+        figures,
+    });
 
     // Run records of the lifecycle jobs.
-    let keep = time::Duration::days(90);
-    let r = sqlx::query!(
-        r#"select count(*) as "count!", min(started_at) as oldest,
+    let keep = time::Duration::days(prune::RUN_KEEP_DAYS);
+    let figures = sqlx::query_as!(
+        Figures,
+        r#"select count(*) as "count!", min(started_at) as oldest_at,
                   count(*) filter (where started_at < $1) as "past!",
-                  count(*) filter (where started_at < $2) as "overdue!"
+                  count(*) filter (where started_at < $2) as "overdue!",
+                  0::bigint as "held!"
            from maintenance_runs"#,
         now - keep,
         now - keep - secs(prune_every),
     )
     .fetch_one(pool)
     .await?;
-    kinds.push(
-        row(
-            pool,
-            jobs,
-            "run_records",
-            "Job run records",
-            "Deleted 90 days after the run.".into(),
-            step(crate::maintenance::prune::JOB, crate::maintenance::prune::STEP_RUNS),
-            Figures { count: r.count, oldest_at: r.oldest, past: r.past, overdue: r.overdue, held: 0 },
-        )
-        .await?,
-    );
+    kinds.push(Kind {
+        kind: "run_records",
+        label: "Job run records",
+        promise: format!("Deleted {} days after the run.", prune::RUN_KEEP_DAYS),
+        job: prune::JOB,
+        step: prune::STEP_RUNS,
+        figures,
+    });
 
+    // Each job's last run, read once (prune removes six kinds).
+    let mut runs: HashMap<&str, Option<RunView>> = HashMap::new();
+    for k in &kinds {
+        if !runs.contains_key(k.job) {
+            runs.insert(k.job, crate::jobs::last_run(pool, k.job).await?);
+        }
+    }
+    let kinds = kinds
+        .into_iter()
+        .map(|k| {
+            let (job, run) = (jobs.get(k.job), runs.get(k.job).and_then(Option::as_ref));
+            k.report(job, run)
+        })
+        .collect();
     let holds = crate::holds::db::count(pool).await?;
     Ok(RetentionReport { generated_at: now, kinds, holds })
 }

@@ -272,11 +272,20 @@ async fn the_storage_self_check_passes_on_a_writable_folder_and_fails_on_a_missi
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
-async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPool) {
+async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows_and_2000_held_ones(pool: PgPool) {
     sqlx::query(
         "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, status, expires_at, purged_at)
          select decode(md5(g::text), 'hex'), 'k' || g, 'f', 1, 'text/plain', 'purged', now() - interval '1 day', now()
          from generate_series(1, 200000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Legal holds: shares consumed long ago, past the grace, kept by their hold.
+    sqlx::query(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, held)
+         select decode(md5('h' || g), 'hex'), 'h' || g, 'f', 1, 'text/plain', 'consumed', now() + interval '1 day', now() - interval '1 day', true
+         from generate_series(1, 2000) g",
     )
     .execute(&pool)
     .await
@@ -286,10 +295,10 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPo
         f.share(60).await;
     }
     sqlx::query("analyze shares").execute(&f.pool).await.unwrap();
-    // The GC's own statement, as select_purgeable sends it.
+    // The GC's own statement, as select_purgeable sends it (lifecycle.rs).
     let plan: Vec<String> = sqlx::query_scalar(
         "explain select id, blob_key from shares
-         where status <> 'purged'
+         where status <> 'purged' and not held
            and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
            and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => 900::float8))
                 or (status <> 'consumed' and expires_at <= now()))
@@ -302,6 +311,9 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows(pool: PgPo
     let plan = plan.join("\n");
     assert!(plan.contains("shares_purgeable_idx"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
+    // And the GC skips all 2,000 held rows (the five new shares are active and unexpired).
+    let due = app::shares::lifecycle::select_purgeable(&f.pool, 100, std::time::Duration::from_secs(900)).await.unwrap();
+    assert_eq!(due, vec![]);
 }
 
 async fn crash_heal_a_downloaded_share_whose_file_was_deleted_but_not_marked_is_purged_next_time(pool: PgPool, backend: Backend) {
