@@ -1,5 +1,5 @@
 # Ebb. The two commands people need: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup client server bench sqlx-prepare fmt clean-db
+.PHONY: run test e2e screenshots setup client server bench sqlx-prepare fmt clean-db
 
 run:
 	bash scripts/run.sh
@@ -15,6 +15,15 @@ client:
 
 server:
 	bash -c '. scripts/env.sh && cargo build --release -p server --bin ebb'
+
+# The Playwright suite alone: against a freshly started Ebb, or a running one (BASE_URL and
+# E2E_INVITE_CMD; see the README). ARGS go to Playwright (a spec file, -g "title").
+e2e:
+	bash scripts/qa-e2e.sh $(ARGS)
+
+# The README's screenshots (end2end/screenshots), taken from a freshly started Ebb.
+screenshots:
+	SCREENSHOTS=1 bash scripts/qa-e2e.sh --project=screenshots
 
 bench:
 	bash benches/run.sh

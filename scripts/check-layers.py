@@ -7,7 +7,7 @@ import itertools, os, re, sys
 ROOT = 'app/src'
 KERNEL = ['error.rs', 'state.rs', 'server.rs', 'jobs/mod.rs', 'jobs/engine.rs', 'jobs/claim.rs',
           'alerts.rs', 'storage/mod.rs', 'storage/local.rs', 'storage/marked.rs', 'storage/signed.rs',
-          'storage/faults.rs', 'ratelimit.rs', 'ui.rs', 'time.rs', 'token.rs', 'csv_export.rs', 'settings.rs',
+          'storage/faults.rs', 'ratelimit.rs', 'live.rs', 'i18n.rs', 'prefs.rs', 'ui.rs', 'time.rs', 'token.rs', 'csv_export.rs', 'settings.rs',
           # The audit log is written by every part (jobs and alerts too): its writer is kernel.
           'audit/mod.rs', 'audit/db.rs', 'audit/upkeep.rs', 'audit/export.rs']
 DOMAINS = ('auth', 'contact', 'inbox', 'shares', 'maintenance', 'pages', 'audit/api', 'audit/ui')

@@ -11,10 +11,15 @@ pub mod contact;
 pub mod csv_export;
 pub mod error;
 pub mod holds;
+pub mod i18n;
 pub mod inbox;
 pub mod jobs;
+pub mod live;
 pub mod maintenance;
+#[cfg(feature = "ssr")]
+pub mod notify;
 pub mod pages;
+pub mod prefs;
 #[cfg(feature = "ssr")]
 pub mod ratelimit;
 pub mod retention;
@@ -44,12 +49,21 @@ use leptos_router::{
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     set_content_security_policy();
+    // The chosen colour scheme is on the root element from the first byte: no flash.
+    #[cfg(feature = "ssr")]
+    let theme = match prefs::theme_of_request() {
+        prefs::Theme::Auto => None,
+        chosen => Some(chosen.as_str()),
+    };
+    #[cfg(not(feature = "ssr"))]
+    let theme: Option<&str> = None;
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=i18n::lang().code() data-theme=theme>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="data:,"/>
                 <meta name="description" content="Send a message to the team, or download a file shared with you. Messages and shared files are deleted on schedule."/>
                 // In the shell (rendered by the server only): the folder carries the assets' hash.
@@ -84,13 +98,29 @@ fn set_content_security_policy() {
 /// The application: routes to pages.
 #[component]
 pub fn App() -> impl IntoView {
+    use i18n::{t, T};
     provide_meta_context();
+    // The page's language, decided by the server for this request and sent with the page, so
+    // hydration renders the same words.
+    let lang = leptos::server::SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        return i18n::lang_of_request();
+        #[cfg(not(feature = "ssr"))]
+        i18n::Lang::En
+    })
+    .into_inner();
+    provide_context(lang);
     view! {
         <Title text="Ebb"/>
         <Router>
-            <a class="skip-link" href="#main">"Skip to content"</a>
+            <a class="skip-link" href="#main">{t(T::SkipToContent)}</a>
             <header class="site-header">
                 <a class="brand" href="/">"Ebb"</a>
+                <span class="spacer"></span>
+                <div class="prefs-bar">
+                    <prefs::LanguageSwitch/>
+                    <prefs::ThemeSwitch/>
+                </div>
             </header>
             <main id="main">
                 <Routes fallback=pages::NotFound>
@@ -116,7 +146,7 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
             <footer class="site-footer">
-                <p>"Messages are kept for a limited time and then deleted automatically. " <a href="/retention">"How long we keep your data"</a></p>
+                <p>{t(T::FooterDeleted)} <a href="/retention">{t(T::FooterRetentionLink)}</a></p>
             </footer>
         </Router>
     }

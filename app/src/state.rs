@@ -91,6 +91,9 @@ pub struct AppState {
     /// Each domain's settings and handles.
     #[from_ref(skip)]
     pub domains: Domains,
+    /// Live updates for admin pages (NOTIFY out, LISTEN in).
+    #[from_ref(skip)]
+    pub live: Arc<crate::live::Live>,
 }
 
 /// leptos_axum extracts the options from the state.

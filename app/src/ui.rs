@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::i18n::{t, tf, T};
 
 /// What to tell a person about a failed call, in words that fit any page. A domain whose
 /// errors mean something more specific there (a `NotFound` on the invite page is a bad link)
@@ -13,14 +14,14 @@ pub fn describe(err: &AppError) -> String {
     match err {
         AppError::BadRequest(msg) => msg.clone(),
         AppError::Invalid(fields) => fields.values().cloned().collect::<Vec<_>>().join(" "),
-        AppError::RateLimited { retry_after_secs } => format!("Too many attempts. Please wait {} minute(s) and try again.", retry_after_secs.div_ceil(60)),
-        AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}.", format_bytes(*limit_bytes)),
-        AppError::Unauthorized => "Your session has ended. Please sign in again.".into(),
-        AppError::Forbidden => "This request came from another site and was refused.".into(),
-        AppError::NotFound => "This was not found: it may have been deleted meanwhile. Reload the page to see the current state.".into(),
-        AppError::Gone => "This is no longer available. Reload the page to see the current state.".into(),
+        AppError::RateLimited { retry_after_secs } => tf(T::ErrRateLimited, &[("n", &retry_after_secs.div_ceil(60))]),
+        AppError::TooLarge { limit_bytes } => tf(T::ErrTooLarge, &[("limit", &format_bytes(*limit_bytes))]),
+        AppError::Unauthorized => t(T::ErrUnauthorized).into(),
+        AppError::Forbidden => t(T::ErrForbidden).into(),
+        AppError::NotFound => t(T::ErrNotFound).into(),
+        AppError::Gone => t(T::ErrGone).into(),
         AppError::Conflict(msg) => msg.clone(),
-        AppError::Internal => "Something went wrong on our side. Please try again in a moment.".into(),
+        AppError::Internal => t(T::ErrInternal).into(),
     }
 }
 

@@ -44,15 +44,28 @@ export class VirtualAuthenticator {
   }
 }
 
-/** A fresh one-time invite link from the CLI, as an operator gets it. */
+/**
+ * A fresh one-time invite link, as an operator gets it: from `E2E_INVITE_CMD` when set (QA
+ * against a running Ebb: any shell command printing an invite link, e.g.
+ * `ssh ebb-host ebb admin invite`), else from the `ebb admin invite` of the server scripts/e2e.sh
+ * started. The admin's name, when given, is passed as `--name`.
+ */
 export function newInviteLink(name?: string): string {
-  const bin = process.env.EBB_BIN;
-  if (!bin) throw new Error('EBB_BIN must name the ebb binary (scripts/e2e.sh sets it)');
-  const args = ['admin', 'invite', ...(name ? ['--name', name] : [])];
-  const out = execFileSync(bin, args, { env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL } }).toString();
+  const nameArgs = name ? ['--name', name] : [];
+  let out: string;
+  if (process.env.E2E_INVITE_CMD) {
+    const quoted = nameArgs.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    out = execFileSync('sh', ['-c', `${process.env.E2E_INVITE_CMD} ${quoted}`]).toString();
+  } else {
+    const bin = process.env.EBB_BIN;
+    if (!bin) throw new Error('set E2E_INVITE_CMD (a command printing an invite link) or EBB_BIN (scripts/e2e.sh sets it)');
+    out = execFileSync(bin, ['admin', 'invite', ...nameArgs], { env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL } }).toString();
+  }
   const link = out.split('\n').find((l) => l.startsWith('http'));
   if (!link) throw new Error(`no link in: ${out}`);
-  return link.trim();
+  // The invite is for the server under test, whatever public URL printed it.
+  const base = process.env.BASE_URL;
+  return base ? new URL(new URL(link.trim()).pathname, base).toString() : link.trim();
 }
 
 /** Runs SQL on the server's database as an operator would with psql (test set-up only). */

@@ -1,4 +1,6 @@
 import { expect, type Page } from '@playwright/test';
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
 import { waitForAdminHydration } from './admin';
 
 /** The admin's /admin/shares page. */
@@ -21,6 +23,14 @@ export class SharesPage {
     const created = this.page.getByTestId('share-created');
     await expect(created).toBeVisible({ timeout: 30_000 });
     return await this.page.getByTestId('share-url').inputValue();
+  }
+
+  /** Reads the QR code shown beside the new link, as a phone's camera would: from its pixels. */
+  async qrCodeText(): Promise<string | null> {
+    const qr = this.page.getByTestId('share-qr');
+    await expect(qr).toBeVisible();
+    const png = PNG.sync.read(await qr.screenshot());
+    return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data ?? null;
   }
 
   rows() {

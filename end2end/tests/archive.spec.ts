@@ -17,7 +17,7 @@ function monthLabel(d: Date): string {
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
-test('an archived month is downloaded through a 15-minute link with a reason; an expired export shows no link', async ({ page }) => {
+test('an archived month is downloaded through a 15-minute link with a reason; an expired export shows no link', { tag: '@server' }, async ({ page }) => {
   const tag = `arch-${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Ana ${tag}`), `Ana ${tag}`);

@@ -6,7 +6,7 @@ function psql(sql: string): string {
   return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
 }
 
-test('the audit log shows what admins did as sentences, filters them, and exports the filtered view', async ({ page }) => {
+test('the audit log shows what admins did as sentences, filters them, and exports the filtered view', { tag: '@server' }, async ({ page }) => {
   const tag = `audit-${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Ana ${tag}`), `Ana ${tag}`);

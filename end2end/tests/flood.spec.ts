@@ -40,7 +40,7 @@ const bogusAnswer = (challenge: string) =>
     },
   });
 
-test('a sign-in flood from 1,000 addresses does not lock a real admin out', async ({ page }) => {
+test('a sign-in flood from 1,000 addresses does not lock a real admin out', { tag: '@server' }, async ({ page }) => {
   test.setTimeout(180_000);
   const name = `Flooded ${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(page);

@@ -12,7 +12,7 @@ async function pruneNow(page: Page) {
   await expect(page.getByTestId('jobs-message')).toHaveText('Prune ran now. Its results are below.');
 }
 
-test('legal hold: a held old inquiry survives prune, and goes with the first prune after the lift', async ({ page }) => {
+test('legal hold: a held old inquiry survives prune, and goes with the first prune after the lift', { tag: '@server' }, async ({ page }) => {
   test.setTimeout(90_000);
   const tag = `hold-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   // An inquiry far older than any retention in use (at most 3,650 days).
@@ -89,7 +89,7 @@ test('the retention page proves every promise and offers the report as a downloa
   await expect(page.getByTestId('promise-messages')).toContainText(/kept for \d+ days?/);
 });
 
-test('legal hold on a share: held from the shares list, its link still works once, lifted on the retention page', async ({ page, browser }) => {
+test('legal hold on a share: held from the shares list, its link still works once, lifted on the retention page', { tag: '@server' }, async ({ page, browser }) => {
   test.setTimeout(90_000);
   const tag = `sharehold-${Date.now().toString(36)}`;
   const fileName = `${tag}.txt`;

@@ -52,7 +52,7 @@ test('an admin finds a just-submitted inquiry, reads it as text, exports it and 
   expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
 });
 
-test('the settings page shows the effect of a retention value before saving', async ({ page }) => {
+test('the settings page shows the effect of a retention value before saving', { tag: '@server' }, async ({ page }) => {
   const tag = `settings-${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);

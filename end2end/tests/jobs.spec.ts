@@ -6,7 +6,7 @@ function psql(sql: string): string {
   return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
 }
 
-test('the dashboard shows every job with its last run, runs one now, and shows an alert until it is resolved', async ({ page }) => {
+test('the dashboard shows every job with its last run, runs one now, and shows an alert until it is resolved', { tag: '@server' }, async ({ page }) => {
   const tag = `jobs-${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);

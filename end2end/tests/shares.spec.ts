@@ -23,6 +23,8 @@ test('an admin shares a file; a recipient downloads it once, and the second down
   await shares.open();
   const link = await shares.share({ name: fileName, mimeType: 'application/pdf', buffer: bytes }, '1 day', `for ${tag}`);
   expect(link).toMatch(/^http:\/\/localhost:\d+\/s\/[A-Za-z0-9_-]{43}$/);
+  // The same link as a QR code, for a phone in the room.
+  expect(await shares.qrCodeText()).toBe(link);
   await expect(shares.row(fileName).getByTestId('share-status')).toHaveText('Active');
 
   // The recipient: a fresh browser context, no session.
@@ -83,7 +85,7 @@ test('an upload over the limit is refused in the browser before it starts, and a
   await recipient.close();
 });
 
-test('an upload shows its progress, and a cancelled upload leaves no file behind', async ({ page }) => {
+test('an upload shows its progress, and a cancelled upload leaves no file behind', { tag: '@server' }, async ({ page }) => {
   const tag = tagged();
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);

@@ -129,6 +129,80 @@ pub struct Config {
     /// Log format.
     #[arg(long, env = "EBB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+
+    /// SMTP server for emailing admins about new inquiries: `smtp://host:25` (plain, local relay),
+    /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtps://user:pass@host` (TLS).
+    /// Empty (the default): no email is sent.
+    #[arg(long, env = "EBB_SMTP_URL", hide_env_values = true, default_value = "")]
+    pub smtp_url: Secret,
+
+    /// Who gets the notifications: comma-separated addresses (needed with EBB_SMTP_URL).
+    #[arg(long, env = "EBB_NOTIFY_TO", default_value = "")]
+    pub notify_to: String,
+
+    /// The notifications' sender; default `Ebb <ebb@HOST>` with the public URL's host.
+    #[arg(long, env = "EBB_NOTIFY_FROM", default_value = "")]
+    pub notify_from: String,
+
+    /// What a notification says: `count` ("you have N new inquiries", no personal data) or
+    /// `full` (each inquiry's name, address and message).
+    #[arg(long, env = "EBB_NOTIFY_CONTENT", value_enum, default_value_t = NotifyContentArg::Count)]
+    pub notify_content: NotifyContentArg,
+
+    /// At most one notification per this many minutes; inquiries meanwhile go in one digest.
+    #[arg(long, env = "EBB_NOTIFY_DIGEST_MINS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1440))]
+    pub notify_digest_mins: u64,
+}
+
+/// See `Config::notify_content`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyContentArg {
+    Count,
+    Full,
+}
+
+impl Config {
+    /// The notification mailer from the settings (none without EBB_SMTP_URL), or what is wrong.
+    pub fn notify_settings(&self) -> Result<app::notify::NotifySettings, String> {
+        use lettre::message::Mailbox;
+        let url = self.smtp_url.0.trim();
+        if url.is_empty() {
+            return Ok(app::notify::NotifySettings { mailer: None });
+        }
+        let transport = lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url)
+            .map_err(|_| "EBB_SMTP_URL is not a valid SMTP URL (smtp://host:port, smtps://user:pass@host)".to_string())?
+            .timeout(Some(Duration::from_secs(20)))
+            .build();
+        let to = self
+            .notify_to
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<Mailbox>().map_err(|_| format!("EBB_NOTIFY_TO: {s:?} is not an email address")))
+            .collect::<Result<Vec<_>, _>>()?;
+        if to.is_empty() {
+            return Err("EBB_SMTP_URL is set but EBB_NOTIFY_TO names no recipient".into());
+        }
+        let from = if self.notify_from.trim().is_empty() {
+            format!("Ebb <ebb@{}>", self.public_url.host_str().unwrap_or("localhost"))
+        } else {
+            self.notify_from.trim().to_owned()
+        };
+        let from = from.parse::<Mailbox>().map_err(|_| format!("EBB_NOTIFY_FROM: {from:?} is not an email address"))?;
+        Ok(app::notify::NotifySettings {
+            mailer: Some(std::sync::Arc::new(app::notify::Mailer {
+                transport,
+                from,
+                to,
+                content: match self.notify_content {
+                    NotifyContentArg::Count => app::notify::NotifyContent::Count,
+                    NotifyContentArg::Full => app::notify::NotifyContent::Full,
+                },
+                digest: Duration::from_secs(self.notify_digest_mins * 60),
+                public_url: self.public_origin(),
+            })),
+        })
+    }
 }
 
 /// Where objects live.

@@ -7,6 +7,7 @@ pub mod config;
 pub mod errors;
 pub mod export;
 pub mod http;
+pub mod live;
 pub mod maintenance;
 pub mod s3;
 pub mod security;
@@ -170,6 +171,7 @@ pub fn jobs() -> app::jobs::Registry {
         app::audit::upkeep::job(),
         app::audit::archive::job(),
         app::audit::exports::job(),
+        app::notify::job(),
     ])
 }
 
@@ -217,15 +219,20 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
         .with(Arc::new(app::audit::db::ClientSecret::default()))
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
-        .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) });
+        .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
+        .with(config.notify_settings().unwrap_or_else(|e| {
+            tracing::warn!("notifications are off: {e}");
+            app::notify::NotifySettings { mailer: None }
+        }));
     AppState {
         leptos_options: Arc::new(leptos_options),
-        pool,
+        pool: pool.clone(),
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
         blobs: Arc::new(app::storage::MarkedStore::new(store)),
         jobs: Arc::new(jobs()),
         domains,
+        live: app::live::Live::new(pool),
     }
 }
 
@@ -237,6 +244,7 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/admin/inbox/export.csv", true),
     ("/admin/audit/export.csv", true),
     ("/admin/retention/report.json", true),
+    (app::live::PATH, true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
     (app::storage::signed::PATH, false),
@@ -261,6 +269,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         .route("/admin/audit/export.csv", get(export::audit_csv))
         .route("/admin/retention/report.json", get(export::retention_report))
+        .route(app::live::PATH, get(live::events))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))
         // Reads signed by Ebb (local backend); the signature is the authorisation.
@@ -337,6 +346,12 @@ pub async fn serve(
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker = maintenance_interval.map(|every| tokio::spawn(maintenance::ticker(state.clone(), every, stop.clone())));
     let app = router(state.clone(), max_body_bytes);
+    // Open live streams end first, so their connections can drain.
+    let closing = state.live.closing.clone();
+    let shutdown = async move {
+        shutdown.await;
+        closing.cancel();
+    };
     let result = http::serve(listener, app, shutdown).await;
     stop.cancel();
     if let Some(t) = ticker {

@@ -165,6 +165,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Serve => {
+            // A notification setting that cannot work stops the start, with what is wrong.
+            config.notify_settings()?;
             let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             // A wrong storage path must stop the server here, not make every delete "succeed".
             server::probe_storage(&state, &config).await?;

@@ -154,8 +154,31 @@ async fn receive(
     app::audit::db::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
     stored.committed = true;
+    state.live.touch(app::live::Topic::Share, Some(id.to_string()));
     tracing::info!(share.id = id, size_bytes = size, "share created");
-    Ok(NewShare { id, url: format!("{}/s/{token}", state.config.public_url), file_name, size_bytes: size as i64, expires_at })
+    let url = format!("{}/s/{token}", state.config.public_url);
+    let qr_svg = qr_svg(&url);
+    Ok(NewShare { id, url, qr_svg, file_name, size_bytes: size as i64, expires_at })
+}
+
+/// The link as a QR code: an SVG drawn here (the client carries no QR encoder), black on white
+/// with its quiet zone, for handing a file to someone in the room. Empty if the link cannot be
+/// encoded (it always can: a share link is far below a QR code's capacity).
+pub fn qr_svg(url: &str) -> String {
+    match qrcode::QrCode::with_error_correction_level(url.as_bytes(), qrcode::EcLevel::M) {
+        Ok(code) => {
+            let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
+            // The XML declaration has no place inside an HTML page.
+            match svg.find("<svg") {
+                Some(start) => svg[start..].to_string(),
+                None => String::new(),
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "share link could not be drawn as a QR code");
+            String::new()
+        }
+    }
 }
 
 /// Reads a small text field, refusing more than `max` bytes.
@@ -206,6 +229,7 @@ pub async fn download(State(state): State<AppState>, Path(token): Path<String>, 
     }
     // Crash tests stop here: claimed, not a byte sent.
     fail::fail_point!("share-download-after-claim");
+    state.live.touch(app::live::Topic::Share, Some(share.id.to_string()));
     shares::gc::gc_in_background(&state);
     tracing::info!(share.id = share.id, "share downloaded");
     let mut res = Response::new(Body::from_stream(blob.body));

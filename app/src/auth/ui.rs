@@ -8,6 +8,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 use super::api::*;
 use super::{PasskeyView, SessionView};
 use crate::error::AppError;
+use crate::i18n::{t, tf, T};
 use crate::time::format_time;
 use crate::ui::{describe, CopyableLink, Outcome};
 
@@ -15,7 +16,7 @@ use crate::ui::{describe, CopyableLink, Outcome};
 /// make a new one.
 fn describe_invite(err: &AppError) -> String {
     match err {
-        AppError::NotFound => "This link is not valid: it was already used, has expired, or was mistyped. Ask an admin for a new invite.".into(),
+        AppError::NotFound => t(T::InviteInvalid).into(),
         other => describe(other),
     }
 }
@@ -46,7 +47,7 @@ fn safe_next(next: Option<String>) -> String {
 #[component]
 fn NeedsJavascript() -> impl IntoView {
     view! {
-        <noscript><p class="notice error">"Passkeys need JavaScript. Please enable it for this site."</p></noscript>
+        <noscript><p class="notice error">{t(T::NeedsJavascript)}</p></noscript>
     }
 }
 
@@ -137,25 +138,25 @@ pub fn SignInPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Sign in — Ebb"/>
+        <Title text=format!("{}{}", t(T::SignInTitle), t(T::TitleSuffix))/>
         <div class="page narrow">
             <div class="card">
-                <h1>"Sign in"</h1>
-                <p>"Ebb admins sign in with a passkey: your device checks your fingerprint, face or PIN. There is no password."</p>
+                <h1>{t(T::SignInTitle)}</h1>
+                <p>{t(T::SignInIntro)}</p>
                 {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="signin-error">{m}</p> })}
                 <NeedsJavascript/>
                 <Show when=move || autofill.get()>
                     <div class="field">
-                        <label for="signin-passkey">"Or choose your passkey here"</label>
+                        <label for="signin-passkey">{t(T::SignInAutofill)}</label>
                         <input id="signin-passkey" name="username" type="text" autocomplete="username webauthn"
-                            placeholder="Your saved passkeys appear as suggestions"/>
+                            placeholder=t(T::SignInAutofillHint)/>
                     </div>
                 </Show>
                 <button type="button" class="primary" data-testid="signin" on:click=sign_in
                     disabled=move || busy.get() || !hydrated.get() aria-busy=move || busy.get().to_string()>
-                    {move || if busy.get() { "Waiting for your passkey…" } else { "Sign in with a passkey" }}
+                    {move || if busy.get() { t(T::WaitingForPasskey) } else { t(T::SignInButton) }}
                 </button>
-                <p class="hint left">"No passkey yet? Ask an admin for an invite link."</p>
+                <p class="hint left">{t(T::SignInNoPasskey)}</p>
             </div>
         </div>
     }
@@ -169,7 +170,7 @@ pub fn InvitePage() -> impl IntoView {
         Resource::new(|| (), move |_| lookup_invite(token.clone()))
     };
     let name = RwSignal::new(String::new());
-    let passkey_name = RwSignal::new("This device".to_string());
+    let passkey_name = RwSignal::new(t(T::InviteDefaultPasskey).to_string());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let hydrated = RwSignal::new(false);
@@ -204,11 +205,11 @@ pub fn InvitePage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Join as an admin — Ebb"/>
+        <Title text=format!("{}{}", t(T::InviteTitle), t(T::TitleSuffix))/>
         <div class="page narrow">
             <div class="card">
-                <h1>"Join Ebb as an admin"</h1>
-                <Suspense fallback=|| view! { <p>"Checking your invite…"</p> }>
+                <h1>{t(T::InviteHeading)}</h1>
+                <Suspense fallback=|| view! { <p>{t(T::InviteChecking)}</p> }>
                     {move || info.get().map(|r| match r {
                         Err(e) => view! { <p class="notice error" role="alert" data-testid="invite-invalid">{describe_invite(&e)}</p> }.into_any(),
                         Ok(invite) => {
@@ -216,23 +217,23 @@ pub fn InvitePage() -> impl IntoView {
                                 if name.get_untracked().is_empty() { name.set(n); }
                             }
                             view! {
-                                <p>"Create a passkey to finish. This link works once and expires at " {format_time(invite.expires_at)} "."</p>
+                                <p>{tf(T::InviteIntro, &[("time", &format_time(invite.expires_at))])}</p>
                                 {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="invite-error">{m}</p> })}
                                 <NeedsJavascript/>
                                 <form on:submit=register.clone()>
                                     <div class="field">
-                                        <label for="invite-name">"Your name"</label>
+                                        <label for="invite-name">{t(T::InviteYourName)}</label>
                                         <input id="invite-name" type="text" required maxlength="100" autocomplete="name"
                                             prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
                                     </div>
                                     <div class="field">
-                                        <label for="invite-passkey-name">"Name for this passkey"</label>
+                                        <label for="invite-passkey-name">{t(T::InvitePasskeyName)}</label>
                                         <input id="invite-passkey-name" type="text" required maxlength="100"
                                             prop:value=passkey_name on:input=move |ev| passkey_name.set(event_target_value(&ev))/>
-                                        <p class="hint left">"So you can tell your passkeys apart later, e.g. “Work laptop”."</p>
+                                        <p class="hint left">{t(T::InvitePasskeyNameHint)}</p>
                                     </div>
                                     <button type="submit" class="primary" disabled=move || busy.get() || !hydrated.get()>
-                                        {move || if busy.get() { "Waiting for your passkey…" } else { "Create passkey and join" }}
+                                        {move || if busy.get() { t(T::WaitingForPasskey) } else { t(T::InviteButton) }}
                                     </button>
                                 </form>
                             }.into_any()

@@ -35,9 +35,12 @@ pub async fn submit_inquiry(name: String, email: String, message: String, websit
         Err(e) => return Err(AppError::internal("contact submission", e)),
     };
     tracing::info!(inquiry.id = %id, "inquiry received");
+    state.live.touch(crate::live::Topic::Inquiry, Some(id.to_string()));
 
     // Best-effort after the response: prune if due (seed 000). Never affects this response.
     crate::jobs::nudge_named(&state, crate::maintenance::prune::JOB, crate::jobs::Trigger::Contact);
+    // And email the admins if they asked for it (a digest at most once per period).
+    crate::jobs::nudge_named(&state, crate::notify::JOB, crate::jobs::Trigger::Contact);
 
     finish_success(is_plain_form_post())
 }

@@ -9,6 +9,7 @@ pub mod ui;
 use serde::{Deserialize, Serialize};
 
 use crate::error::FieldErrors;
+use crate::i18n::{t, tf, T};
 
 /// What the contact domain needs at run time (put into `AppState` by the composition root).
 #[cfg(feature = "ssr")]
@@ -58,13 +59,13 @@ pub fn parse_name(raw: &str) -> Result<String, String> {
     let name = raw.trim();
     let chars = name.chars().count();
     if chars == 0 {
-        return Err("Please enter your name.".into());
+        return Err(t(T::NameMissing).into());
     }
     if chars > NAME_MAX_CHARS {
-        return Err(format!("Please shorten your name to {NAME_MAX_CHARS} characters or fewer (it has {chars})."));
+        return Err(tf(T::NameTooLong, &[("max", &NAME_MAX_CHARS), ("n", &chars)]));
     }
     if name.chars().any(char::is_control) {
-        return Err("Your name cannot contain line breaks or control characters.".into());
+        return Err(t(T::NameControl).into());
     }
     Ok(name.to_owned())
 }
@@ -84,11 +85,11 @@ pub fn mailto_href(email: &str) -> String {
 pub fn parse_email(raw: &str) -> Result<String, String> {
     let email = raw.trim();
     if email.is_empty() {
-        return Err("Please enter your email address so we can reply.".into());
+        return Err(t(T::EmailMissing).into());
     }
     let chars = email.chars().count();
     if chars > EMAIL_MAX_CHARS {
-        return Err(format!("An email address can have at most {EMAIL_MAX_CHARS} characters (this one has {chars})."));
+        return Err(tf(T::EmailTooLong, &[("max", &EMAIL_MAX_CHARS), ("n", &chars)]));
     }
     // email_address follows RFC 5322; we additionally want a domain with a dot, as every
     // deliverable public address has one, and no display-name form ("Ann <a@b.c>").
@@ -96,7 +97,7 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
     // RFC 5322 allows `%`, `?`, `&`, `=`, `#`, `/` and quotes in the local part, but no real
     // mailbox needs them and in a `mailto:` link they add headers (`?bcc=…`).
     if !valid || email.chars().any(|c| c.is_control() || c.is_whitespace() || URL_SIGNIFICANT.contains(c)) {
-        return Err("Please enter a valid email address, like name@example.org.".into());
+        return Err(t(T::EmailInvalid).into());
     }
     Ok(email.to_owned())
 }
@@ -104,16 +105,16 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
 /// Validates a message: 1–5,000 characters, not only whitespace. Line breaks are kept.
 pub fn parse_message(raw: &str) -> Result<String, String> {
     if raw.trim().is_empty() {
-        return Err("Please write a message.".into());
+        return Err(t(T::MessageMissing).into());
     }
     // Browsers submit line breaks as CRLF; store them as LF so lengths match what was typed.
     let message = raw.replace("\r\n", "\n");
     let chars = message.chars().count();
     if chars > MESSAGE_MAX_CHARS {
-        return Err(format!("Please shorten your message to {MESSAGE_MAX_CHARS} characters or fewer (it has {chars})."));
+        return Err(tf(T::MessageTooLong, &[("max", &MESSAGE_MAX_CHARS), ("n", &chars)]));
     }
     if message.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Err("Your message contains control characters; please remove them.".into());
+        return Err(t(T::MessageControl).into());
     }
     Ok(message)
 }

@@ -9,6 +9,7 @@ use leptos_router::hooks::use_query_map;
 use super::api::{SubmitInquiry, HONEYPOT_FIELD};
 use super::{parse_email, parse_message, parse_name, MESSAGE_MAX_CHARS};
 use crate::error::{AppError, FieldErrors};
+use crate::i18n::{t, tf, T};
 
 /// The error a no-JavaScript submission was redirected back with, only when this server signed
 /// it for that redirect (`__sig`); anything else in the URL is ignored. Decided on the server and
@@ -26,12 +27,10 @@ fn error_from_url() -> Option<AppError> {
 /// A message for errors that do not belong to one field.
 fn general_message(err: &AppError) -> String {
     match err {
-        AppError::Invalid(_) => "Please correct the fields marked below.".into(),
-        AppError::RateLimited { retry_after_secs } => {
-            format!("You have sent several messages in a short time. Please wait {} minute(s) and try again.", retry_after_secs.div_ceil(60))
-        }
-        AppError::BadRequest(_) => "The form was incomplete. Please reload the page and try again.".into(),
-        _ => "Something went wrong on our side and your message was not sent. Please try again in a few minutes.".into(),
+        AppError::Invalid(_) => t(T::ContactFixFields).into(),
+        AppError::RateLimited { retry_after_secs } => tf(T::ContactRateLimited, &[("n", &retry_after_secs.div_ceil(60))]),
+        AppError::BadRequest(_) => t(T::ContactIncomplete).into(),
+        _ => t(T::ContactFailed).into(),
     }
 }
 
@@ -119,17 +118,17 @@ pub fn ContactForm() -> impl IntoView {
 
     view! {
         <section id="contact" class="contact" aria-labelledby="contact-title">
-            <h2 id="contact-title">"Contact us"</h2>
+            <h2 id="contact-title">{t(T::ContactHeading)}</h2>
             <Show
                 when=move || !sent()
                 fallback=move || view! {
                     <div class="notice success" role="status" data-testid="contact-success">
-                        <p><strong>"Thank you — your message was sent."</strong></p>
-                        <p>"We will reply to the email address you gave."</p>
+                        <p><strong>{t(T::ContactSent)}</strong></p>
+                        <p>{t(T::ContactSentReply)}</p>
                         {move || hydrated.get().then(|| view! {
-                            <button type="button" class="secondary" on:click=send_another>"Send another message"</button>
+                            <button type="button" class="secondary" on:click=send_another>{t(T::ContactSendAnother)}</button>
                         })}
-                        {move || (!hydrated.get()).then(|| view! { <a href="/#contact">"Send another message"</a> })}
+                        {move || (!hydrated.get()).then(|| view! { <a href="/#contact">{t(T::ContactSendAnother)}</a> })}
                     </div>
                 }
             >
@@ -139,7 +138,7 @@ pub fn ContactForm() -> impl IntoView {
                 <form action=SubmitInquiry::url() method="post" on:submit=on_submit
                     novalidate=move || hydrated.get() data-hydrated=move || hydrated.get().to_string()>
                     <div class="field">
-                        <label for="contact-name">"Your name"</label>
+                        <label for="contact-name">{t(T::ContactName)}</label>
                         <input id="contact-name" name="name" type="text" autocomplete="name" required maxlength="100"
                             prop:value=name
                             on:input=move |ev| set_name.set(event_target_value(&ev))
@@ -149,7 +148,7 @@ pub fn ContactForm() -> impl IntoView {
                         <p id="contact-name-error" class="field-error" aria-live="polite">{field_error("name")}</p>
                     </div>
                     <div class="field">
-                        <label for="contact-email">"Your email address"</label>
+                        <label for="contact-email">{t(T::ContactEmail)}</label>
                         <input id="contact-email" name="email" type="email" autocomplete="email" required maxlength="254"
                             prop:value=email
                             on:input=move |ev| set_email.set(event_target_value(&ev))
@@ -159,7 +158,7 @@ pub fn ContactForm() -> impl IntoView {
                         <p id="contact-email-error" class="field-error" aria-live="polite">{field_error("email")}</p>
                     </div>
                     <div class="field">
-                        <label for="contact-message">"Message"</label>
+                        <label for="contact-message">{t(T::ContactMessage)}</label>
                         <textarea id="contact-message" name="message" rows="7" required maxlength="5000"
                             prop:value=message
                             on:input=move |ev| set_message.set(event_target_value(&ev))
@@ -167,19 +166,19 @@ pub fn ContactForm() -> impl IntoView {
                             aria-invalid=move || field_error("message")().is_some().to_string()
                             aria-describedby="contact-message-error contact-message-count"></textarea>
                         <p id="contact-message-count" class="hint" data-testid="message-count">
-                            {move || format!("{} / {} characters", message_count(), MESSAGE_MAX_CHARS)}
+                            {move || tf(T::ContactCount, &[("n", &message_count()), ("max", &MESSAGE_MAX_CHARS)])}
                         </p>
                         <p id="contact-message-error" class="field-error" aria-live="polite">{field_error("message")}</p>
                     </div>
                     // Honeypot: hidden from people and assistive technology; bots fill it in.
                     <div class="hp" aria-hidden="true">
-                        <label for="contact-website">"Leave this field empty"</label>
+                        <label for="contact-website">{t(T::ContactHoneypot)}</label>
                         <input id="contact-website" name=HONEYPOT_FIELD type="text" tabindex="-1" autocomplete="off"/>
                     </div>
                     <button type="submit" disabled=move || action.pending().get() aria-busy=move || action.pending().get().to_string()>
-                        {move || if action.pending().get() { "Sending…" } else { "Send message" }}
+                        {move || if action.pending().get() { t(T::ContactSending) } else { t(T::ContactSend) }}
                     </button>
-                    <p class="hint"><a href="/retention">"How long we keep your message"</a></p>
+                    <p class="hint"><a href="/retention">{t(T::ContactRetentionLink)}</a></p>
                 </form>
             </Show>
         </section>

@@ -65,6 +65,7 @@ pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
     }
     tx.commit().await.map_err(internal("commit"))?;
     tracing::info!(admin.id = %admin.id, deleted = deleted.len(), "inquiries deleted");
+    state.live.touch(crate::live::Topic::Inquiry, None);
     Ok(deleted.len() as u64)
 }
 

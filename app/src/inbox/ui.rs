@@ -39,8 +39,10 @@ pub fn InboxPage() -> impl IntoView {
     let search = RwSignal::new(String::new());
     let applied = RwSignal::new(String::new());
     let reload = RwSignal::new(0u32);
-    let first_page = Resource::new(move || (applied.get(), reload.get()), |(q, _)| list_inquiries(Some(q), None));
-    let counts = Resource::new(move || reload.get(), |_| count_inquiries());
+    // Fetched again when inquiries arrive or go (here or on another instance, or by prune).
+    let live = crate::live::live_version(&[crate::live::Topic::Inquiry, crate::live::Topic::Job]);
+    let first_page = Resource::new(move || (applied.get(), reload.get(), live()), |(q, _, _)| list_inquiries(Some(q), None));
+    let counts = Resource::new(move || (reload.get(), live()), |_| count_inquiries());
     // Rows loaded by "Show older" and the cursor after them; reset whenever the first page changes.
     let more = RwSignal::new(Vec::<InquirySummary>::new());
     let next = RwSignal::new(None::<String>);
@@ -54,7 +56,8 @@ pub fn InboxPage() -> impl IntoView {
         if let Some(Ok(page)) = first_page.get() {
             more.set(Vec::new());
             next.set(page.next.clone());
-            selected.set(Default::default());
+            // A fresh first page (a search, or new inquiries) keeps the selection it still shows.
+            selected.update(|s| s.retain(|id| page.items.iter().any(|i| i.id == *id)));
         }
     });
 

@@ -517,6 +517,7 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
             .await?;
     }
     tx.commit().await?;
+    state.live.touch(crate::live::Topic::Job, Some(job.name.to_string()));
     let seconds = clock.elapsed().as_secs_f64();
     metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
     metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);

@@ -65,7 +65,8 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
 #[component]
 pub fn JobsPanel() -> impl IntoView {
     let version = RwSignal::new(0u32);
-    let jobs = Resource::new(move || version.get(), |_| list_jobs());
+    let job_ran = crate::live::live_version(&[crate::live::Topic::Job]);
+    let jobs = Resource::new(move || (version.get(), job_ran()), |_| list_jobs());
     let running = RwSignal::new(None::<String>);
     let message = RwSignal::new(None::<Result<String, String>>);
     let on_run = Callback::new(move |name: String| {

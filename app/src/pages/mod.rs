@@ -4,16 +4,17 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::contact::ui::ContactForm;
+use crate::i18n::{t, T};
 use crate::ui::describe;
 
 /// The public home page with the contact form.
 #[component]
 pub fn HomePage() -> impl IntoView {
     view! {
-        <Title text="Contact — Ebb"/>
+        <Title text=format!("{}{}", t(T::HomeTitle), t(T::TitleSuffix))/>
         <div class="page narrow">
-            <h1>"Get in touch"</h1>
-            <p class="lead">"Write to us with the form below. We answer by email, usually within two working days."</p>
+            <h1>{t(T::HomeHeading)}</h1>
+            <p class="lead">{t(T::HomeLead)}</p>
             <ContactForm/>
         </div>
     }
@@ -27,10 +28,10 @@ pub fn NotFound() -> impl IntoView {
         res.set_status(axum::http::StatusCode::NOT_FOUND);
     }
     view! {
-        <Title text="Not found — Ebb"/>
+        <Title text=format!("{}{}", t(T::NotFoundTitle), t(T::TitleSuffix))/>
         <div class="page narrow">
-            <h1>"Page not found"</h1>
-            <p>"There is nothing at this address. Check the link, or go to the " <a href="/">"home page"</a> "."</p>
+            <h1>{t(T::NotFoundHeading)}</h1>
+            <p>{t(T::NotFoundText)} <a href="/">{t(T::NotFoundHome)}</a> {t(T::NotFoundEnd)}</p>
         </div>
     }
 }
@@ -39,9 +40,13 @@ pub fn NotFound() -> impl IntoView {
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     use crate::inbox::{api::count_inquiries, ui::CountsBar};
+    use crate::live::{live_version, Topic};
     use crate::maintenance::ui::JobsPanel;
-    let counts = Resource::new(|| (), |_| count_inquiries());
-    let shares = Resource::new(|| (), |_| crate::shares::api::get_share_overview());
+    // Fetched again when an inquiry arrives or a share changes, here or on another instance.
+    let inquiries = live_version(&[Topic::Inquiry, Topic::Job]);
+    let shares_changed = live_version(&[Topic::Share, Topic::Job]);
+    let counts = Resource::new(inquiries, |_| count_inquiries());
+    let shares = Resource::new(shares_changed, |_| crate::shares::api::get_share_overview());
     view! {
         <Title text="Dashboard — Ebb admin"/>
         <h1>"Dashboard"</h1>
@@ -77,6 +82,8 @@ pub fn DashboardPage() -> impl IntoView {
 /// maintenance's banner, so neither domain imports the other's UI).
 #[component]
 pub fn AdminLayout() -> impl IntoView {
+    // One live stream for every admin page (the layout stays while the admin navigates).
+    crate::live::provide_live();
     view! {
         <crate::auth::ui::AdminShell>
             <crate::maintenance::ui::AlertBanner/>

@@ -5,6 +5,7 @@ use leptos_meta::{Meta, Title};
 
 use super::api::{get_public_promises, get_retention_report};
 use super::{age_words, KindReport, RetentionReport};
+use crate::i18n::{self, t, tf, T};
 use crate::time::format_time;
 use crate::ui::describe;
 
@@ -110,7 +111,8 @@ pub fn RetentionPage() -> impl IntoView {
 /// The dashboard's card: past promise and holds at a glance.
 #[component]
 pub fn RetentionCard() -> impl IntoView {
-    let report = Resource::new(|| (), |_| get_retention_report());
+    let changed = crate::live::live_version(&[crate::live::Topic::Job, crate::live::Topic::Share, crate::live::Topic::Inquiry]);
+    let report = Resource::new(changed, |_| get_retention_report());
     view! {
         <section class="card" aria-labelledby="dash-retention">
             <h2 id="dash-retention">"Retention"</h2>
@@ -134,52 +136,32 @@ pub fn RetentionCard() -> impl IntoView {
     }
 }
 
-fn duration_words(hours: u32) -> String {
-    if hours >= 48 && hours.is_multiple_of(24) {
-        format!("{} days", hours / 24)
-    } else if hours == 1 {
-        "1 hour".into()
-    } else {
-        format!("{hours} hours")
-    }
-}
-
 /// `/retention`: what happens to a visitor's data, from the live settings.
 #[component]
 pub fn PublicRetentionPage() -> impl IntoView {
     let promises = Resource::new(|| (), |_| get_public_promises());
     view! {
-        <Title text="How long we keep your data — Ebb"/>
-        <Meta name="description" content="How long messages sent with the contact form and shared files are kept, and when they are deleted."/>
+        <Title text=format!("{}{}", t(T::RetentionPublicTitle), t(T::TitleSuffix))/>
+        <Meta name="description" content=t(T::RetentionPublicDescription)/>
         <div class="page narrow">
-            <h1>"How long we keep your data"</h1>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            <h1>{t(T::RetentionPublicTitle)}</h1>
+            <Suspense fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || promises.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                     Ok(p) => view! {
-                        <h2>"Messages you send"</h2>
-                        <p data-testid="promise-messages">
-                            "A message sent with the contact form (your name, email address and message) is kept for "
-                            <strong>{if p.retention_days == 1 { "1 day".to_string() } else { format!("{} days", p.retention_days) }}</strong>
-                            " and then deleted automatically."
-                        </p>
-                        <h2>"Files shared with you"</h2>
+                        <h2>{t(T::RetentionMessagesHeading)}</h2>
+                        <p data-testid="promise-messages">{tf(T::RetentionMessages, &[("days", &i18n::days(p.retention_days as i64))])}</p>
+                        <h2>{t(T::RetentionFilesHeading)}</h2>
                         <p data-testid="promise-files">
-                            "A shared file can be downloaded once. It is deleted "
-                            <strong>{if p.delivery_grace_mins == 1 { "1 minute".to_string() } else { format!("{} minutes", p.delivery_grace_mins) }}</strong>
-                            " after that download, or when its link expires unused (a link lives at most "
-                            {duration_words(p.max_share_hours)} ")."
+                            {tf(T::RetentionFiles, &[("grace", &i18n::minutes(p.delivery_grace_mins as i64)), ("longest", &i18n::hours(p.max_share_hours as i64))])}
                         </p>
-                        <h2>"Nothing is kept longer"</h2>
-                        <p data-testid="promise-nothing-longer">
-                            "Deletion runs on its own, every hour, and is checked: nothing is kept longer than stated here. "
-                            "The one exception is an item we are required by law to keep (a legal hold); it is deleted as soon as that requirement ends."
-                        </p>
-                        <p>"Sign-in records of the site's administrators and the audit log of their actions are kept separately and contain none of your messages."</p>
+                        <h2>{t(T::RetentionNothingLongerHeading)}</h2>
+                        <p data-testid="promise-nothing-longer">{t(T::RetentionNothingLonger)}</p>
+                        <p>{t(T::RetentionAdmins)}</p>
                     }.into_any(),
                 })}
             </Suspense>
-            <p><a href="/">"Back to the contact form"</a></p>
+            <p><a href="/">{t(T::RetentionBack)}</a></p>
         </div>
     }
 }

@@ -62,6 +62,7 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
+    state.live.touch(crate::live::Topic::Share, Some(id.to_string()));
     super::gc::gc_in_background(&state);
     Ok(())
 }

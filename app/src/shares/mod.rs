@@ -113,6 +113,8 @@ pub struct ShareList {
 pub struct NewShare {
     pub id: i64,
     pub url: String,
+    /// The link as a QR code (an SVG document drawn by the server from `url` alone).
+    pub qr_svg: String,
     pub file_name: String,
     pub size_bytes: i64,
     pub expires_at: OffsetDateTime,

@@ -9,6 +9,7 @@ use super::api::*;
 use super::upload::UploadError;
 use super::{NewShare, ShareLanding, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
 use crate::error::AppError;
+use crate::i18n::{t, T};
 use crate::time::format_time;
 use crate::ui::{describe, format_bytes, CopyableLink, Outcome};
 
@@ -32,7 +33,9 @@ struct Progress {
 #[component]
 pub fn SharesPage() -> impl IntoView {
     let reload = RwSignal::new(0u32);
-    let list = Resource::new(move || reload.get(), |_| list_shares(None));
+    // Fetched again when a share is downloaded, revoked or purged (here or on another instance).
+    let live = crate::live::live_version(&[crate::live::Topic::Share, crate::live::Topic::Job]);
+    let list = Resource::new(move || (reload.get(), live()), |_| list_shares(None));
     let more = RwSignal::new(Vec::<ShareSummary>::new());
     let next = RwSignal::new(None::<i64>);
     let message = RwSignal::new(None::<Result<String, String>>);
@@ -308,6 +311,13 @@ fn ShareLink(share: NewShare) -> impl IntoView {
             </p>
             <label for="share-url">"Copy the link now: it is shown only this once (Ebb keeps only a fingerprint of it)."</label>
             <CopyableLink input_id="share-url" testid="share-url" url=share.url button="Copy link"/>
+            // Drawn by the server from the link alone (no user text), so it is safe to insert.
+            {(!share.qr_svg.is_empty()).then(|| view! {
+                <figure class="qr">
+                    <div role="img" aria-label="QR code of the link" data-testid="share-qr" inner_html=share.qr_svg.clone()></div>
+                    <figcaption class="muted">"Or scan this code with a phone to open the link."</figcaption>
+                </figure>
+            })}
         </div>
     }
 }
@@ -351,40 +361,36 @@ pub fn SharePage() -> impl IntoView {
     Effect::new(move |_| hydrated.set(true));
     view! {
         <div class="page narrow" data-hydrated=move || hydrated.get().to_string()>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            <Suspense fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || landing.get().map(|r| match r {
                     Ok(ShareLanding::Active { file_name, size_bytes, expires_at }) => view! {
-                        <Title text="Download a file — Ebb"/>
+                        <Title text=format!("{}{}", t(T::ShareTitle), t(T::TitleSuffix))/>
                         <section class="card share-landing">
-                            <h1>"A file was shared with you"</h1>
+                            <h1>{t(T::ShareHeading)}</h1>
                             <dl class="facts">
-                                <div><dt>"File"</dt><dd data-testid="share-file-name">{file_name}</dd></div>
-                                <div><dt>"Size"</dt><dd data-testid="share-size">{format_bytes(size_bytes.max(0) as u64)}</dd></div>
-                                <div><dt>"Link expires"</dt><dd>{format_time(expires_at)}</dd></div>
+                                <div><dt>{t(T::ShareFile)}</dt><dd data-testid="share-file-name">{file_name}</dd></div>
+                                <div><dt>{t(T::ShareSize)}</dt><dd data-testid="share-size">{format_bytes(size_bytes.max(0) as u64)}</dd></div>
+                                <div><dt>{t(T::ShareExpires)}</dt><dd>{format_time(expires_at)}</dd></div>
                             </dl>
                             <form method="post" action=format!("/s/{}", token()) on:submit=move |_| started.set(true)>
-                                <button type="submit" class="primary" data-testid="download">"Download"</button>
+                                <button type="submit" class="primary" data-testid="download">{t(T::ShareDownload)}</button>
                             </form>
                             <p class="muted">
-                                {move || if started.get() {
-                                    "Your download has started. This link now no longer works; if the download fails, ask the sender for a new link."
-                                } else {
-                                    "This link works for one download: once the download starts, it stops working."
-                                }}
+                                {move || if started.get() { t(T::ShareStarted) } else { t(T::ShareOnce) }}
                             </p>
-                            <p class="muted"><a href="/retention">"When this file is deleted"</a></p>
+                            <p class="muted"><a href="/retention">{t(T::ShareWhenDeleted)}</a></p>
                         </section>
                     }.into_any(),
                     Ok(ShareLanding::Gone { downloaded }) => {
                         #[cfg(feature = "ssr")]
                         gone();
                         let (title, text) = if downloaded {
-                            ("This file was already downloaded", "The link worked for one download, and that download has happened. If you did not get the file, ask the sender for a new link.")
+                            (t(T::ShareDownloadedTitle), t(T::ShareDownloadedText))
                         } else {
-                            ("This link has expired", "The link was valid until a set time (or the sender withdrew it), and the file has been or will be deleted. Ask the sender for a new link.")
+                            (t(T::ShareExpiredTitle), t(T::ShareExpiredText))
                         };
                         view! {
-                            <Title text=format!("{title} — Ebb")/>
+                            <Title text=format!("{title}{}", t(T::TitleSuffix))/>
                             <section class="card" data-testid="share-gone">
                                 <h1>{title}</h1>
                                 <p>{text}</p>
@@ -396,10 +402,10 @@ pub fn SharePage() -> impl IntoView {
                         #[cfg(feature = "ssr")]
                         crate::error::set_status(&AppError::NotFound);
                         view! {
-                        <Title text="Link not found — Ebb"/>
+                        <Title text=format!("{}{}", t(T::ShareNotFoundTitle), t(T::TitleSuffix))/>
                         <section class="card" data-testid="share-not-found">
-                            <h1>"This link is not valid"</h1>
-                            <p>"Check that you copied the whole link. If it is right, ask the sender for a new one."</p>
+                            <h1>{t(T::ShareNotFoundHeading)}</h1>
+                            <p>{t(T::ShareNotFoundText)}</p>
                         </section>
                     }.into_any()
                     }

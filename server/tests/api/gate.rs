@@ -19,6 +19,10 @@ const PUBLIC_SERVER_FNS: &[&str] = &[
     "/api/share",
     // The retention promises a visitor reads at /retention (settings, no personal data).
     "/api/retention",
+    // A visitor's colour scheme (a cookie; nothing stored).
+    "/api/prefs/theme",
+    // A visitor's language (a cookie; nothing stored).
+    "/api/prefs/lang",
 ];
 
 /// Pages anyone may open. Everything else must be under /admin.

@@ -585,13 +585,18 @@ fn upload_cases(app: &TestApp, cookie: Option<&str>) -> Vec<Case> {
 }
 
 /// Status and `Location` of the answer to `req`, its body read to the end (a body that breaks
-/// off is a wrong answer too).
+/// off is a wrong answer too). An event stream never ends: its first chunk is enough.
 async fn answer(app: &TestApp, req: reqwest::Request) -> Result<(u16, Option<String>), String> {
     let exchange = async {
-        let res = app.client.execute(req).await?;
+        let mut res = app.client.execute(req).await?;
         let status = res.status().as_u16();
         let location = res.headers().get("location").and_then(|l| l.to_str().ok()).map(str::to_owned);
-        res.bytes().await?;
+        let stream = res.headers().get("content-type").is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+        if stream {
+            res.chunk().await?;
+        } else {
+            res.bytes().await?;
+        }
         Ok::<_, reqwest::Error>((status, location))
     };
     match tokio::time::timeout(ANSWER_WITHIN, exchange).await {

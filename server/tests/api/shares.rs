@@ -56,6 +56,10 @@ async fn an_upload_is_stored_and_its_link_is_returned_once_with_only_a_hash_kept
     assert_eq!(token.len(), 43);
     assert_eq!(created["file_name"], "Q3 report.pdf");
     assert_eq!(created["size_bytes"], 300_000);
+    // The link as a QR code, an SVG with nothing that could run or be styled inline (CSP).
+    let qr = created["qr_svg"].as_str().unwrap();
+    assert!(qr.starts_with("<svg") && qr.ends_with("</svg>"), "{qr}");
+    assert!(!qr.contains("<script") && !qr.contains("style=") && !qr.contains("<?xml"), "{qr}");
 
     let row: (Vec<u8>, String, i64, String, Option<String>, bool) = sqlx::query_as(
         "select token_hash, blob_key, size_bytes, status, note, expires_at between now() + interval '23 hours 59 minutes' and now() + interval '24 hours' from shares",

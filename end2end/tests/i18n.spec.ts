@@ -1,0 +1,118 @@
+import { expect, test, type Page } from '@playwright/test';
+import { InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
+import { ContactPage } from '../pages/contact-page';
+import { ShareLandingPage, SharesPage } from '../pages/shares';
+
+/** Console errors (a hydration mismatch is one) collected while the page is used. */
+function consoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
+
+test('a Japanese browser gets the visitor pages in Japanese, and the contact form works in them', async ({ browser }) => {
+  const context = await browser.newContext({ locale: 'ja-JP' });
+  const page = await context.newPage();
+  const errors = consoleErrors(page);
+  await page.goto('/');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('お問い合わせ');
+  const form = page.locator('#contact form');
+  await expect(form).toHaveAttribute('data-hydrated', 'true');
+  // Validation in Japanese, in the browser...
+  await page.getByLabel('お名前').fill('山田 花子');
+  await page.getByLabel('メールアドレス').fill('hanako@');
+  await page.getByLabel('メッセージ').fill('資料を送ってください。');
+  await page.getByRole('button', { name: '送信する' }).click();
+  await expect(page.locator('#contact-email-error')).toHaveText('name@example.org のような正しいメールアドレスを入力してください。');
+  // ...and the sent message.
+  await page.getByLabel('メールアドレス').fill('hanako@example.jp');
+  await page.getByRole('button', { name: '送信する' }).click();
+  await expect(page.getByTestId('contact-success')).toContainText('ありがとうございます。メッセージを送信しました。');
+  await page.goto('/retention');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('データの保管期間');
+  await expect(page.getByTestId('promise-messages')).toContainText(/\d+ 日間保管され/);
+  await page.goto('/signin');
+  await expect(page.getByRole('button', { name: 'パスキーでサインイン' })).toBeEnabled();
+  expect(errors, 'no hydration or other errors in the console').toEqual([]);
+
+  // The server's own validation answers in Japanese too (a plain form post, no JavaScript).
+  const plain = await browser.newContext({ locale: 'ja-JP', javaScriptEnabled: false });
+  const noJs = await plain.newPage();
+  await noJs.goto('/');
+  await noJs.getByLabel('お名前').fill('山田');
+  await noJs.getByLabel('メールアドレス').fill('not-an-address');
+  await noJs.getByLabel('メッセージ').fill('こんにちは');
+  await noJs.getByRole('button', { name: '送信する' }).click();
+  await expect(noJs.getByTestId('contact-error')).toHaveText('下の印の付いた項目を修正してください。');
+  await expect(noJs.locator('#contact-email-error')).toHaveText('name@example.org のような正しいメールアドレスを入力してください。');
+  await plain.close();
+  await context.close();
+});
+
+test('the language switch overrides the browser language, is remembered, and works without JavaScript', async ({ browser, baseURL }) => {
+  const context = await browser.newContext({ locale: 'en-US' });
+  const page = await context.newPage();
+  const errors = consoleErrors(page);
+  const contact = new ContactPage(page);
+  await contact.open();
+  await contact.waitForHydration();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  const switcher = page.getByTestId('lang-switch');
+  await expect(switcher.getByRole('button', { name: 'English' })).toHaveAttribute('aria-pressed', 'true');
+  await switcher.getByRole('button', { name: '日本語' }).click();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('お問い合わせ');
+  await expect(page.getByTestId('lang-switch').getByRole('button', { name: '日本語' })).toHaveAttribute('aria-pressed', 'true');
+  const cookie = (await context.cookies()).find((c) => c.name === 'ebb_lang');
+  expect(cookie?.value).toBe('ja');
+  expect(cookie?.httpOnly).toBe(true);
+  // Remembered on the next page, whatever the browser asks for.
+  await page.goto('/retention');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('データの保管期間');
+  await expect(page.locator('#contact form')).toHaveCount(0);
+  await page.goto('/');
+  await expect(page.locator('#contact form')).toHaveAttribute('data-hydrated', 'true');
+  await page.getByTestId('lang-switch').getByRole('button', { name: 'English' }).click();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Get in touch');
+  expect(errors).toEqual([]);
+  await context.close();
+
+  // Without JavaScript the switch is a form: the server sets the cookie and sends the page back.
+  const plain = await browser.newContext({ locale: 'en-US', javaScriptEnabled: false, baseURL });
+  const noJs = await plain.newPage();
+  await noJs.goto('/retention');
+  await noJs.getByTestId('lang-switch').getByRole('button', { name: '日本語' }).click();
+  await expect(noJs).toHaveURL(/\/retention$/);
+  await expect(noJs.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(noJs.getByRole('heading', { level: 1 })).toHaveText('データの保管期間');
+  await plain.close();
+});
+
+test('a shared file is downloaded from the Japanese page', async ({ page, browser }) => {
+  const tag = `ja-${Date.now().toString(36)}`;
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(tag), tag);
+  const shares = new SharesPage(page);
+  await shares.open();
+  const link = await shares.share({ name: `${tag}.txt`, mimeType: 'text/plain', buffer: Buffer.from('日本語のファイル') });
+
+  const context = await browser.newContext({ locale: 'ja' });
+  const recipient = await context.newPage();
+  const errors = consoleErrors(recipient);
+  await recipient.goto(link);
+  await expect(recipient.getByRole('heading', { level: 1 })).toHaveText('ファイルが共有されました');
+  await new ShareLandingPage(recipient).waitForHydration();
+  const download = recipient.waitForEvent('download');
+  await recipient.getByRole('button', { name: 'ダウンロード' }).click();
+  expect((await download).suggestedFilename()).toBe(`${tag}.txt`);
+  await expect(recipient.getByText('ダウンロードを開始しました。')).toBeVisible();
+  await recipient.reload();
+  await expect(recipient.getByRole('heading', { level: 1 })).toHaveText('このファイルはすでにダウンロードされています');
+  expect(errors.filter((e) => !e.includes('410'))).toEqual([]);
+  await context.close();
+});

@@ -1,0 +1,184 @@
+//! Email notifications about new inquiries (issue 15), against a real SMTP server: Python's
+//! aiosmtpd (Debian's python3-aiosmtpd, installed by scripts/setup.sh), started here on a free
+//! port and writing what it receives to a Maildir.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use app::jobs::{run_job, RunOutcome, Trigger};
+use sqlx::PgPool;
+
+use crate::helpers::*;
+
+struct SmtpServer {
+    child: std::process::Child,
+    port: u16,
+    maildir: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmtpServer {
+    fn start() -> SmtpServer {
+        let dir = tempfile::tempdir().unwrap();
+        let maildir = dir.path().join("mail");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let python = std::env::var("EBB_TEST_PYTHON").unwrap_or_else(|_| "/usr/bin/python3".into());
+        let child = std::process::Command::new(&python)
+            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}"), "-c", "aiosmtpd.handlers.Mailbox"])
+            .arg(&maildir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{python} -m aiosmtpd could not start ({e}); run scripts/setup.sh (python3-aiosmtpd)"));
+        // Owned from here: dropped (killed and reaped) whatever happens next.
+        let server = SmtpServer { child, port, maildir, _dir: dir };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("aiosmtpd did not listen on port {port}");
+    }
+
+    fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Every message received so far, raw, oldest first.
+    fn messages(&self) -> Vec<String> {
+        let mut files: Vec<_> = std::fs::read_dir(self.maildir.join("new")).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();
+        files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        files.iter().map(|p: &PathBuf| std::fs::read_to_string(p as &Path).unwrap()).collect()
+    }
+
+    /// Waits (up to 20 s) until `n` messages arrived.
+    async fn wait_for(&self, n: usize) -> Vec<String> {
+        for _ in 0..200 {
+            let got = self.messages();
+            if got.len() >= n {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("expected {n} message(s), got {}", self.messages().len());
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A header's value (first occurrence, case-insensitive name).
+fn header<'a>(raw: &'a str, name: &str) -> &'a str {
+    raw.lines()
+        .take_while(|l| !l.is_empty())
+        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim()))
+        .unwrap_or_else(|| panic!("no {name} header in:\n{raw}"))
+}
+
+async fn run_notify(app: &TestApp) -> app::jobs::RunRecord {
+    let job = app.state.jobs.get(app::notify::JOB).unwrap();
+    match run_job(&app.state, job, Trigger::Admin, true).await.unwrap() {
+        RunOutcome::Ran(r) => r,
+        other => panic!("notify did not run: {other:?}"),
+    }
+}
+
+const PEOPLE: [(&str, &str, &str); 4] = [
+    ("Ada Lovelace", "ada@example.org", "Secret plans for the analytical engine."),
+    ("Grace Hopper", "grace@example.org", "About the compiler."),
+    ("Alan Turing", "alan@example.org", "On computable numbers."),
+    ("Edsger Dijkstra", "edsger@example.org", "Goto considered harmful."),
+];
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn admins_get_one_email_per_digest_period_and_it_names_no_one_by_default(pool: PgPool) {
+    let smtp = SmtpServer::start();
+    let url = smtp.url();
+    let app =
+        spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com, boss@example.com", "--notify-digest-mins", "10"], |_| {}).await;
+
+    // The first inquiry: sent after the response, by the job the submission nudged.
+    let (name, email, message) = PEOPLE[0];
+    assert_eq!(app.post_contact(&[("name", name), ("email", email), ("message", message)]).await.status(), 200);
+    let mails = smtp.wait_for(1).await;
+    let mail = &mails[0];
+    let rcpt = header(mail, "X-RcptTo");
+    assert!(rcpt.contains("ops@example.com") && rcpt.contains("boss@example.com"), "{rcpt}");
+    assert_eq!(header(mail, "Subject"), "New inquiry on Ebb");
+    assert!(header(mail, "From").contains("ebb@localhost"));
+    assert!(mail.contains("You have 1 new inquiry."), "{mail}");
+    assert!(mail.contains("http://localhost:3000/admin/inbox"));
+    for secret in [name, email, message, "Lovelace", "example.org"] {
+        assert!(!mail.contains(secret), "{secret:?} in a count-only notification:\n{mail}");
+    }
+
+    // Three more within the period: nothing yet (one digest per period)...
+    for (name, email, message) in &PEOPLE[1..] {
+        assert_eq!(app.post_contact(&[("name", name), ("email", email), ("message", message)]).await.status(), 200);
+    }
+    let run = run_notify(&app).await;
+    assert_eq!(run.steps[0].counts, vec![("sent", 0), ("waiting", 1)]);
+    assert_eq!(smtp.messages().len(), 1);
+    // ...and once the period is over, one digest for all three.
+    sqlx::query("update settings set value = (value::bigint - 11 * 60 * 1000)::text where key = 'notify_last_sent_at'").execute(&pool).await.unwrap();
+    let run = run_notify(&app).await;
+    assert_eq!(run.steps[0].counts, vec![("sent", 3)]);
+    let mails = smtp.wait_for(2).await;
+    assert_eq!(header(&mails[1], "Subject"), "3 new inquiries on Ebb");
+    assert!(mails[1].contains("You have 3 new inquiries."));
+    // Nothing is sent twice.
+    sqlx::query("update settings set value = '0' where key = 'notify_last_sent_at'").execute(&pool).await.unwrap();
+    assert_eq!(run_notify(&app).await.steps[0].counts, vec![("sent", 0)]);
+    assert_eq!(smtp.messages().len(), 2);
+    let notified: i64 = sqlx::query_scalar("select count(*) from inquiries where notified").fetch_one(&pool).await.unwrap();
+    assert_eq!(notified, 4);
+    app.shutdown().await;
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_full_text_is_sent_only_when_chosen_and_as_plain_text(pool: PgPool) {
+    let smtp = SmtpServer::start();
+    let url = smtp.url();
+    let app = spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com", "--notify-content", "full"], |_| {}).await;
+    let message = "Hello <b>team</b>, please call me.";
+    assert_eq!(app.post_contact(&[("name", "Ada <script>x</script>"), ("email", "ada@example.org"), ("message", message)]).await.status(), 200);
+    let mail = &smtp.wait_for(1).await[0];
+    assert!(header(mail, "Content-Type").starts_with("text/plain"), "{mail}");
+    assert!(mail.contains("From: Ada <script>x</script> <ada@example.org>"), "{mail}");
+    assert!(mail.contains(message), "{mail}");
+    app.shutdown().await;
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn without_smtp_nothing_is_sent_and_a_dead_server_never_holds_up_the_form(pool: PgPool) {
+    // Off by default: the job runs and says so.
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(app.post_contact(&[("name", "Ada"), ("email", "ada@example.org"), ("message", "Hello there.")]).await.status(), 200);
+    assert_eq!(run_notify(&app).await.steps[0].counts, vec![("sent", 0), ("off", 1)]);
+    app.shutdown().await;
+
+    // An SMTP server that accepts connections and never answers: the form still answers at
+    // once (the mail is the job's business), and the failed send keeps the inquiries pending.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("smtp://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((sock, _)) = silent.accept().await {
+            open.push(sock);
+        }
+    });
+    let app = spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com"], |_| {}).await;
+    let answered =
+        tokio::time::timeout(Duration::from_secs(10), app.post_contact(&[("name", "Grace"), ("email", "grace@example.org"), ("message", "Are you there?")]))
+            .await
+            .expect("the form answers while the SMTP server hangs");
+    assert_eq!(answered.status(), 200);
+    let pending: i64 = sqlx::query_scalar("select count(*) from inquiries where not notified").fetch_one(&pool).await.unwrap();
+    assert_eq!(pending, 2);
+    held.abort();
+}
