@@ -8,9 +8,9 @@ import { SharesPage } from '../pages/shares';
 
 const OUT = 'screenshots';
 
-async function shoot(page: Page, name: string) {
+async function shoot(page: Page, name: string, fullPage = false) {
   await page.waitForLoadState('networkidle');
-  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: false });
+  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage });
 }
 
 async function visitor(browser: Browser, locale: string, colorScheme: 'light' | 'dark') {
@@ -39,7 +39,7 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   const shares = new SharesPage(admin);
   await shares.open();
   const link = await shares.share({ name: 'Quarterly report.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(240_000, 7) }, '1 day', 'For Ann');
-  await shoot(admin, 'admin-shares-en');
+  await shoot(admin, 'admin-shares-en', true);
   await admin.goto('/admin');
   await waitForAdminHydration(admin);
   await shoot(admin, 'admin-dashboard-en');

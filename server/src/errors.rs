@@ -61,6 +61,10 @@ pub async fn sign_error_redirects(State(state): State<AppState>, req: Request, n
     // The last ones are this failure's (the page's URL may carry an earlier one's).
     let last = |key: &str| pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let (Some(path), Some(err)) = (last("__path"), last("__err")) else {
+        // A success sends the browser back to its page; Leptos leaves an empty query ("…?").
+        if let Some(clean) = location.strip_suffix('?').and_then(|l| HeaderValue::from_str(l).ok()) {
+            res.headers_mut().insert(LOCATION, clean);
+        }
         return res;
     };
     let sig = app::server::sign_url_error(&state, &path, &err, time::OffsetDateTime::now_utc().unix_timestamp());
