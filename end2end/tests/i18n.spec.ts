@@ -117,3 +117,33 @@ test('a shared file is downloaded from the Japanese page', async ({ page, browse
   expect(errors.filter((e) => !e.includes('410'))).toEqual([]);
   await context.close();
 });
+
+test("times are shown in the reader's time zone once the page has hydrated, and in UTC without JavaScript", async ({ browser, baseURL }) => {
+  const tag = `tz-${Date.now().toString(36)}`;
+  const context = await browser.newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' });
+  const page = await context.newPage();
+  await VirtualAuthenticator.attach(page);
+  const contact = new ContactPage(page);
+  await contact.open();
+  await contact.waitForHydration();
+  await contact.fill({ name: tag, email: 'tz@example.org', message: 'What time is it?' });
+  await contact.send.click();
+  await expect(contact.success).toBeVisible();
+  await new InvitePage(page).join(newInviteLink(tag), tag);
+  await page.goto('/admin/inbox');
+  const time = page.getByTestId('inquiry-row').filter({ hasText: tag }).locator('time');
+  await expect(time).toHaveText(/GMT\+9|JST/);
+  await expect(time).toHaveAttribute('title', /UTC$/);
+  const instant = Date.parse((await time.getAttribute('datetime'))!);
+  expect(Math.abs(Date.now() - instant)).toBeLessThan(10 * 60_000);
+  const cookie = (await context.cookies()).find((c) => c.name === 'ebb_session')!;
+
+  // Without JavaScript: the server's UTC.
+  const plain = await browser.newContext({ javaScriptEnabled: false, baseURL, timezoneId: 'Asia/Tokyo' });
+  await plain.addCookies([{ name: 'ebb_session', value: cookie.value, url: baseURL! }]);
+  const noJs = await plain.newPage();
+  await noJs.goto('/admin/inbox');
+  await expect(noJs.getByTestId('inquiry-row').filter({ hasText: tag }).locator('time')).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+  await plain.close();
+  await context.close();
+});

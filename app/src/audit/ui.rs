@@ -151,7 +151,7 @@ fn EventRow(row: AuditRow) -> impl IntoView {
     let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     view! {
         <tr data-testid="audit-row" data-kind=row.kind.clone()>
-            <td class="nowrap">{format_time(row.occurred_at)}</td>
+            <td class="nowrap"><crate::time::LocalTime at={row.occurred_at}/></td>
             <td>{sentence}</td>
             <td>
                 <details>
@@ -312,7 +312,7 @@ pub fn ArchivePage() -> impl IntoView {
                             {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
                             {move || link.get().map(|l| view! {
                                 <p class="notice success" role="status">
-                                    "Link ready, valid until " {format_time(l.expires_at)} " UTC: "
+                                    "Link ready, valid until " <crate::time::LocalTime at={l.expires_at}/> ": "
                                     <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>"Download " {l.file_name.clone()}</a>
                                 </p>
                             })}
@@ -323,7 +323,7 @@ pub fn ArchivePage() -> impl IntoView {
                                     <tbody>
                                         {o.retrievals.clone().into_iter().map(|r| view! {
                                             <tr data-testid="archive-retrieval">
-                                                <td class="nowrap">{format_time(r.issued_at)}</td>
+                                                <td class="nowrap"><crate::time::LocalTime at={r.issued_at}/></td>
                                                 <td>{r.admin_name.unwrap_or_else(|| "A removed admin".into())}</td>
                                                 <td>{r.month}</td>
                                                 <td>{r.reason}</td>
@@ -454,7 +454,7 @@ fn ExportRow(r: super::ExportView) -> impl IntoView {
     };
     view! {
         <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>
-            <td class="nowrap">{format_time(r.requested_at)}</td>
+            <td class="nowrap"><crate::time::LocalTime at={r.requested_at}/></td>
             <td class="nowrap">{r.from.to_string()} " to " {r.to.to_string()}</td>
             <td>{r.admin_name.clone().unwrap_or_else(|| "A removed admin".into())}</td>
             <td>{state}</td>

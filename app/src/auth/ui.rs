@@ -449,7 +449,7 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
                     </form>
                 </Show>
             </td>
-            <td>{format_time(passkey.created_at)}</td>
+            <td><crate::time::LocalTime at={passkey.created_at}/></td>
             <td>{passkey.last_used_at.map(format_time).unwrap_or_else(|| "never".into())}</td>
             <td class="actions">
                 <button type="button" class="secondary small" on:click=move |_| editing.update(|e| *e = !*e)>"Rename"</button>
@@ -478,8 +478,8 @@ fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + 
     view! {
         <tr data-testid="session-row">
             <td>{session.browser.clone()} {current.then(|| view! { <span class="badge">"this browser"</span> })}</td>
-            <td>{format_time(session.created_at)}</td>
-            <td>{format_time(session.last_seen_at)}</td>
+            <td><crate::time::LocalTime at={session.created_at}/></td>
+            <td><crate::time::LocalTime at={session.last_seen_at}/></td>
             <td class="actions"><button type="button" class="secondary small" on:click=revoke>{if current { "Sign out here" } else { "Revoke" }}</button></td>
         </tr>
     }
@@ -489,7 +489,7 @@ fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + 
 fn InviteLink(invite: super::NewInvite) -> impl IntoView {
     view! {
         <div class="notice success" role="status">
-            <label for="invite-url">"Invite link (valid until " {format_time(invite.expires_at)} ")"</label>
+            <label for="invite-url">"Invite link (valid until " <crate::time::LocalTime at={invite.expires_at}/> ")"</label>
             <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button="Copy"/>
         </div>
     }

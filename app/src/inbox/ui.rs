@@ -7,7 +7,6 @@ use uuid::Uuid;
 use super::api::*;
 use super::{InboxCounts, InquiryDetail, InquirySummary};
 use crate::error::AppError;
-use crate::time::format_time;
 use crate::ui::{describe, url_encode, Outcome};
 
 /// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
@@ -194,7 +193,7 @@ fn InquiryRow(
             <td><input type="checkbox" aria-label=format!("Select the inquiry from {}", row.name)
                 prop:checked=move || selected.read().contains(&id)
                 on:change=move |ev| { let on = event_target_checked(&ev); selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } }); }/></td>
-            <td class="nowrap">{format_time(row.created_at)}</td>
+            <td class="nowrap"><crate::time::LocalTime at={row.created_at}/></td>
             <td>
                 <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
                 {row.held.then(|| view! { <span class="badge held" data-testid="held-badge">"On legal hold"</span> })}
@@ -222,7 +221,7 @@ fn InquiryView(
     view! {
         <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
             <h2 id="detail-title">"Inquiry from " {detail.name.clone()}</h2>
-            <p class="muted">{format_time(detail.created_at)} " · " <a href=mailto>{detail.email.clone()}</a></p>
+            <p class="muted"><crate::time::LocalTime at={detail.created_at}/> " · " <a href=mailto>{detail.email.clone()}</a></p>
             // Text, never HTML: the message is a text node, with line breaks kept by CSS.
             <div class="message" data-testid="inquiry-message">{detail.message.clone()}</div>
             {held.then(|| view! {

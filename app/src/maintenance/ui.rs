@@ -35,7 +35,7 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
                     None => view! { <p>"Has not run yet."</p> }.into_any(),
                     Some(run) => view! {
                         <p class:bad={run.outcome == "failed"}>
-                            "Last run: " <strong>{format_time(run.started_at)}</strong> ", "
+                            "Last run: " <strong><crate::time::LocalTime at={run.started_at}/></strong> ", "
                             {crate::jobs::trigger_label(&run.trigger)} " — " {crate::jobs::outcome_label(&run.outcome)} "."
                         </p>
                         <ul class="steps">
@@ -128,7 +128,7 @@ pub fn AlertBanner() -> impl IntoView {
                         view! {
                             <div class="notice error alert" data-testid=testid>
                                 <p><strong>{a.message}</strong></p>
-                                <p class="muted">"Since " {format_time(a.raised_at)}
+                                <p class="muted">"Since " <crate::time::LocalTime at={a.raised_at}/>
                                     {if a.times > 1 { format!(", raised {} times, last at {}", a.times, format_time(a.last_raised_at)) } else { String::new() }}
                                     " · " <code>{a.kind}</code>
                                 </p>

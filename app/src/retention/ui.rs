@@ -80,7 +80,7 @@ pub fn RetentionPage() -> impl IntoView {
                         <p class=class role="status" data-testid="retention-summary">{text}</p>
                         <div class="table-scroll">
                             <table class="list retention" data-testid="retention">
-                                <caption class="retention-note">"Read at " {format_time(now)}</caption>
+                                <caption class="retention-note">"Read at " <crate::time::LocalTime at={now}/></caption>
                                 <thead><tr>
                                     <th scope="col">"Data"</th><th scope="col">"Promise"</th><th scope="col" class="num">"Items"</th>
                                     <th scope="col" class="num">"Oldest"</th><th scope="col" class="num">"Past promise"</th>

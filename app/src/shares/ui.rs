@@ -157,7 +157,7 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
             </td>
             <td class="nowrap">{expires}</td>
             <td class=attempts_class>{attempts}</td>
-            <td class="nowrap">{format_time(share.created_at)} {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
+            <td class="nowrap"><crate::time::LocalTime at={share.created_at}/> {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
             <td class="actions">
                 {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>"Revoke"</button> })}
                 {(active && !share.held).then(|| view! {
@@ -307,7 +307,7 @@ fn ShareLink(share: NewShare) -> impl IntoView {
         <div class="notice success" role="status" data-testid="share-created">
             <p>
                 <strong>{share.file_name.clone()}</strong> " (" {format_bytes(share.size_bytes.max(0) as u64)} ") is ready. "
-                "The link works for one download until " {format_time(share.expires_at)} "."
+                "The link works for one download until " <crate::time::LocalTime at={share.expires_at}/> "."
             </p>
             <label for="share-url">"Copy the link now: it is shown only this once (Ebb keeps only a fingerprint of it)."</label>
             <CopyableLink input_id="share-url" testid="share-url" url=share.url button="Copy link"/>
@@ -370,7 +370,7 @@ pub fn SharePage() -> impl IntoView {
                             <dl class="facts">
                                 <div><dt>{t(T::ShareFile)}</dt><dd data-testid="share-file-name">{file_name}</dd></div>
                                 <div><dt>{t(T::ShareSize)}</dt><dd data-testid="share-size">{format_bytes(size_bytes.max(0) as u64)}</dd></div>
-                                <div><dt>{t(T::ShareExpires)}</dt><dd>{format_time(expires_at)}</dd></div>
+                                <div><dt>{t(T::ShareExpires)}</dt><dd><crate::time::LocalTime at={expires_at}/></dd></div>
                             </dl>
                             <form method="post" action=format!("/s/{}", token()) on:submit=move |_| started.set(true)>
                                 <button type="submit" class="primary" data-testid="download">{t(T::ShareDownload)}</button>
