@@ -30,6 +30,15 @@ pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError
     })
 }
 
+/// The upload limits. The upload form gets them once: were they part of the live list, every
+/// change elsewhere would rebuild the form and lose a chosen file or an upload in progress.
+#[server(prefix = "/api", endpoint = "admin/shares/limits")]
+pub async fn get_share_limits() -> Result<super::ShareLimits, AppError> {
+    let (state, _, _) = crate::auth::service::require_admin().await?;
+    let settings = state.domain::<super::ShareSettings>();
+    Ok(super::ShareLimits { max_bytes: settings.max_bytes, max_expiry_hours: settings.max_expiry_hours })
+}
+
 /// A page of shares, newest first (`before`: the last id of the previous page). Opening the list
 /// triggers the GC.
 #[server(prefix = "/api", endpoint = "admin/shares")]

@@ -36,6 +36,7 @@ pub fn SharesPage() -> impl IntoView {
     // Fetched again when a share is downloaded, revoked or purged (here or on another instance).
     let live = crate::live::live_version(&[crate::live::Topic::Share, crate::live::Topic::Job]);
     let list = Resource::new(move || (reload.get(), live()), |_| list_shares(None));
+    let limits = Resource::new(|| (), |_| get_share_limits());
     let more = RwSignal::new(Vec::<ShareSummary>::new());
     let next = RwSignal::new(None::<i64>);
     let message = RwSignal::new(None::<Result<String, String>>);
@@ -93,8 +94,8 @@ pub fn SharesPage() -> impl IntoView {
         <section class="card" aria-labelledby="share-new">
             <h2 id="share-new">"Share a file"</h2>
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || list.get().map(|r| match r {
-                    Ok(page) => view! { <UploadForm limits=page.limits created reload/> }.into_any(),
+                {move || limits.get().map(|r| match r {
+                    Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
                     Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
                 })}
             </Transition>
