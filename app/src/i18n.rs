@@ -72,7 +72,23 @@ pub fn lang() -> Lang {
     #[cfg(feature = "ssr")]
     return lang_of_request();
     #[cfg(not(feature = "ssr"))]
-    Lang::En
+    if PAGE_LANG.load(std::sync::atomic::Ordering::Relaxed) == 1 {
+        Lang::Ja
+    } else {
+        Lang::En
+    }
+}
+
+/// In the browser: the page's language, for code that runs outside the components' context
+/// (tasks started with `spawn_local`, event handlers). One page, one language; the server sets
+/// no global (it serves many requests at once).
+#[cfg(not(feature = "ssr"))]
+static PAGE_LANG: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Remembers the page's language in the browser (see [`lang`]); does nothing on the server.
+pub fn set_page_lang(_lang: Lang) {
+    #[cfg(not(feature = "ssr"))]
+    PAGE_LANG.store(if _lang == Lang::Ja { 1 } else { 0 }, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The request's language: the cookie, else `Accept-Language`, else English.
@@ -93,13 +109,21 @@ pub fn lang_of_request() -> Lang {
         .unwrap_or_default()
 }
 
+/// A table of texts: each key has an English and a Japanese text (see [`texts!`]).
+pub trait Text: Copy + std::fmt::Debug + PartialEq + 'static {
+    /// The key's text in `lang`.
+    fn get(self, lang: Lang) -> &'static str;
+    /// Every key of the table.
+    fn all() -> &'static [Self];
+}
+
 /// The text `key` in the current language.
-pub fn t(key: T) -> &'static str {
+pub fn t<K: Text>(key: K) -> &'static str {
     key.get(lang())
 }
 
 /// The text `key` in the current language with its `{name}` placeholders filled.
-pub fn tf(key: T, values: &[(&str, &dyn std::fmt::Display)]) -> String {
+pub fn tf<K: Text>(key: K, values: &[(&str, &dyn std::fmt::Display)]) -> String {
     fill(t(key), values)
 }
 
@@ -112,25 +136,101 @@ pub fn fill(text: &str, values: &[(&str, &dyn std::fmt::Display)]) -> String {
     out
 }
 
+/// A count written the way the current language writes it: `12,345` in both English and
+/// Japanese (digits grouped by three with a comma). Written here rather than with a locale
+/// library: both languages use the same rule, and locale data would add tens of kilobytes to the
+/// visitor's client.
+pub fn num(n: impl Into<i64>) -> String {
+    let n: i64 = n.into();
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A table of texts with both languages side by side:
+///
+/// ```ignore
+/// texts! {
+///     pub enum InboxT {
+///         Title { en: "Inbox", ja: "受信箱" }
+///     }
+/// }
+/// ```
+///
+/// An entry without both languages does not compile. Each table also gets a unit test (module
+/// `texts_check`, so one table per module) that fails when a text is empty, the two languages use
+/// different `{placeholders}`, or the Japanese text is a copy of an English sentence.
 macro_rules! texts {
-    ($( $key:ident { en: $en:literal, ja: $ja:literal $(,)? } )*) => {
-        /// Every text of the interface.
+    ($vis:vis enum $name:ident { $( $key:ident { en: $en:literal, ja: $ja:literal $(,)? } )* }) => {
+        /// Texts of the interface in both languages.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum T { $($key),* }
+        $vis enum $name { $($key),* }
 
-        impl T {
-            pub const ALL: &'static [T] = &[$(T::$key),*];
-
-            pub fn get(self, lang: Lang) -> &'static str {
+        impl $crate::i18n::Text for $name {
+            fn get(self, lang: $crate::i18n::Lang) -> &'static str {
                 match (self, lang) {
-                    $( (T::$key, Lang::En) => $en, (T::$key, Lang::Ja) => $ja, )*
+                    $( ($name::$key, $crate::i18n::Lang::En) => $en, ($name::$key, $crate::i18n::Lang::Ja) => $ja, )*
                 }
+            }
+
+            fn all() -> &'static [Self] {
+                &[$($name::$key),*]
+            }
+        }
+
+        #[cfg(test)]
+        mod texts_check {
+            #[test]
+            fn every_text_is_in_both_languages_with_the_same_placeholders() {
+                $crate::i18n::check_table::<super::$name>();
             }
         }
     };
 }
+pub(crate) use texts;
+
+/// The checks every table's unit test runs.
+#[cfg(test)]
+pub fn check_table<K: Text>() {
+    fn placeholders(text: &str) -> Vec<String> {
+        let mut names: Vec<String> = text.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(n, _)| n.to_string())).collect();
+        names.sort();
+        names
+    }
+    // An English sentence: a lowercase word of three letters or more outside the placeholders.
+    fn has_words(text: &str) -> bool {
+        let mut plain = String::new();
+        let mut depth = 0;
+        for c in text.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                c if depth == 0 => plain.push(c),
+                _ => {}
+            }
+        }
+        plain.split(|c: char| !c.is_ascii_alphabetic()).any(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()))
+    }
+    assert!(!K::all().is_empty());
+    for key in K::all() {
+        let (en, ja) = (key.get(Lang::En), key.get(Lang::Ja));
+        assert!(!en.trim().is_empty() && !ja.trim().is_empty(), "{key:?} is empty in a language");
+        assert_eq!(placeholders(en), placeholders(ja), "{key:?}: the languages use different placeholders");
+        assert!(!(en == ja && has_words(en)), "{key:?} is not translated: {en:?}");
+    }
+}
 
 texts! {
+    pub enum T {
     // The frame of every page
     SkipToContent { en: "Skip to content", ja: "本文へ移動" }
     FooterDeleted { en: "Messages are kept for a limited time and then deleted automatically. ", ja: "メッセージは一定期間だけ保管され、その後自動的に削除されます。" }
@@ -235,7 +335,7 @@ texts! {
     RetentionFilesHeading { en: "Files shared with you", ja: "共有されたファイル" }
     RetentionFiles { en: "A shared file can be downloaded once. It is deleted {grace} after that download, or when its link expires unused (a link lives at most {longest}).", ja: "共有ファイルのダウンロードは 1 回限りです。ダウンロードの {grace}後、またはリンクが未使用のまま期限切れになった時点で削除されます（リンクの有効期間は最長 {longest}）。" }
     RetentionNothingLongerHeading { en: "Nothing is kept longer", ja: "それ以上は保管しません" }
-    RetentionNothingLonger { en: "Deletion runs on its own, every hour, and is checked: nothing is kept longer than stated here. The one exception is an item we are required by law to keep (a legal hold); it is deleted as soon as that requirement ends.", ja: "削除は 1 時間ごとに自動で実行され、確認されています。ここに記載された期間を超えて保管されるものはありません。唯一の例外は、法律により保管が義務付けられたもの（リーガルホールド）で、その義務が終わり次第削除されます。" }
+    RetentionNothingLonger { en: "Deletion runs on its own, every hour, and is checked: nothing is kept longer than stated here. The one exception is an item we are required by law to keep (a legal hold); it is deleted as soon as that requirement ends.", ja: "削除は 1 時間ごとに自動で実行され、確認されています。ここに記載された期間を超えて保管されるものはありません。唯一の例外は、法律により保管が義務付けられたもの（法的保全）で、その義務が終わり次第削除されます。" }
     RetentionAdmins { en: "Sign-in records of the site's administrators and the audit log of their actions are kept separately and contain none of your messages.", ja: "サイト管理者のサインイン記録と操作の監査ログは別に保管され、あなたのメッセージは含まれません。" }
     RetentionBack { en: "Back to the contact form", ja: "お問い合わせフォームに戻る" }
     Days { en: "{n} days", ja: "{n} 日間" }
@@ -244,6 +344,7 @@ texts! {
     OneHour { en: "1 hour", ja: "1 時間" }
     Minutes { en: "{n} minutes", ja: "{n} 分" }
     OneMinute { en: "1 minute", ja: "1 分" }
+}
 }
 
 /// "3 days", "1 day" — a period in the current language.
@@ -279,30 +380,6 @@ pub fn minutes(n: i64) -> String {
 mod tests {
     use super::*;
 
-    fn placeholders(text: &str) -> Vec<String> {
-        let mut names: Vec<String> = text.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(n, _)| n.to_string())).collect();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn every_text_exists_in_both_languages_with_the_same_placeholders() {
-        for key in T::ALL {
-            let (en, ja) = (key.get(Lang::En), key.get(Lang::Ja));
-            assert!(!en.trim().is_empty() && !ja.trim().is_empty(), "{key:?} is empty in a language");
-            assert_eq!(placeholders(en), placeholders(ja), "{key:?}: the languages use different placeholders");
-        }
-    }
-
-    #[test]
-    fn japanese_texts_are_translated_not_copied() {
-        // Texts that are the same in both languages on purpose (punctuation, names).
-        let same = [T::TitleSuffix];
-        for key in T::ALL.iter().filter(|k| !same.contains(k)) {
-            assert_ne!(key.get(Lang::En), key.get(Lang::Ja), "{key:?} is not translated");
-        }
-    }
-
     #[test]
     fn the_language_is_negotiated_from_accept_language_in_the_visitors_order() {
         assert_eq!(Lang::from_accept_language("ja-JP,ja;q=0.9,en;q=0.8"), Some(Lang::Ja));
@@ -312,6 +389,16 @@ mod tests {
         assert_eq!(Lang::from_accept_language(""), None);
         assert_eq!(Lang::parse("JA"), Some(Lang::Ja));
         assert_eq!(Lang::parse("<script>"), None);
+    }
+
+    #[test]
+    fn counts_are_grouped_by_three() {
+        assert_eq!(num(0), "0");
+        assert_eq!(num(999), "999");
+        assert_eq!(num(1000), "1,000");
+        assert_eq!(num(1234567), "1,234,567");
+        assert_eq!(num(-12345), "-12,345");
+        assert_eq!(num(i64::MIN), "-9,223,372,036,854,775,808");
     }
 
     #[test]

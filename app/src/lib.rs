@@ -109,6 +109,7 @@ pub fn App() -> impl IntoView {
         i18n::Lang::En
     })
     .into_inner();
+    i18n::set_page_lang(lang);
     provide_context(lang);
     view! {
         <Title text="Ebb"/>

@@ -46,6 +46,8 @@ pub struct Mailer {
     pub digest: Duration,
     /// The site's public URL (for the inbox link).
     pub public_url: String,
+    /// The messages' language.
+    pub lang: crate::i18n::Lang,
 }
 
 /// The job: claimed at most once a minute; one step.
@@ -121,31 +123,46 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     Ok(StepReport::rows("sent", ids.len() as u64))
 }
 
-/// The message: plain text, one to all recipients.
+/// The message: plain text, one to all recipients, in the configured language.
 fn compose(mailer: &Mailer, pending: &[Pending]) -> Result<lettre::Message, lettre::error::Error> {
+    use crate::i18n::{fill, Text};
+    let lang = mailer.lang;
+    let text = |key: NotifyT| key.get(lang);
     let n = pending.len();
-    let subject = if n == 1 { "New inquiry on Ebb".to_string() } else { format!("{n} new inquiries on Ebb") };
+    let subject = if n == 1 { text(NotifyT::SubjectOne).to_string() } else { fill(text(NotifyT::SubjectMany), &[("n", &n)]) };
     let inbox = format!("{}/admin/inbox", mailer.public_url.trim_end_matches('/'));
-    let mut body = match n {
-        1 => "You have 1 new inquiry.\n".to_string(),
-        _ => format!("You have {n} new inquiries.\n"),
-    };
+    let mut body = if n == 1 { text(NotifyT::BodyOne).to_string() } else { fill(text(NotifyT::BodyMany), &[("n", &n)]) };
+    body.push('\n');
     if mailer.content == NotifyContent::Full {
         for p in pending {
             body.push_str(&format!(
-                "\n----\nFrom: {} <{}>\nReceived: {}\n\n{}\n",
+                "\n----\n{}: {} <{}>\n{}: {}\n\n{}\n",
+                text(NotifyT::From),
                 p.name,
                 p.email,
+                text(NotifyT::Received),
                 crate::time::format_time(p.created_at),
                 p.message.replace("\r\n", "\n")
             ));
         }
         body.push_str("----\n");
     }
-    body.push_str(&format!("\nRead and answer them in the inbox: {inbox}\n"));
+    body.push_str(&format!("\n{}\n", fill(text(NotifyT::ReadInInbox), &[("url", &inbox)])));
     let mut builder = lettre::Message::builder().from(mailer.from.clone()).subject(subject);
     for to in &mailer.to {
         builder = builder.to(to.clone());
     }
     builder.header(lettre::message::header::ContentType::TEXT_PLAIN).body(body)
+}
+
+crate::i18n::texts! {
+    enum NotifyT {
+        SubjectOne { en: "New inquiry on Ebb", ja: "Ebb に新しいお問い合わせがあります" }
+        SubjectMany { en: "{n} new inquiries on Ebb", ja: "Ebb に新しいお問い合わせが {n} 件あります" }
+        BodyOne { en: "You have 1 new inquiry.", ja: "新しいお問い合わせが 1 件あります。" }
+        BodyMany { en: "You have {n} new inquiries.", ja: "新しいお問い合わせが {n} 件あります。" }
+        From { en: "From", ja: "送信者" }
+        Received { en: "Received", ja: "受信日時" }
+        ReadInInbox { en: "Read and answer them in the inbox: {url}", ja: "受信箱で確認して返信してください: {url}" }
+    }
 }

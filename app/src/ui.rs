@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::i18n::{t, tf, T};
+use crate::i18n::{t, texts, tf, T};
 
 /// What to tell a person about a failed call, in words that fit any page. A domain whose
 /// errors mean something more specific there (a `NotFound` on the invite page is a bad link)
@@ -81,9 +81,18 @@ pub fn CopyableLink(input_id: &'static str, testid: &'static str, url: String, b
     view! {
         <div class="inline tight">
             <input id=input_id type="text" readonly data-testid=testid prop:value=value/>
-            <button type="button" class="small" on:click=copy>{move || if copied.get() { "Copied" } else { button }}</button>
+            <button type="button" class="small" on:click=copy>{move || if copied.get() { t(UiT::Copied) } else { button }}</button>
         </div>
     }
+}
+
+texts! {
+    pub enum UiT {
+    // The end of every admin page's <Title> (the visitor pages end with `T::TitleSuffix`)
+    AdminTitleSuffix { en: " — Ebb admin", ja: " — Ebb 管理画面" }
+    // The copyable link's button once the link is copied
+    Copied { en: "Copied", ja: "コピーしました" }
+}
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Browser, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { SharesPage } from '../pages/shares';
@@ -13,29 +13,34 @@ async function expectNoViolations(page: Page, what: string) {
 
 const SCHEMES = ['light', 'dark'] as const;
 
-test('axe finds no violations on the visitor pages, in both languages and both colour schemes', async ({ page, browser }) => {
-  test.setTimeout(120_000);
-  // A live share link for the recipient's page (made by an admin in another context).
+/** A live share link for the recipient's page (made by an admin in another context). */
+async function liveShareLink(browser: Browser, tag: string): Promise<string> {
   const adminContext = await browser.newContext();
   const admin = await adminContext.newPage();
-  const name = `A11y ${Date.now().toString(36)}`;
+  const name = `A11y ${tag} ${Date.now().toString(36)}`;
   await VirtualAuthenticator.attach(admin);
   await new InvitePage(admin).join(newInviteLink(name), name);
   const shares = new SharesPage(admin);
   await shares.open();
   const link = await shares.share({ name: 'a11y.txt', mimeType: 'text/plain', buffer: Buffer.from('accessible') });
   await adminContext.close();
+  return link;
+}
 
-  const pages: [string, (p: Page) => Promise<void>][] = [
-    ['/', async (p) => new ContactPage(p).waitForHydration()],
-    ['/signin', async (p) => expect(p.getByTestId('signin')).toBeEnabled()],
-    ['/retention', async (p) => expect(p.getByTestId('promise-messages')).toBeVisible()],
-    [link, async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
-    ['/s/not-a-real-share-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
-    ['/invite/not-a-real-invite-token', async (p) => expect(p.getByTestId('invite-invalid')).toBeVisible()],
-    ['/no-such-page', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
-  ];
-  for (const locale of ['en-US', 'ja-JP']) {
+// One test per language (they run in parallel), each page in both colour schemes.
+for (const locale of ['en-US', 'ja-JP']) {
+  test(`axe finds no violations on the visitor pages (${locale}), in both colour schemes`, async ({ browser }) => {
+    test.setTimeout(120_000);
+    const link = await liveShareLink(browser, locale);
+    const pages: [string, (p: Page) => Promise<void>][] = [
+      ['/', async (p) => new ContactPage(p).waitForHydration()],
+      ['/signin', async (p) => expect(p.getByTestId('signin')).toBeEnabled()],
+      ['/retention', async (p) => expect(p.getByTestId('promise-messages')).toBeVisible()],
+      [link, async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
+      ['/s/not-a-real-share-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
+      ['/invite/not-a-real-invite-token', async (p) => expect(p.getByTestId('invite-invalid')).toBeVisible()],
+      ['/no-such-page', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
+    ];
     const context = await browser.newContext({ locale });
     const visitor = await context.newPage();
     for (const scheme of SCHEMES) {
@@ -45,51 +50,52 @@ test('axe finds no violations on the visitor pages, in both languages and both c
         await ready(visitor);
         await expectNoViolations(visitor, `${path} (${locale}, ${scheme})`);
       }
+      // The contact form's error state (announced, fields marked) is checked too.
+      const contact = new ContactPage(visitor);
+      await contact.open();
+      await contact.waitForHydration();
+      await contact.send.click();
+      await expect(contact.fieldError('email')).not.toBeEmpty();
+      await expectNoViolations(visitor, `/ with errors (${locale}, ${scheme})`);
     }
     await context.close();
-  }
+  });
+}
 
-  // The contact form's error state (announced, fields marked) is checked too.
-  const contact = new ContactPage(page);
-  for (const scheme of SCHEMES) {
-    await page.emulateMedia({ colorScheme: scheme });
+// One test per language (in parallel), every admin page in both colour schemes.
+for (const lang of ['en', 'ja']) {
+  test(`axe finds no violations on the admin pages (${lang}), in both colour schemes`, async ({ page, baseURL }) => {
+    test.setTimeout(120_000);
+    const name = `A11y admin ${lang} ${Date.now().toString(36)}`;
+    await VirtualAuthenticator.attach(page);
+    // Something in the inbox and the shares list, so their tables are checked too.
+    const contact = new ContactPage(page);
     await contact.open();
     await contact.waitForHydration();
+    await contact.fill({ name: 'Ada <b>Lovelace</b>', email: 'ada@example.com', message: 'Checking the inbox table for accessibility.' });
     await contact.send.click();
-    await expect(contact.fieldError('email')).not.toBeEmpty();
-    await expectNoViolations(page, `/ with errors (${scheme})`);
-  }
-});
+    await expect(contact.success).toBeVisible();
+    await new InvitePage(page).join(newInviteLink(name), name);
+    const shares = new SharesPage(page);
+    await shares.open();
+    await shares.share({ name: 'a11y-admin.txt', mimeType: 'text/plain', buffer: Buffer.from('accessible') });
+    // The upload's result (link and QR code) is part of the page too.
+    if (lang === 'en') await expectNoViolations(page, '/admin/shares after an upload');
+    await page.context().addCookies([{ name: 'ebb_lang', value: lang, url: baseURL! }]);
 
-test('axe finds no violations on the admin pages, in both colour schemes', async ({ page }) => {
-  test.setTimeout(120_000);
-  const name = `A11y admin ${Date.now().toString(36)}`;
-  await VirtualAuthenticator.attach(page);
-  // Something in the inbox and the shares list, so their tables are checked too.
-  const contact = new ContactPage(page);
-  await contact.open();
-  await contact.waitForHydration();
-  await contact.fill({ name: 'Ada <b>Lovelace</b>', email: 'ada@example.com', message: 'Checking the inbox table for accessibility.' });
-  await contact.send.click();
-  await expect(contact.success).toBeVisible();
-  await new InvitePage(page).join(newInviteLink(name), name);
-  const shares = new SharesPage(page);
-  await shares.open();
-  await shares.share({ name: 'a11y-admin.txt', mimeType: 'text/plain', buffer: Buffer.from('accessible') });
-  // The upload's result (link and QR code) is part of the page too.
-  await expectNoViolations(page, '/admin/shares after an upload');
-
-  const paths = ['/admin', '/admin/inbox', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account'];
-  for (const scheme of SCHEMES) {
-    await page.emulateMedia({ colorScheme: scheme });
-    for (const path of paths) {
-      await page.goto(path);
-      await waitForAdminHydration(page);
-      await expect(page.getByText('Loading…')).toHaveCount(0);
-      await expectNoViolations(page, `${path} (${scheme})`);
+    const paths = ['/admin', '/admin/inbox', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account'];
+    for (const scheme of SCHEMES) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const path of paths) {
+        await page.goto(path);
+        await waitForAdminHydration(page);
+        await expect(page.locator('html')).toHaveAttribute('lang', lang);
+        await expect(page.getByText(/^(Loading…|読み込み中…)$/)).toHaveCount(0);
+        await expectNoViolations(page, `${path} (${lang}, ${scheme})`);
+      }
     }
-  }
-});
+  });
+}
 
 /** The page's background colour, as the browser computed it. */
 async function background(page: Page): Promise<string> {

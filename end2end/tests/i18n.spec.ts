@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
+import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { ShareLandingPage, SharesPage } from '../pages/shares';
 
@@ -146,4 +146,65 @@ test("times are shown in the reader's time zone once the page has hydrated, and 
   await expect(noJs.getByTestId('inquiry-row').filter({ hasText: tag }).locator('time')).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
   await plain.close();
   await context.close();
+});
+
+test('an admin works in Japanese: navigation, inbox delete with its confirmation, share upload', async ({ page, browser, baseURL }) => {
+  test.setTimeout(60_000);
+  const tag = `ja-admin-${Date.now().toString(36)}`;
+  // An inquiry to delete, from a visitor.
+  const visitorContext = await browser.newContext({ locale: 'ja-JP' });
+  const contact = new ContactPage(await visitorContext.newPage());
+  await contact.open();
+  await contact.waitForHydration();
+  await contact.fill({ name: tag, email: 'ja-admin@example.jp', message: '管理画面のテストです。' });
+  await contact.send.click();
+  await expect(contact.success).toBeVisible();
+  await visitorContext.close();
+
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(tag), tag);
+  const errors = consoleErrors(page);
+  await page.context().addCookies([{ name: 'ebb_lang', value: 'ja', url: baseURL! }]);
+  await page.goto('/admin');
+  await waitForAdminHydration(page);
+  await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(page).toHaveTitle('ダッシュボード — Ebb 管理画面');
+  const nav = page.getByRole('navigation', { name: '管理メニュー' });
+  for (const name of ['ダッシュボード', '受信箱', '共有ファイル', '監査ログ', '保管期間', '設定', 'アカウント']) {
+    await expect(nav.getByRole('link', { name, exact: true })).toBeVisible();
+  }
+  await expect(page.getByRole('button', { name: 'サインアウト' })).toBeVisible();
+
+  // The inbox, reached by navigation (its lazily loaded chunk), deletes after a Japanese confirmation.
+  await nav.getByRole('link', { name: '受信箱', exact: true }).click();
+  await expect(page.getByRole('heading', { name: '受信箱', exact: true })).toBeVisible();
+  const row = page.getByTestId('inquiry-row').filter({ hasText: tag });
+  await expect(row).toBeVisible();
+  let asked = '';
+  page.once('dialog', async (d) => {
+    asked = d.message();
+    await d.accept();
+  });
+  await row.getByRole('button', { name: '削除', exact: true }).click();
+  // Written by the task that ran after the server's answer: still in the page's language.
+  await expect(page.getByTestId('inbox-message')).toHaveText('お問い合わせを 1 件削除しました。');
+  expect(asked).toBe('このお問い合わせを削除しますか？この操作は取り消せません。');
+  await expect(row).toHaveCount(0);
+
+  // A share uploaded from the Japanese page.
+  await nav.getByRole('link', { name: '共有ファイル', exact: true }).click();
+  await expect(page.getByRole('heading', { name: '共有ファイル', exact: true })).toBeVisible();
+  await expect(page.getByTestId('upload-form')).toHaveAttribute('data-hydrated', 'true');
+  await page.getByRole('button', { name: 'アップロードしてリンクを作成' }).click();
+  await expect(page.getByText('共有するファイルを選択してください。')).toBeVisible();
+  await page.getByLabel('ファイル', { exact: true }).setInputFiles({ name: `${tag}.txt`, mimeType: 'text/plain', buffer: Buffer.from('日本語') });
+  await page.getByRole('button', { name: 'アップロードしてリンクを作成' }).click();
+  await expect(page.getByTestId('share-created')).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId('share-row').filter({ hasText: `${tag}.txt` })).toBeVisible();
+
+  // Opened directly (server-rendered), the audit log is Japanese too, and so is what it lists.
+  await page.goto('/admin/audit');
+  await waitForAdminHydration(page);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('監査ログ');
+  expect(errors, 'no hydration or other errors in the console').toEqual([]);
 });

@@ -47,6 +47,19 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   await admin.goto('/admin/inbox');
   await waitForAdminHydration(admin);
   await shoot(admin, 'admin-inbox-en-dark');
+  // The same pages in Japanese (the language switch's cookie).
+  await adminContext.addCookies([{ name: 'ebb_lang', value: 'ja', url: admin.url() }]);
+  await admin.emulateMedia({ colorScheme: 'light' });
+  await admin.goto('/admin');
+  await waitForAdminHydration(admin);
+  await shoot(admin, 'admin-dashboard-ja');
+  await admin.goto('/admin/shares');
+  await waitForAdminHydration(admin);
+  await shoot(admin, 'admin-shares-ja', true);
+  await admin.emulateMedia({ colorScheme: 'dark' });
+  await admin.goto('/admin/inbox');
+  await waitForAdminHydration(admin);
+  await shoot(admin, 'admin-inbox-ja-dark');
   await adminContext.close();
 
   for (const [lang, locale] of [['en', 'en-US'], ['ja', 'ja-JP']]) {

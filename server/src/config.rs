@@ -152,6 +152,17 @@ pub struct Config {
     /// At most one notification per this many minutes; inquiries meanwhile go in one digest.
     #[arg(long, env = "EBB_NOTIFY_DIGEST_MINS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1440))]
     pub notify_digest_mins: u64,
+
+    /// The notifications' language: `en` or `ja`.
+    #[arg(long, env = "EBB_NOTIFY_LANG", value_enum, default_value_t = NotifyLangArg::En)]
+    pub notify_lang: NotifyLangArg,
+}
+
+/// See `Config::notify_lang`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyLangArg {
+    En,
+    Ja,
 }
 
 /// See `Config::notify_content`.
@@ -200,6 +211,10 @@ impl Config {
                 },
                 digest: Duration::from_secs(self.notify_digest_mins * 60),
                 public_url: self.public_origin(),
+                lang: match self.notify_lang {
+                    NotifyLangArg::En => app::i18n::Lang::En,
+                    NotifyLangArg::Ja => app::i18n::Lang::Ja,
+                },
             })),
         })
     }

@@ -49,7 +49,7 @@ pub async fn connect(config: &Config) -> Result<PgPool, String> {
 /// Creates a one-time admin invite and returns its link (the CLI's `admin invite`).
 pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -> Result<app::auth::NewInvite, String> {
     if let Some(n) = name {
-        app::auth::parse_label(n, "the name").map_err(|e| format!("--name: {e}"))?;
+        app::auth::parse_label(n, app::auth::LabelField::InviteName).map_err(|e| format!("--name: {e}"))?;
     }
     let mut tx = pool.begin().await.map_err(|e| format!("database error: {e}"))?;
     let invite = app::auth::service::create_invite(&mut tx, &config.public_origin(), name, None).await.map_err(|e| format!("cannot create the invite: {e}"))?;

@@ -5,6 +5,11 @@ use leptos::prelude::*;
 use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, UpkeepState};
 use crate::error::AppError;
 
+#[cfg(feature = "ssr")]
+use super::texts::AuditT;
+#[cfg(feature = "ssr")]
+use crate::i18n::{t, tf};
+
 /// Events per viewer page.
 pub const VIEW_PAGE_ROWS: i64 = 50;
 
@@ -15,7 +20,7 @@ pub async fn audit_events(kind: String, admin: String, subject: String, from: St
     let filter = super::AuditFilter::parse(&kind, &admin, &subject, &from, &to).map_err(AppError::Invalid)?;
     let before = match before.as_deref().filter(|b| !b.is_empty()) {
         None => None,
-        Some(b) => Some(super::decode_cursor(b).ok_or_else(|| AppError::BadRequest("invalid page cursor".into()))?),
+        Some(b) => Some(super::decode_cursor(b).ok_or_else(|| AppError::BadRequest(t(AuditT::InvalidCursor).into()))?),
     };
     let rows = super::db::page(&state.pool, &filter, before, VIEW_PAGE_ROWS).await.map_err(crate::server::internal("audit page"))?;
     let next = (rows.len() as i64 == VIEW_PAGE_ROWS).then(|| rows.last().map(|r| super::encode_cursor(r.occurred_at, r.id))).flatten();
@@ -55,9 +60,7 @@ pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink,
     match super::archive::retrieval_link(&state, &super::db::Actor::in_request(Some(admin.id)), period, &reason).await {
         Ok(link) => Ok(link),
         Err(RetrievalError::NotFound) => Err(AppError::NotFound),
-        Err(RetrievalError::Missing) => {
-            Err(AppError::Conflict("This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.".into()))
-        }
+        Err(RetrievalError::Missing) => Err(AppError::Conflict(t(AuditT::ArchiveFileMissing).into())),
         Err(e) => Err(AppError::internal("archive link", e)),
     }
 }
@@ -82,7 +85,7 @@ pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
             super::exports::start(&state);
             Ok(())
         }
-        Err(RequestError::TooMany) => Err(AppError::Conflict(RequestError::TooMany.to_string())),
+        Err(RequestError::TooMany) => Err(AppError::Conflict(tf(AuditT::TooManyExports, &[("n", &super::exports::MAX_OPEN)]))),
         Err(e) => Err(AppError::internal("export request", e)),
     }
 }
@@ -96,7 +99,7 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
     match super::exports::link(&state, &super::db::Actor::in_request(Some(admin.id)), id).await {
         Ok(link) => Ok(link),
         Err(LinkError::NotFound) => Err(AppError::NotFound),
-        Err(LinkError::NotReady) => Err(AppError::Conflict("This export is not ready yet.".into())),
+        Err(LinkError::NotReady) => Err(AppError::Conflict(t(AuditT::ExportNotReady).into())),
         Err(LinkError::Expired) => Err(AppError::Gone),
         Err(e) => Err(AppError::internal("export link", e)),
     }

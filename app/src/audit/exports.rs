@@ -17,8 +17,9 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use super::db::{record, Actor};
-use super::{AuditFilter, AuditKind, DownloadLink, ExportView, EXPORT_KEEP_DAYS, LINK_MINUTES};
+use super::{AuditFilter, AuditKind, AuditTextT, DownloadLink, ExportView, EXPORT_KEEP_DAYS, LINK_MINUTES};
 use crate::error::FieldErrors;
+use crate::i18n::t;
 use crate::jobs::{StepCtx, StepError, StepReport};
 use crate::state::AppState;
 use crate::storage::{BlobError, BlobStore, Namespace};
@@ -29,23 +30,24 @@ pub const JOB: &str = "audit_exports";
 pub const MAX_OPEN: i64 = 5;
 const MAX_EXPORT_BYTES: u64 = 1 << 40;
 
-/// Parses the range as typed (`YYYY-MM-DD`, inclusive, UTC days) against `today`.
+/// Parses the range as typed (`YYYY-MM-DD`, inclusive, UTC days) against `today`. The errors are
+/// in the page's language (the texts of the audit viewer's filter, [`AuditTextT`]).
 pub fn parse_range(from: &str, to: &str, today: Date) -> Result<(Date, Date), FieldErrors> {
     let fmt = time::macros::format_description!("[year]-[month]-[day]");
     let mut errors = FieldErrors::new();
     let mut day = |field: &str, raw: &str| match Date::parse(raw.trim(), &fmt) {
         Ok(d) if (2000..=9999).contains(&d.year()) && !raw.trim().starts_with(['+', '-']) => Some(d),
         _ => {
-            errors.insert(field.into(), "Use a date like 2026-11-30.".into());
+            errors.insert(field.into(), t(AuditTextT::UseDate).into());
             None
         }
     };
     let (from, to) = (day("from", from), day("to", to));
-    if let (Some(f), Some(t)) = (from, to) {
-        if f > t {
-            errors.insert("to".into(), "The end date must not be before the start date.".into());
-        } else if f > today {
-            errors.insert("from".into(), "The range must start today or earlier.".into());
+    if let (Some(start), Some(end)) = (from, to) {
+        if start > end {
+            errors.insert("to".into(), t(AuditTextT::EndBeforeStart).into());
+        } else if start > today {
+            errors.insert("from".into(), t(AuditTextT::RangeStartsLater).into());
         }
     }
     match (from, to) {

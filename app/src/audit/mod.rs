@@ -11,11 +11,14 @@ pub mod db;
 pub mod export;
 #[cfg(feature = "ssr")]
 pub mod exports;
+pub(crate) mod texts;
 pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod upkeep;
 
 use serde::{Deserialize, Serialize};
+
+use crate::i18n::{t, texts, tf};
 
 /// Months every event stays queryable in the admin UI (the promise).
 pub const PROMISE_MONTHS: u32 = 24;
@@ -24,7 +27,7 @@ pub const PROMISE_MONTHS: u32 = 24;
 pub const DETACH_AFTER_MONTHS: u32 = 25;
 
 macro_rules! kinds {
-    ($($variant:ident = $name:literal, $label:literal;)+) => {
+    ($($variant:ident = $name:literal, $label:ident;)+) => {
         /// What happened. The stored names are stable (searches, CSV and the archive read them);
         /// the column's check constraint lists the same names.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -38,9 +41,10 @@ macro_rules! kinds {
                 match self { $(AuditKind::$variant => $name),+ }
             }
 
-            /// A short label for people (filters).
+            /// A short label for people (filters), in the page's language. Not for CSV or the
+            /// archive: they use [`AuditKind::as_str`].
             pub fn label(self) -> &'static str {
-                match self { $(AuditKind::$variant => $label),+ }
+                match self { $(AuditKind::$variant => t(AuditTextT::$label)),+ }
             }
 
             /// What the subject id names (`share`, `passkey`…): the kind's prefix.
@@ -69,38 +73,38 @@ macro_rules! kinds {
 }
 
 kinds! {
-    SignIn = "auth.signin", "Signed in";
-    SignInRefused = "auth.signin_refused", "Sign-in refused";
-    SignOut = "auth.signout", "Signed out";
-    AdminCreate = "admin.create", "Admin created";
-    PasskeyAdd = "passkey.add", "Passkey added";
-    PasskeyRename = "passkey.rename", "Passkey renamed";
-    PasskeyRemove = "passkey.remove", "Passkey removed";
-    InviteCreate = "invite.create", "Invite created";
-    InviteRedeem = "invite.redeem", "Invite redeemed";
-    SessionRevoke = "session.revoke", "Session revoked";
-    InquiryDelete = "inquiry.delete", "Inquiry deleted";
-    InquiryExport = "inquiry.export", "Inquiries exported";
-    RetentionChange = "settings.retention_days", "Retention changed";
-    ShareCreate = "share.create", "Share created";
-    ShareDownload = "share.download", "Share downloaded";
-    ShareRevoke = "share.revoke", "Share revoked";
-    SharePurge = "share.purge", "Share file deleted";
-    MaintenanceRun = "maintenance.run", "Job run";
-    PartitionCreate = "upkeep.partition_create", "Audit month created";
-    PartitionDetach = "upkeep.partition_detach", "Audit month detached";
-    UpkeepCheck = "upkeep.check", "Audit upkeep check";
-    AlertRaise = "alert.raise", "Alert raised";
-    AlertResolve = "alert.resolve", "Alert resolved";
-    ArchiveMonth = "archive.month", "Month archived";
-    ArchiveDrop = "archive.drop", "Archived month removed from the database";
-    ArchiveFailure = "archive.failure", "Archiving a month failed";
-    ArchiveRetrieval = "archive.retrieval", "Archive retrieved";
-    ExportRequest = "export.request", "Export requested";
-    ExportDownload = "export.download", "Export downloaded";
-    HoldPlace = "hold.place", "Legal hold placed";
-    HoldLift = "hold.lift", "Legal hold lifted";
-    RetentionReport = "retention.report", "Retention report downloaded";
+    SignIn = "auth.signin", KindSignIn;
+    SignInRefused = "auth.signin_refused", KindSignInRefused;
+    SignOut = "auth.signout", KindSignOut;
+    AdminCreate = "admin.create", KindAdminCreate;
+    PasskeyAdd = "passkey.add", KindPasskeyAdd;
+    PasskeyRename = "passkey.rename", KindPasskeyRename;
+    PasskeyRemove = "passkey.remove", KindPasskeyRemove;
+    InviteCreate = "invite.create", KindInviteCreate;
+    InviteRedeem = "invite.redeem", KindInviteRedeem;
+    SessionRevoke = "session.revoke", KindSessionRevoke;
+    InquiryDelete = "inquiry.delete", KindInquiryDelete;
+    InquiryExport = "inquiry.export", KindInquiryExport;
+    RetentionChange = "settings.retention_days", KindRetentionChange;
+    ShareCreate = "share.create", KindShareCreate;
+    ShareDownload = "share.download", KindShareDownload;
+    ShareRevoke = "share.revoke", KindShareRevoke;
+    SharePurge = "share.purge", KindSharePurge;
+    MaintenanceRun = "maintenance.run", KindMaintenanceRun;
+    PartitionCreate = "upkeep.partition_create", KindPartitionCreate;
+    PartitionDetach = "upkeep.partition_detach", KindPartitionDetach;
+    UpkeepCheck = "upkeep.check", KindUpkeepCheck;
+    AlertRaise = "alert.raise", KindAlertRaise;
+    AlertResolve = "alert.resolve", KindAlertResolve;
+    ArchiveMonth = "archive.month", KindArchiveMonth;
+    ArchiveDrop = "archive.drop", KindArchiveDrop;
+    ArchiveFailure = "archive.failure", KindArchiveFailure;
+    ArchiveRetrieval = "archive.retrieval", KindArchiveRetrieval;
+    ExportRequest = "export.request", KindExportRequest;
+    ExportDownload = "export.download", KindExportDownload;
+    HoldPlace = "hold.place", KindHoldPlace;
+    HoldLift = "hold.lift", KindHoldLift;
+    RetentionReport = "retention.report", KindRetentionReport;
 }
 
 /// One event as the viewer shows it.
@@ -120,60 +124,75 @@ pub struct AuditRow {
 }
 
 impl AuditRow {
-    /// The event as a sentence ("Ana removed passkey 'Phone'").
+    /// The event as a sentence in the page's language ("Ana removed passkey 'Phone'"), for the
+    /// viewer only: CSV and the archive carry the stored fields, never this sentence. Names, ids
+    /// and details are shown as stored.
     pub fn sentence(&self) -> String {
+        use AuditTextT as A;
         let who = match (&self.admin_name, self.admin_id) {
             (Some(n), _) => n.clone(),
-            (None, Some(_)) => "A removed admin".into(),
+            (None, Some(_)) => t(A::RemovedAdmin).into(),
             (None, None) => "Ebb".into(),
         };
         let subject = self.subject_id.as_deref().unwrap_or("?");
-        let named = |what: &str| match self.detail.as_deref() {
-            Some(d) if !d.is_empty() => format!("{what} '{d}'"),
-            _ => format!("{what} {subject}"),
-        };
         let detail = self.detail.as_deref().unwrap_or("");
+        let say = |key: AuditTextT| tf(key, &[("who", &who), ("subject", &subject), ("detail", &detail)]);
+        // With the detail when there is one.
+        let say_detail = |plain: AuditTextT, with: AuditTextT| if detail.is_empty() { say(plain) } else { say(with) };
+        // "passkey 'Phone'" when named, else "passkey 42".
+        let passkey = |named: AuditTextT, by_id: AuditTextT| if detail.is_empty() { say(by_id) } else { tf(named, &[("who", &who), ("name", &detail)]) };
         match AuditKind::parse(&self.kind) {
-            Some(AuditKind::SignIn) => format!("{who} signed in"),
-            Some(AuditKind::SignInRefused) => format!("A sign-in was refused ({})", if detail.is_empty() { "unknown passkey" } else { detail }),
-            Some(AuditKind::SignOut) => format!("{who} signed out"),
-            Some(AuditKind::AdminCreate) => format!("{who} joined as an admin"),
-            Some(AuditKind::PasskeyAdd) => format!("{who} added {}", named("passkey")),
-            Some(AuditKind::PasskeyRename) => format!("{who} renamed a passkey to '{detail}'"),
-            Some(AuditKind::PasskeyRemove) => format!("{who} removed {}", named("passkey")),
-            Some(AuditKind::InviteCreate) => format!("{who} created invite {subject}"),
-            Some(AuditKind::InviteRedeem) => format!("{who} joined with invite {subject}"),
-            Some(AuditKind::SessionRevoke) => format!("{who} signed out a session"),
-            Some(AuditKind::InquiryDelete) => format!("{who} deleted inquiry {subject}"),
-            Some(AuditKind::InquiryExport) => format!("{who} exported inquiries"),
-            Some(AuditKind::RetentionChange) => format!("{who} set inquiry retention to {subject} days"),
-            Some(AuditKind::ShareCreate) => format!("{who} created share {subject}"),
-            Some(AuditKind::ShareDownload) => format!("Share {subject} was downloaded"),
-            Some(AuditKind::ShareRevoke) => format!("{who} revoked share {subject}"),
-            Some(AuditKind::SharePurge) => format!("The file of share {subject} was deleted"),
-            Some(AuditKind::MaintenanceRun) => format!("{who} ran job {subject}{}", if detail.is_empty() { String::new() } else { format!(": {detail}") }),
-            Some(AuditKind::PartitionCreate) => format!("Audit month {subject} was created"),
-            Some(AuditKind::PartitionDetach) => format!("Audit month {subject} was detached for the archive"),
-            Some(AuditKind::UpkeepCheck) => format!("Audit upkeep: {detail}"),
-            Some(AuditKind::AlertRaise) => format!("Alert {subject} was raised"),
-            Some(AuditKind::AlertResolve) => format!("{who} resolved alert {subject}"),
-            Some(AuditKind::ArchiveMonth) => {
-                format!("Month {subject} was archived and verified{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })
+            Some(AuditKind::SignIn) => say(A::SaySignIn),
+            Some(AuditKind::SignInRefused) => {
+                // The two reasons the sign-in records (auth/api.rs), in words; any other as stored.
+                let why = match detail {
+                    "" | "unknown passkey" => t(A::RefusedUnknownPasskey),
+                    "the passkey's answer did not verify" => t(A::RefusedNotVerified),
+                    other => other,
+                };
+                tf(A::SaySignInRefused, &[("why", &why)])
             }
-            Some(AuditKind::ArchiveDrop) => format!("Archived month {subject} was removed from the database"),
-            Some(AuditKind::ArchiveFailure) => {
-                format!("Archiving month {subject} failed{}", if detail.is_empty() { String::new() } else { format!(": {detail}") })
+            Some(AuditKind::SignOut) => say(A::SaySignOut),
+            Some(AuditKind::AdminCreate) => say(A::SayAdminCreate),
+            Some(AuditKind::PasskeyAdd) => passkey(A::SayPasskeyAddNamed, A::SayPasskeyAddId),
+            Some(AuditKind::PasskeyRename) => tf(A::SayPasskeyRename, &[("who", &who), ("name", &detail)]),
+            Some(AuditKind::PasskeyRemove) => passkey(A::SayPasskeyRemoveNamed, A::SayPasskeyRemoveId),
+            Some(AuditKind::InviteCreate) => say(A::SayInviteCreate),
+            Some(AuditKind::InviteRedeem) => say(A::SayInviteRedeem),
+            Some(AuditKind::SessionRevoke) => say(A::SaySessionRevoke),
+            Some(AuditKind::InquiryDelete) => say(A::SayInquiryDelete),
+            Some(AuditKind::InquiryExport) => say(A::SayInquiryExport),
+            Some(AuditKind::RetentionChange) => say(A::SayRetentionChange),
+            Some(AuditKind::ShareCreate) => say(A::SayShareCreate),
+            Some(AuditKind::ShareDownload) => say(A::SayShareDownload),
+            Some(AuditKind::ShareRevoke) => say(A::SayShareRevoke),
+            Some(AuditKind::SharePurge) => say(A::SaySharePurge),
+            Some(AuditKind::MaintenanceRun) => say_detail(A::SayMaintenanceRun, A::SayMaintenanceRunDetail),
+            Some(AuditKind::PartitionCreate) => say(A::SayPartitionCreate),
+            Some(AuditKind::PartitionDetach) => say(A::SayPartitionDetach),
+            Some(AuditKind::UpkeepCheck) => say(A::SayUpkeepCheck),
+            Some(AuditKind::AlertRaise) => say(A::SayAlertRaise),
+            Some(AuditKind::AlertResolve) => say(A::SayAlertResolve),
+            Some(AuditKind::ArchiveMonth) => say_detail(A::SayArchiveMonth, A::SayArchiveMonthDetail),
+            Some(AuditKind::ArchiveDrop) => say(A::SayArchiveDrop),
+            Some(AuditKind::ArchiveFailure) => say_detail(A::SayArchiveFailure, A::SayArchiveFailureDetail),
+            Some(AuditKind::ArchiveRetrieval) => say(A::SayArchiveRetrieval),
+            Some(AuditKind::ExportRequest) => {
+                // The detail is the range as exports.rs records it: "<from> to <to>".
+                let range = match detail.split_once(" to ") {
+                    Some((from, to)) => tf(A::ExportRange, &[("from", &from), ("to", &to)]),
+                    None => detail.to_string(),
+                };
+                if detail.is_empty() {
+                    say(A::SayExportRequest)
+                } else {
+                    tf(A::SayExportRequestDetail, &[("who", &who), ("detail", &range)])
+                }
             }
-            Some(AuditKind::ArchiveRetrieval) => format!("{who} got a download link for archived month {subject}"),
-            Some(AuditKind::ExportRequest) => format!("{who} requested an export{}", if detail.is_empty() { String::new() } else { format!(" of {detail}") }),
-            Some(AuditKind::ExportDownload) => format!("{who} got a download link for export {subject}"),
-            Some(AuditKind::HoldPlace) => {
-                format!("{who} placed legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" on {detail}") })
-            }
-            Some(AuditKind::HoldLift) => {
-                format!("{who} lifted legal hold {subject}{}", if detail.is_empty() { String::new() } else { format!(" from {detail}") })
-            }
-            Some(AuditKind::RetentionReport) => format!("{who} downloaded the retention report"),
+            Some(AuditKind::ExportDownload) => say(A::SayExportDownload),
+            Some(AuditKind::HoldPlace) => say_detail(A::SayHoldPlace, A::SayHoldPlaceDetail),
+            Some(AuditKind::HoldLift) => say_detail(A::SayHoldLift, A::SayHoldLiftDetail),
+            Some(AuditKind::RetentionReport) => say(A::SayRetentionReport),
             None => format!("{who}: {} {subject}", self.kind),
         }
     }
@@ -190,7 +209,8 @@ pub struct AuditFilter {
 }
 
 impl AuditFilter {
-    /// Parses the viewer's form fields (as typed; empty = no filter). Errors are per field.
+    /// Parses the viewer's form fields (as typed; empty = no filter). Errors are per field, in the
+    /// page's language (English where there is none, as for the CSV link).
     pub fn parse(kind: &str, admin: &str, subject: &str, from: &str, to: &str) -> Result<AuditFilter, std::collections::BTreeMap<String, String>> {
         let mut errors = std::collections::BTreeMap::new();
         let date = |field: &str, raw: &str, errors: &mut std::collections::BTreeMap<String, String>| {
@@ -202,7 +222,7 @@ impl AuditFilter {
             match time::Date::parse(raw, &fmt) {
                 Ok(d) => Some(d),
                 Err(_) => {
-                    errors.insert(field.to_string(), "Use a date like 2026-11-30.".to_string());
+                    errors.insert(field.to_string(), t(AuditTextT::UseDate).to_string());
                     None
                 }
             }
@@ -211,7 +231,7 @@ impl AuditFilter {
             "" => None,
             k if AuditKind::parse(k).is_some() => Some(k.to_string()),
             _ => {
-                errors.insert("kind".into(), "Choose a kind from the list.".into());
+                errors.insert("kind".into(), t(AuditTextT::ChooseKind).into());
                 None
             }
         };
@@ -220,22 +240,22 @@ impl AuditFilter {
             a => match uuid::Uuid::parse_str(a) {
                 Ok(id) => Some(id),
                 Err(_) => {
-                    errors.insert("admin".into(), "Choose an admin from the list.".into());
+                    errors.insert("admin".into(), t(AuditTextT::ChooseAdmin).into());
                     None
                 }
             },
         };
         let subject = subject.trim();
         if subject.chars().count() > 200 {
-            errors.insert("subject".into(), "A subject id has at most 200 characters.".into());
+            errors.insert("subject".into(), t(AuditTextT::SubjectTooLong).into());
         } else if subject.chars().any(char::is_control) {
-            errors.insert("subject".into(), "A subject id is plain text, without control characters.".into());
+            errors.insert("subject".into(), t(AuditTextT::SubjectControl).into());
         }
         let from = date("from", from, &mut errors);
         let to = date("to", to, &mut errors);
-        if let (Some(f), Some(t)) = (from, to) {
-            if f > t {
-                errors.insert("to".into(), "The end date must not be before the start date.".into());
+        if let (Some(start), Some(end)) = (from, to) {
+            if start > end {
+                errors.insert("to".into(), t(AuditTextT::EndBeforeStart).into());
             }
         }
         if !errors.is_empty() {
@@ -360,11 +380,11 @@ pub const EXPORT_KEEP_DAYS: i64 = 7;
 pub fn check_reason(reason: &str) -> Result<String, String> {
     let reason = reason.trim();
     if reason.chars().any(|c| c.is_control() && c != '\n') {
-        return Err("The reason cannot contain control characters; write it as plain text.".into());
+        return Err(t(AuditTextT::ReasonControl).into());
     }
     match reason.chars().count() {
         10..=256 => Ok(reason.to_string()),
-        n => Err(format!("Give a reason of 10 to 256 characters ({n} now); it is kept with the link.")),
+        n => Err(tf(AuditTextT::ReasonLength, &[("n", &n)])),
     }
 }
 
@@ -449,4 +469,102 @@ mod tests {
             assert_eq!(decode_cursor(&hostile), None, "{hostile}");
         }
     }
+}
+
+texts! {
+    pub(crate) enum AuditTextT {
+    // The kinds of events, as the viewer's "What" filter lists them (`AuditKind::label`)
+    KindSignIn { en: "Signed in", ja: "サインイン" }
+    KindSignInRefused { en: "Sign-in refused", ja: "サインイン拒否" }
+    KindSignOut { en: "Signed out", ja: "サインアウト" }
+    KindAdminCreate { en: "Admin created", ja: "管理者の作成" }
+    KindPasskeyAdd { en: "Passkey added", ja: "パスキーの追加" }
+    KindPasskeyRename { en: "Passkey renamed", ja: "パスキーの名前変更" }
+    KindPasskeyRemove { en: "Passkey removed", ja: "パスキーの削除" }
+    KindInviteCreate { en: "Invite created", ja: "招待の作成" }
+    KindInviteRedeem { en: "Invite redeemed", ja: "招待による参加" }
+    KindSessionRevoke { en: "Session revoked", ja: "セッションの取り消し" }
+    KindInquiryDelete { en: "Inquiry deleted", ja: "お問い合わせの削除" }
+    KindInquiryExport { en: "Inquiries exported", ja: "お問い合わせのエクスポート" }
+    KindRetentionChange { en: "Retention changed", ja: "保管期間の変更" }
+    KindShareCreate { en: "Share created", ja: "共有ファイルの作成" }
+    KindShareDownload { en: "Share downloaded", ja: "共有ファイルのダウンロード" }
+    KindShareRevoke { en: "Share revoked", ja: "共有ファイルの取り消し" }
+    KindSharePurge { en: "Share file deleted", ja: "共有ファイルの実体の削除" }
+    KindMaintenanceRun { en: "Job run", ja: "ジョブの実行" }
+    KindPartitionCreate { en: "Audit month created", ja: "監査ログの月の作成" }
+    KindPartitionDetach { en: "Audit month detached", ja: "監査ログの月の切り離し" }
+    KindUpkeepCheck { en: "Audit upkeep check", ja: "監査ログの保守チェック" }
+    KindAlertRaise { en: "Alert raised", ja: "アラートの発生" }
+    KindAlertResolve { en: "Alert resolved", ja: "アラートの解決" }
+    KindArchiveMonth { en: "Month archived", ja: "月のアーカイブ" }
+    KindArchiveDrop { en: "Archived month removed from the database", ja: "アーカイブ済みの月のデータベースからの削除" }
+    KindArchiveFailure { en: "Archiving a month failed", ja: "月のアーカイブの失敗" }
+    KindArchiveRetrieval { en: "Archive retrieved", ja: "アーカイブの取得" }
+    KindExportRequest { en: "Export requested", ja: "エクスポートの依頼" }
+    KindExportDownload { en: "Export downloaded", ja: "エクスポートのダウンロード" }
+    KindHoldPlace { en: "Legal hold placed", ja: "法的保全の設定" }
+    KindHoldLift { en: "Legal hold lifted", ja: "法的保全の解除" }
+    KindRetentionReport { en: "Retention report downloaded", ja: "保管期間レポートのダウンロード" }
+
+    // The viewer's "What happened" column (`AuditRow::sentence`): {who} is an admin's name,
+    // {subject} the subject id and {detail} the detail, as stored
+    RemovedAdmin { en: "A removed admin", ja: "削除された管理者" }
+    SaySignIn { en: "{who} signed in", ja: "{who} がサインインしました" }
+    SaySignInRefused { en: "A sign-in was refused ({why})", ja: "サインインが拒否されました（{why}）" }
+    RefusedUnknownPasskey { en: "unknown passkey", ja: "不明なパスキー" }
+    RefusedNotVerified { en: "the passkey's answer did not verify", ja: "パスキーの応答を検証できませんでした" }
+    SaySignOut { en: "{who} signed out", ja: "{who} がサインアウトしました" }
+    SayAdminCreate { en: "{who} joined as an admin", ja: "{who} が管理者として参加しました" }
+    SayPasskeyAddNamed { en: "{who} added passkey '{name}'", ja: "{who} がパスキー「{name}」を追加しました" }
+    SayPasskeyAddId { en: "{who} added passkey {subject}", ja: "{who} がパスキー {subject} を追加しました" }
+    SayPasskeyRename { en: "{who} renamed a passkey to '{name}'", ja: "{who} がパスキーの名前を「{name}」に変更しました" }
+    SayPasskeyRemoveNamed { en: "{who} removed passkey '{name}'", ja: "{who} がパスキー「{name}」を削除しました" }
+    SayPasskeyRemoveId { en: "{who} removed passkey {subject}", ja: "{who} がパスキー {subject} を削除しました" }
+    SayInviteCreate { en: "{who} created invite {subject}", ja: "{who} が招待 {subject} を作成しました" }
+    SayInviteRedeem { en: "{who} joined with invite {subject}", ja: "{who} が招待 {subject} で参加しました" }
+    SaySessionRevoke { en: "{who} signed out a session", ja: "{who} がセッションをサインアウトさせました" }
+    SayInquiryDelete { en: "{who} deleted inquiry {subject}", ja: "{who} がお問い合わせ {subject} を削除しました" }
+    SayInquiryExport { en: "{who} exported inquiries", ja: "{who} がお問い合わせをエクスポートしました" }
+    SayRetentionChange { en: "{who} set inquiry retention to {subject} days", ja: "{who} がお問い合わせの保管期間を {subject} 日に設定しました" }
+    SayShareCreate { en: "{who} created share {subject}", ja: "{who} が共有ファイル {subject} を作成しました" }
+    SayShareDownload { en: "Share {subject} was downloaded", ja: "共有ファイル {subject} がダウンロードされました" }
+    SayShareRevoke { en: "{who} revoked share {subject}", ja: "{who} が共有ファイル {subject} を取り消しました" }
+    SaySharePurge { en: "The file of share {subject} was deleted", ja: "共有ファイル {subject} のファイルが削除されました" }
+    SayMaintenanceRun { en: "{who} ran job {subject}", ja: "{who} がジョブ {subject} を実行しました" }
+    SayMaintenanceRunDetail { en: "{who} ran job {subject}: {detail}", ja: "{who} がジョブ {subject} を実行しました: {detail}" }
+    SayPartitionCreate { en: "Audit month {subject} was created", ja: "監査ログの月 {subject} が作成されました" }
+    SayPartitionDetach { en: "Audit month {subject} was detached for the archive", ja: "監査ログの月 {subject} がアーカイブのために切り離されました" }
+    SayUpkeepCheck { en: "Audit upkeep: {detail}", ja: "監査ログの保守: {detail}" }
+    SayAlertRaise { en: "Alert {subject} was raised", ja: "アラート {subject} が発生しました" }
+    SayAlertResolve { en: "{who} resolved alert {subject}", ja: "{who} がアラート {subject} を解決しました" }
+    SayArchiveMonth { en: "Month {subject} was archived and verified", ja: "月 {subject} がアーカイブされ、確認されました" }
+    SayArchiveMonthDetail { en: "Month {subject} was archived and verified ({detail})", ja: "月 {subject} がアーカイブされ、確認されました（{detail}）" }
+    SayArchiveDrop { en: "Archived month {subject} was removed from the database", ja: "アーカイブ済みの月 {subject} がデータベースから削除されました" }
+    SayArchiveFailure { en: "Archiving month {subject} failed", ja: "月 {subject} のアーカイブに失敗しました" }
+    SayArchiveFailureDetail { en: "Archiving month {subject} failed: {detail}", ja: "月 {subject} のアーカイブに失敗しました: {detail}" }
+    SayArchiveRetrieval { en: "{who} got a download link for archived month {subject}", ja: "{who} がアーカイブ済みの月 {subject} のダウンロードリンクを取得しました" }
+    SayExportRequest { en: "{who} requested an export", ja: "{who} がエクスポートを依頼しました" }
+    SayExportRequestDetail { en: "{who} requested an export of {detail}", ja: "{who} が {detail} のエクスポートを依頼しました" }
+    ExportRange { en: "{from} to {to}", ja: "{from}〜{to}" }
+    SayExportDownload { en: "{who} got a download link for export {subject}", ja: "{who} がエクスポート {subject} のダウンロードリンクを取得しました" }
+    SayHoldPlace { en: "{who} placed legal hold {subject}", ja: "{who} が法的保全 {subject} を設定しました" }
+    SayHoldPlaceDetail { en: "{who} placed legal hold {subject} on {detail}", ja: "{who} が法的保全 {subject} を設定しました（対象: {detail}）" }
+    SayHoldLift { en: "{who} lifted legal hold {subject}", ja: "{who} が法的保全 {subject} を解除しました" }
+    SayHoldLiftDetail { en: "{who} lifted legal hold {subject} from {detail}", ja: "{who} が法的保全 {subject} を解除しました（対象: {detail}）" }
+    SayRetentionReport { en: "{who} downloaded the retention report", ja: "{who} が保管期間レポートをダウンロードしました" }
+
+    // The viewer's filter errors (`AuditFilter::parse`) and the export range's (exports.rs)
+    UseDate { en: "Use a date like 2026-11-30.", ja: "2026-11-30 のような形式で日付を入力してください。" }
+    ChooseKind { en: "Choose a kind from the list.", ja: "一覧から種別を選んでください。" }
+    ChooseAdmin { en: "Choose an admin from the list.", ja: "一覧から管理者を選んでください。" }
+    SubjectTooLong { en: "A subject id has at most 200 characters.", ja: "対象 ID は 200 文字以内で入力してください。" }
+    SubjectControl { en: "A subject id is plain text, without control characters.", ja: "対象 ID は制御文字を含まないテキストで入力してください。" }
+    EndBeforeStart { en: "The end date must not be before the start date.", ja: "終了日を開始日より前にすることはできません。" }
+    RangeStartsLater { en: "The range must start today or earlier.", ja: "期間の開始日は今日以前にしてください。" }
+
+    // An archive retrieval's reason (`check_reason`)
+    ReasonControl { en: "The reason cannot contain control characters; write it as plain text.", ja: "理由に制御文字は使えません。テキストのみで入力してください。" }
+    ReasonLength { en: "Give a reason of 10 to 256 characters ({n} now); it is kept with the link.", ja: "理由を 10〜256 文字で入力してください（現在 {n} 文字）。理由はリンクとともに記録されます。" }
+}
 }

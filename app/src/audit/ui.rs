@@ -4,10 +4,12 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
+use super::texts::AuditT;
 use super::{AuditFilter, AuditKind, AuditRow};
 use crate::error::AppError;
+use crate::i18n::{num, t, tf, T};
 use crate::time::format_time;
-use crate::ui::describe;
+use crate::ui::{describe, UiT};
 
 /// The filter form's fields, as typed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -78,22 +80,22 @@ pub fn AuditPage() -> impl IntoView {
     let err_of = move |field: &'static str| move || field_error(&error.get(), field);
 
     view! {
-        <Title text="Audit log — Ebb admin"/>
-        <h1>"Audit log"</h1>
-        <p class="muted">"Who did what, and when, over the last 24 months. Older months are in the " <a href="/admin/audit/archive" data-testid="archive-nav">"archive"</a> ", where you can also export a range."</p>
+        <Title text=format!("{}{}", t(AuditT::AuditLog), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AuditT::AuditLog)}</h1>
+        <p class="muted">{t(AuditT::IntroBefore)} <a href="/admin/audit/archive" data-testid="archive-nav">{t(AuditT::IntroArchive)}</a> {t(AuditT::IntroAfter)}</p>
         <form class="filters" data-testid="audit-filters" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(form.get_untracked()); }>
             <div class="field">
-                <label for="audit-kind">"What"</label>
+                <label for="audit-kind">{t(AuditT::What)}</label>
                 <select id="audit-kind" on:change=set(|f, v| f.kind = v) aria-describedby="audit-kind-error">
-                    <option value="">"Everything"</option>
+                    <option value="">{t(AuditT::Everything)}</option>
                     {AuditKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.label()}</option> }).collect_view()}
                 </select>
                 <p class="field-error" id="audit-kind-error" aria-live="polite">{err_of("kind")}</p>
             </div>
             <div class="field">
-                <label for="audit-admin">"Who"</label>
+                <label for="audit-admin">{t(AuditT::Who)}</label>
                 <select id="audit-admin" on:change=set(|f, v| f.admin = v) aria-describedby="audit-admin-error">
-                    <option value="">"Anyone"</option>
+                    <option value="">{t(AuditT::Anyone)}</option>
                     <Transition fallback=|| ()>
                         {move || admins.get().and_then(Result::ok).map(|list| list.into_iter().map(|a| view! { <option value=a.id.to_string()>{a.name}</option> }).collect_view())}
                     </Transition>
@@ -101,32 +103,32 @@ pub fn AuditPage() -> impl IntoView {
                 <p class="field-error" id="audit-admin-error" aria-live="polite">{err_of("admin")}</p>
             </div>
             <div class="field">
-                <label for="audit-subject">"Subject id"</label>
-                <input id="audit-subject" type="text" maxlength="200" placeholder="e.g. a share or inquiry id" prop:value=move || form.get().subject on:input=set(|f, v| f.subject = v) aria-describedby="audit-subject-error"/>
+                <label for="audit-subject">{t(AuditT::SubjectId)}</label>
+                <input id="audit-subject" type="text" maxlength="200" placeholder=t(AuditT::SubjectPlaceholder) prop:value=move || form.get().subject on:input=set(|f, v| f.subject = v) aria-describedby="audit-subject-error"/>
                 <p class="field-error" id="audit-subject-error" aria-live="polite">{err_of("subject")}</p>
             </div>
             <div class="field">
-                <label for="audit-from">"From"</label>
+                <label for="audit-from">{t(AuditT::From)}</label>
                 <input id="audit-from" type="date" prop:value=move || form.get().from on:input=set(|f, v| f.from = v) aria-describedby="audit-from-error"/>
                 <p class="field-error" id="audit-from-error" aria-live="polite">{err_of("from")}</p>
             </div>
             <div class="field">
-                <label for="audit-to">"To"</label>
+                <label for="audit-to">{t(AuditT::To)}</label>
                 <input id="audit-to" type="date" prop:value=move || form.get().to on:input=set(|f, v| f.to = v) aria-describedby="audit-to-error"/>
                 <p class="field-error" id="audit-to-error" aria-live="polite">{err_of("to")}</p>
             </div>
             <div class="field actions">
-                <button type="submit">"Filter"</button>
-                <a class="button secondary" data-testid="audit-export" href=export_href download>"Export CSV"</a>
+                <button type="submit">{t(AuditT::Filter)}</button>
+                <a class="button secondary" data-testid="audit-export" href=export_href download>{t(AuditT::ExportCsv)}</a>
             </div>
         </form>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || first_page.get().map(|r| match r {
-                Err(AppError::Invalid(_)) => view! { <p class="notice error" role="alert">"Check the filters above."</p> }.into_any(),
+                Err(AppError::Invalid(_)) => view! { <p class="notice error" role="alert">{t(AuditT::CheckFilters)}</p> }.into_any(),
                 Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
                 Ok(_) => view! {
                     <table class="list audit" data-testid="audit-log">
-                        <thead><tr><th>"When (UTC)"</th><th>"What happened"</th><th><span class="sr-only">"Details"</span></th></tr></thead>
+                        <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::WhatHappened)}</th><th><span class="sr-only">{t(AuditT::Details)}</span></th></tr></thead>
                         <tbody>
                             <For each=rows key=|r| r.id let:row>
                                 <EventRow row/>
@@ -134,10 +136,10 @@ pub fn AuditPage() -> impl IntoView {
                         </tbody>
                     </table>
                     <Show when=move || rows().is_empty()>
-                        <p class="empty">"No event matches these filters."</p>
+                        <p class="empty">{t(AuditT::NoEvent)}</p>
                     </Show>
                     <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=load_more>"Show older"</button>
+                        <button type="button" class="secondary" on:click=load_more>{t(AuditT::ShowOlder)}</button>
                     </Show>
                 }.into_any(),
             })}
@@ -155,14 +157,14 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             <td>{sentence}</td>
             <td>
                 <details>
-                    <summary>"Details"</summary>
+                    <summary>{t(AuditT::Details)}</summary>
                     <dl class="facts">
-                        <dt>"Event"</dt><dd>{row.id}</dd>
-                        <dt>"Kind"</dt><dd><code>{row.kind.clone()}</code></dd>
-                        <dt>"Admin"</dt><dd>{dash(&row.admin_name)} {row.admin_id.map(|a| format!(" ({a})"))}</dd>
-                        <dt>"Subject"</dt><dd>{dash(&row.subject_type)} " " {dash(&row.subject_id)}</dd>
-                        <dt>"Detail"</dt><dd>{dash(&row.detail)}</dd>
-                        <dt>"Client (hashed)"</dt><dd><code>{dash(&row.client_hash)}</code></dd>
+                        <dt>{t(AuditT::Event)}</dt><dd>{row.id}</dd>
+                        <dt>{t(AuditT::Kind)}</dt><dd><code>{row.kind.clone()}</code></dd>
+                        <dt>{t(AuditT::Admin)}</dt><dd>{dash(&row.admin_name)} {row.admin_id.map(|a| format!(" ({a})"))}</dd>
+                        <dt>{t(AuditT::Subject)}</dt><dd>{dash(&row.subject_type)} " " {dash(&row.subject_id)}</dd>
+                        <dt>{t(AuditT::Detail)}</dt><dd>{dash(&row.detail)}</dd>
+                        <dt>{t(AuditT::ClientHashed)}</dt><dd><code>{dash(&row.client_hash)}</code></dd>
                     </dl>
                 </details>
             </td>
@@ -177,21 +179,21 @@ pub fn UpkeepCard() -> impl IntoView {
     let state = Resource::new(|| (), |_| audit_upkeep_state());
     view! {
         <section class="card" aria-labelledby="upkeep-title" data-testid="audit-upkeep">
-            <h2 id="upkeep-title">"Audit log"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="upkeep-title">{t(AuditT::AuditLog)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || state.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                     Ok(s) => {
                         let ahead_ok = s.partitions_ahead >= s.partitions_wanted;
                         view! {
                             <dl class="counts">
-                                <div class=if ahead_ok { "" } else { "bad" }><dt>"Months ready ahead"</dt><dd data-testid="partitions-ahead">{s.partitions_ahead} " of " {s.partitions_wanted}</dd></div>
-                                <div><dt>"Months waiting for the archive"</dt><dd data-testid="months-pending">{s.months_pending}</dd></div>
-                                <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>"Events outside a month"</dt><dd data-testid="default-rows">{s.default_rows}</dd></div>
-                                <div><dt>"Months in the archive"</dt><dd data-testid="months-archived">{s.months_archived}</dd></div>
-                                <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>"Months failing to archive"</dt><dd data-testid="months-failed">{s.months_failed}</dd></div>
+                                <div class=if ahead_ok { "" } else { "bad" }><dt>{t(AuditT::MonthsAhead)}</dt><dd data-testid="partitions-ahead">{tf(AuditT::AheadOfWanted, &[("ahead", &num(s.partitions_ahead)), ("wanted", &num(s.partitions_wanted))])}</dd></div>
+                                <div><dt>{t(AuditT::MonthsPending)}</dt><dd data-testid="months-pending">{num(s.months_pending)}</dd></div>
+                                <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>{t(AuditT::DefaultRows)}</dt><dd data-testid="default-rows">{num(s.default_rows)}</dd></div>
+                                <div><dt>{t(AuditT::MonthsArchived)}</dt><dd data-testid="months-archived">{num(s.months_archived)}</dd></div>
+                                <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>{t(AuditT::MonthsFailed)}</dt><dd data-testid="months-failed">{num(s.months_failed)}</dd></div>
                             </dl>
-                            <p class="muted"><a href="/admin/audit">"Open the audit log"</a> " · " <a href="/admin/audit/archive">"Archive and exports"</a></p>
+                            <p class="muted"><a href="/admin/audit">{t(AuditT::OpenAuditLog)}</a> " · " <a href="/admin/audit/archive">{t(AuditT::ArchiveAndExports)}</a></p>
                         }.into_any()
                     }
                 })}
@@ -243,20 +245,20 @@ pub fn ArchivePage() -> impl IntoView {
     };
     let other_error = move || match link_error.get() {
         Some(AppError::Invalid(_)) | None => None,
-        Some(AppError::NotFound) => Some("This month is not in the archive. Choose one from the list.".to_string()),
+        Some(AppError::NotFound) => Some(t(AuditT::MonthNotArchived).to_string()),
         Some(e) => Some(describe(&e)),
     };
 
     view! {
-        <Title text="Archive and exports — Ebb admin"/>
-        <h1>"Archive and exports"</h1>
+        <Title text=format!("{}{}", t(AuditT::ArchiveAndExports), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AuditT::ArchiveAndExports)}</h1>
         <p class="muted">
-            "Months that ended more than 25 months ago leave the database for the archive, and only after the archived file has been checked (rows, size and checksum). "
-            <a href="/admin/audit">"Back to the audit log"</a>
+            {t(AuditT::ArchiveIntro)}
+            <a href="/admin/audit">{t(AuditT::BackToAuditLog)}</a>
         </p>
         <section aria-labelledby="archive-title">
-            <h2 id="archive-title">"Archived months"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="archive-title">{t(AuditT::ArchivedMonths)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || overview.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
                     Ok(o) => {
@@ -268,21 +270,21 @@ pub fn ArchivePage() -> impl IntoView {
                         }
                         let empty = o.months.is_empty();
                         view! {
-                            <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">"No month has been archived yet. A month is archived when it ended more than 25 months ago."</p> }>
+                            <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }>
                                 <table class="list" data-testid="archive-months">
-                                    <thead><tr><th>"Month"</th><th>"Events"</th><th>"Size"</th><th>"Verified (UTC)"</th><th>"State"</th></tr></thead>
+                                    <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
                                     <tbody>
                                         {o.months.clone().into_iter().map(|m| {
                                             let state = match (m.status.as_str(), m.dropped) {
-                                                ("verified", true) => "Archived and verified; no longer in the database",
-                                                ("verified", false) => "Verified; leaves the database at the next run",
-                                                ("written", _) => "Written; being verified",
-                                                _ => "Failed; retried at the next run (the month stays in the database)",
+                                                ("verified", true) => t(AuditT::MonthDropped),
+                                                ("verified", false) => t(AuditT::MonthVerified),
+                                                ("written", _) => t(AuditT::MonthWritten),
+                                                _ => t(AuditT::MonthFailed),
                                             };
                                             view! {
                                                 <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.clone()>
                                                     <td>{m.month.clone()}</td>
-                                                    <td>{m.events.map(|n| n.to_string()).unwrap_or_else(|| "—".into())}</td>
+                                                    <td>{m.events.map(num).unwrap_or_else(|| "—".into())}</td>
                                                     <td>{m.bytes.map(|b| crate::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
                                                     <td class="nowrap">{m.verified_at.map(format_time).unwrap_or_else(|| "—".into())}</td>
                                                     <td>{state}</td>
@@ -292,39 +294,39 @@ pub fn ArchivePage() -> impl IntoView {
                                     </tbody>
                                 </table>
                             </Show>
-                            <h3>"Download an archived month"</h3>
+                            <h3>{t(AuditT::DownloadMonth)}</h3>
                             <form class="stack" data-testid="archive-link-form" on:submit=get_link>
                                 <div class="field">
-                                    <label for="archive-month">"Month"</label>
+                                    <label for="archive-month">{t(AuditT::Month)}</label>
                                     <select id="archive-month" on:change=move |ev| month.set(event_target_value(&ev)) prop:value=move || month.get()>
                                         {verified.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
                                     </select>
                                 </div>
                                 <div class="field">
-                                    <label for="archive-reason">"Why do you need it?"</label>
+                                    <label for="archive-reason">{t(AuditT::WhyNeeded)}</label>
                                     <textarea id="archive-reason" rows="2" aria-describedby="archive-reason-hint archive-reason-error"
                                         prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))></textarea>
-                                    <p class="muted" id="archive-reason-hint">"10 to 256 characters. Kept with the link, with your name and the time."</p>
+                                    <p class="muted" id="archive-reason-hint">{t(AuditT::ReasonHint)}</p>
                                     <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
                                 </div>
-                                <button type="submit" prop:disabled=move || asking.get()>"Get a 15-minute link"</button>
+                                <button type="submit" prop:disabled=move || asking.get()>{t(AuditT::GetMonthLink)}</button>
                             </form>
                             {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
                             {move || link.get().map(|l| view! {
                                 <p class="notice success" role="status">
-                                    "Link ready, valid until " <crate::time::LocalTime at={l.expires_at}/> ": "
-                                    <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>"Download " {l.file_name.clone()}</a>
+                                    {t(AuditT::LinkReadyBefore)} <crate::time::LocalTime at={l.expires_at}/> {t(AuditT::LinkReadyAfter)}
+                                    <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a>
                                 </p>
                             })}
-                            <h3>"Recent downloads of archived months"</h3>
-                            <Show when={let none = o.retrievals.is_empty(); move || !none} fallback=|| view! { <p class="empty">"None yet."</p> }>
+                            <h3>{t(AuditT::RecentDownloads)}</h3>
+                            <Show when={let none = o.retrievals.is_empty(); move || !none} fallback=|| view! { <p class="empty">{t(AuditT::NoneYet)}</p> }>
                                 <table class="list" data-testid="archive-retrievals">
-                                    <thead><tr><th>"When (UTC)"</th><th>"Who"</th><th>"Month"</th><th>"Reason"</th></tr></thead>
+                                    <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
                                     <tbody>
                                         {o.retrievals.clone().into_iter().map(|r| view! {
                                             <tr data-testid="archive-retrieval">
                                                 <td class="nowrap"><crate::time::LocalTime at={r.issued_at}/></td>
-                                                <td>{r.admin_name.unwrap_or_else(|| "A removed admin".into())}</td>
+                                                <td>{r.admin_name.unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
                                                 <td>{r.month}</td>
                                                 <td>{r.reason}</td>
                                             </tr>
@@ -388,35 +390,35 @@ fn ExportsSection() -> impl IntoView {
 
     view! {
         <section aria-labelledby="exports-title">
-            <h2 id="exports-title">"Export a range of the audit log"</h2>
-            <p class="muted">"The export is written in the background as a compressed CSV file, kept for 7 days. It covers the months still in the database (the last 24 months at least); older months are in the archive above."</p>
+            <h2 id="exports-title">{t(AuditT::ExportHeading)}</h2>
+            <p class="muted">{t(AuditT::ExportIntro)}</p>
             <form class="filters" data-testid="export-form" on:submit=submit>
                 <div class="field">
-                    <label for="export-from">"From"</label>
+                    <label for="export-from">{t(AuditT::From)}</label>
                     <input id="export-from" type="date" required prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev)) aria-describedby="export-from-error"/>
                     <p class="field-error" id="export-from-error" aria-live="polite">{field_err("from")}</p>
                 </div>
                 <div class="field">
-                    <label for="export-to">"To"</label>
+                    <label for="export-to">{t(AuditT::To)}</label>
                     <input id="export-to" type="date" required prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev)) aria-describedby="export-to-error"/>
                     <p class="field-error" id="export-to-error" aria-live="polite">{field_err("to")}</p>
                 </div>
                 <div class="field actions">
-                    <button type="submit">"Request export"</button>
+                    <button type="submit">{t(AuditT::RequestExport)}</button>
                 </div>
             </form>
             {move || match error.get() {
                 Some(AppError::Invalid(_)) | None => None,
                 Some(e) => Some(view! { <p class="notice error" role="alert" data-testid="export-error">{describe(&e)}</p> }),
             }}
-            {move || sent.get().then(|| view! { <p class="notice success" role="status">"Export requested. It appears below when it is ready."</p> })}
+            {move || sent.get().then(|| view! { <p class="notice success" role="status">{t(AuditT::ExportRequested)}</p> })}
             {move || load_error.get().map(|e| view! { <p class="notice error" role="alert">{describe(&e)}</p> })}
             {move || match list.get() {
-                None => view! { <p>"Loading…"</p> }.into_any(),
-                Some(l) if l.is_empty() => view! { <p class="empty">"No export requested in the last 90 days."</p> }.into_any(),
+                None => view! { <p>{t(T::Loading)}</p> }.into_any(),
+                Some(l) if l.is_empty() => view! { <p class="empty">{t(AuditT::NoExports)}</p> }.into_any(),
                 Some(_) => view! {
                     <table class="list" data-testid="export-requests">
-                        <thead><tr><th>"Requested (UTC)"</th><th>"Range"</th><th>"By"</th><th>"State"</th><th>"Events"</th><th>"Size"</th><th><span class="sr-only">"Download"</span></th></tr></thead>
+                        <thead><tr><th>{t(AuditT::RequestedUtc)}</th><th>{t(AuditT::Range)}</th><th>{t(AuditT::By)}</th><th>{t(AuditT::State)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th><span class="sr-only">{t(AuditT::Download)}</span></th></tr></thead>
                         <tbody>
                             // Keyed: a row (and a link just asked for) stays while the list refreshes.
                             <For each=move || list.get().unwrap_or_default() key=|r| (r.id, r.status.clone(), r.expired) let:r>
@@ -435,11 +437,11 @@ fn ExportRow(r: super::ExportView) -> impl IntoView {
     let link = RwSignal::new(None::<Result<super::DownloadLink, AppError>>);
     let id = r.id.to_string();
     let state = match (r.status.as_str(), r.expired) {
-        ("done", true) => "Expired (files are kept 7 days)",
-        ("done", false) => "Ready",
-        ("pending", _) => "Waiting",
-        ("running", _) => "Being written…",
-        _ => "Failed; request it again",
+        ("done", true) => t(AuditT::ExportExpiredState),
+        ("done", false) => t(AuditT::ExportReady),
+        ("pending", _) => t(AuditT::ExportWaiting),
+        ("running", _) => t(AuditT::ExportRunning),
+        _ => t(AuditT::ExportFailed),
     };
     let downloadable = r.status == "done" && !r.expired;
     let get = move |_| {
@@ -455,17 +457,17 @@ fn ExportRow(r: super::ExportView) -> impl IntoView {
     view! {
         <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>
             <td class="nowrap"><crate::time::LocalTime at={r.requested_at}/></td>
-            <td class="nowrap">{r.from.to_string()} " to " {r.to.to_string()}</td>
-            <td>{r.admin_name.clone().unwrap_or_else(|| "A removed admin".into())}</td>
+            <td class="nowrap">{tf(AuditT::RangeFromTo, &[("from", &r.from), ("to", &r.to)])}</td>
+            <td>{r.admin_name.clone().unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
             <td>{state}</td>
-            <td>{r.events.map(|n| n.to_string()).unwrap_or_else(|| "—".into())}</td>
+            <td>{r.events.map(num).unwrap_or_else(|| "—".into())}</td>
             <td>{r.bytes.map(|b| crate::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
             <td>
                 {move || match link.get() {
-                    Some(Ok(l)) => view! { <a data-testid="export-download" href=l.url.clone() download=l.file_name.clone()>"Download " {l.file_name.clone()}</a> }.into_any(),
-                    Some(Err(AppError::Gone)) => view! { <span>"Expired"</span> }.into_any(),
+                    Some(Ok(l)) => view! { <a data-testid="export-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a> }.into_any(),
+                    Some(Err(AppError::Gone)) => view! { <span>{t(AuditT::Expired)}</span> }.into_any(),
                     Some(Err(e)) => view! { <span class="field-error" role="alert">{describe(&e)}</span> }.into_any(),
-                    None if downloadable => view! { <button type="button" class="small" data-testid="export-get-link" on:click=get.clone()>"Get link"</button> }.into_any(),
+                    None if downloadable => view! { <button type="button" class="small" data-testid="export-get-link" on:click=get.clone()>{t(AuditT::GetLink)}</button> }.into_any(),
                     None => ().into_any(),
                 }}
             </td>

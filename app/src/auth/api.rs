@@ -39,12 +39,12 @@ pub async fn lookup_invite(token: String) -> Result<InviteInfo, AppError> {
 /// Starts registering the first passkey of a new admin from an invite.
 #[server(prefix = "/api", endpoint = "auth/invite/start", input = Json)]
 pub async fn start_invite_registration(token: String, name: String, passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
-    use super::{db, parse_label, service};
+    use super::{db, parse_label, service, LabelField};
     let state = service::state()?;
     service::limit_auth(&state, "auth.register").await?;
     let mut errors = crate::error::FieldErrors::new();
-    let name = parse_label(&name, "your name").map_err(|e| errors.insert("name".into(), e)).ok();
-    let passkey_name = parse_label(&passkey_name, "a name for this passkey").map_err(|e| errors.insert("passkey_name".into(), e)).ok();
+    let name = parse_label(&name, LabelField::YourName).map_err(|e| errors.insert("name".into(), e)).ok();
+    let passkey_name = parse_label(&passkey_name, LabelField::PasskeyName).map_err(|e| errors.insert("passkey_name".into(), e)).ok();
     let (Some(name), Some(passkey_name)) = (name, passkey_name) else {
         return Err(AppError::Invalid(errors));
     };
@@ -104,13 +104,14 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
 /// failed nor a successful answer can be replayed.
 #[server(prefix = "/api", endpoint = "auth/signin/finish", input = Json)]
 pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
-    use super::{db, service};
+    use super::{db, service, AuthT};
+    use crate::i18n::t;
     let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
-    let refused = || AppError::BadRequest("This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.".into());
+    let refused = || AppError::BadRequest(t(AuthT::PasskeyNotAccepted).into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
     let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
-        let expired = AppError::BadRequest("This sign-in request has expired or was already used. Please try again.".into());
+        let expired = AppError::BadRequest(t(AuthT::SignInExpired).into());
         return Err(service::refuse(&state, "auth.signin", expired).await);
     };
     let auth: webauthn_rs::prelude::DiscoverableAuthentication = serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
@@ -177,9 +178,9 @@ pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/start")]
 pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
-    use super::{parse_label, service};
+    use super::{parse_label, service, LabelField};
     let (state, _, admin) = service::require_admin().await?;
-    let passkey_name = parse_label(&passkey_name, "a name for this passkey").map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
+    let passkey_name = parse_label(&passkey_name, LabelField::PasskeyName).map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
     service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None).await
 }
 
@@ -202,7 +203,7 @@ pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCr
 #[server(prefix = "/api", endpoint = "admin/passkeys/rename")]
 pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
     let (state, _, admin) = super::service::require_admin().await?;
-    let name = super::parse_label(&name, "a name for this passkey").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?;
+    let name = super::parse_label(&name, super::LabelField::PasskeyName).map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
         return Err(AppError::NotFound);
@@ -218,7 +219,7 @@ pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
     let (state, _, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let Some(removed_name) = super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? else {
-        return Err(AppError::Invalid([("passkey".to_string(), "Your last passkey cannot be removed: add another one first.".to_string())].into()));
+        return Err(AppError::Invalid([("passkey".to_string(), crate::i18n::t(super::texts::AccountT::LastPasskey).to_string())].into()));
     };
     crate::audit::db::record_admin_detail(&mut tx, Some(admin.id), crate::audit::AuditKind::PasskeyRemove, Some(&id.to_string()), Some(&removed_name))
         .await
@@ -251,7 +252,7 @@ pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
 pub async fn create_invite(name: Option<String>) -> Result<NewInvite, AppError> {
     let (state, _, admin) = super::service::require_admin().await?;
     let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) => Some(super::parse_label(n, "a name").map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?),
+        Some(n) => Some(super::parse_label(n, super::LabelField::InviteName).map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?),
         None => None,
     };
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;

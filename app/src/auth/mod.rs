@@ -7,11 +7,14 @@ mod browser;
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod service;
+pub(crate) mod texts;
 pub mod ui;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
+
+use crate::i18n::{t, texts, tf};
 
 /// What sign-in needs at run time (put into `AppState` by the composition root).
 #[cfg(feature = "ssr")]
@@ -32,19 +35,42 @@ pub struct AuthSettings {
 /// Longest admin or passkey name, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
 
+/// Which name [`parse_label`] checks (its messages name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelField {
+    /// The new admin's own name (invite page).
+    YourName,
+    /// A passkey's name (invite page, account page).
+    PasskeyName,
+    /// The name an invite suggests for the admin it is for.
+    InviteName,
+}
+
+impl LabelField {
+    /// The messages (empty, too long, control characters) for this field.
+    fn messages(self) -> [AuthT; 3] {
+        match self {
+            LabelField::YourName => [AuthT::YourNameMissing, AuthT::YourNameTooLong, AuthT::YourNameControl],
+            LabelField::PasskeyName => [AuthT::PasskeyNameMissing, AuthT::PasskeyNameTooLong, AuthT::PasskeyNameControl],
+            LabelField::InviteName => [AuthT::NameMissing, AuthT::NameTooLong, AuthT::NameControl],
+        }
+    }
+}
+
 /// Validates a short label (an admin's or a passkey's name): 1–100 characters, no control
-/// characters. `what` names the field in the message.
-pub fn parse_label(raw: &str, what: &str) -> Result<String, String> {
+/// characters. `what` says which name it is; the message names it, in the page's language.
+pub fn parse_label(raw: &str, what: LabelField) -> Result<String, String> {
+    let [missing, too_long, control] = what.messages();
     let label = raw.trim();
     let chars = label.chars().count();
     if chars == 0 {
-        return Err(format!("Please enter {what}."));
+        return Err(t(missing).into());
     }
     if chars > LABEL_MAX_CHARS {
-        return Err(format!("Please shorten {what} to {LABEL_MAX_CHARS} characters or fewer."));
+        return Err(tf(too_long, &[("max", &LABEL_MAX_CHARS)]));
     }
     if label.chars().any(char::is_control) {
-        return Err(format!("{what} cannot contain line breaks or control characters.").replace("cannot", "can't"));
+        return Err(t(control).into());
     }
     Ok(label.to_owned())
 }
@@ -95,7 +121,8 @@ pub struct NewInvite {
     pub expires_at: OffsetDateTime,
 }
 
-/// A short browser description from a User-Agent header ("Chrome on Linux").
+/// A short browser description from a User-Agent header ("Chrome on Linux"), in the page's
+/// language.
 pub fn describe_browser(user_agent: &str) -> String {
     let ua = user_agent;
     let browser = if ua.contains("Edg/") {
@@ -107,22 +134,25 @@ pub fn describe_browser(user_agent: &str) -> String {
     } else if ua.contains("Safari/") {
         "Safari"
     } else {
-        "Unknown browser"
+        t(AuthT::UnknownBrowser)
     };
     let os = if ua.contains("Windows") {
-        " on Windows"
+        Some("Windows")
     } else if ua.contains("Android") {
-        " on Android"
+        Some("Android")
     } else if ua.contains("iPhone") || ua.contains("iPad") {
-        " on iOS"
+        Some("iOS")
     } else if ua.contains("Mac OS X") {
-        " on macOS"
+        Some("macOS")
     } else if ua.contains("Linux") {
-        " on Linux"
+        Some("Linux")
     } else {
-        ""
+        None
     };
-    format!("{browser}{os}")
+    match os {
+        Some(os) => tf(AuthT::BrowserOnOs, &[("browser", &browser), ("os", &os)]),
+        None => browser.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -131,12 +161,12 @@ mod tests {
 
     #[test]
     fn labels_are_1_to_100_characters_without_control_characters() {
-        assert!(parse_label("", "a name").is_err());
-        assert!(parse_label("  ", "a name").is_err());
-        assert_eq!(parse_label(" Laptop ", "a name").unwrap(), "Laptop");
-        assert!(parse_label(&"x".repeat(100), "a name").is_ok());
-        assert!(parse_label(&"x".repeat(101), "a name").is_err());
-        assert!(parse_label("a\nb", "a name").is_err());
+        assert!(parse_label("", LabelField::InviteName).is_err());
+        assert!(parse_label("  ", LabelField::InviteName).is_err());
+        assert_eq!(parse_label(" Laptop ", LabelField::PasskeyName).unwrap(), "Laptop");
+        assert!(parse_label(&"x".repeat(100), LabelField::YourName).is_ok());
+        assert!(parse_label(&"x".repeat(101), LabelField::YourName).is_err());
+        assert!(parse_label("a\nb", LabelField::PasskeyName).is_err());
     }
 
     #[test]
@@ -145,4 +175,27 @@ mod tests {
         assert_eq!(describe_browser(chrome), "Chrome on Linux");
         assert_eq!(describe_browser("curl/8"), "Unknown browser");
     }
+}
+
+texts! {
+    pub(crate) enum AuthT {
+    // A name as typed (`parse_label`), one set of messages per field
+    YourNameMissing { en: "Please enter your name.", ja: "お名前を入力してください。" }
+    YourNameTooLong { en: "Please shorten your name to {max} characters or fewer.", ja: "お名前は {max} 文字以内にしてください。" }
+    YourNameControl { en: "your name can't contain line breaks or control characters.", ja: "お名前に改行や制御文字は使えません。" }
+    PasskeyNameMissing { en: "Please enter a name for this passkey.", ja: "このパスキーの名前を入力してください。" }
+    PasskeyNameTooLong { en: "Please shorten a name for this passkey to {max} characters or fewer.", ja: "パスキーの名前は {max} 文字以内にしてください。" }
+    PasskeyNameControl { en: "a name for this passkey can't contain line breaks or control characters.", ja: "パスキーの名前に改行や制御文字は使えません。" }
+    NameMissing { en: "Please enter a name.", ja: "名前を入力してください。" }
+    NameTooLong { en: "Please shorten a name to {max} characters or fewer.", ja: "名前は {max} 文字以内にしてください。" }
+    NameControl { en: "a name can't contain line breaks or control characters.", ja: "名前に改行や制御文字は使えません。" }
+
+    // Sign-in refused (api.rs, `finish_signin`)
+    PasskeyNotAccepted { en: "This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.", ja: "このパスキーは受け付けられませんでした。このサイトに登録したパスキーを使うか、管理者に招待を依頼してください。" }
+    SignInExpired { en: "This sign-in request has expired or was already used. Please try again.", ja: "このサインイン要求は期限切れか、すでに使用されています。もう一度お試しください。" }
+
+    // A session's browser on the account page (`describe_browser`)
+    UnknownBrowser { en: "Unknown browser", ja: "不明なブラウザ" }
+    BrowserOnOs { en: "{browser} on {os}", ja: "{browser}（{os}）" }
+}
 }

@@ -6,11 +6,12 @@ use leptos_router::components::{Outlet, A};
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::api::*;
+use super::texts::AccountT;
 use super::{PasskeyView, SessionView};
 use crate::error::AppError;
 use crate::i18n::{t, tf, T};
 use crate::time::format_time;
-use crate::ui::{describe, CopyableLink, Outcome};
+use crate::ui::{describe, CopyableLink, Outcome, UiT};
 
 /// A failed call on the invite page: a missing invite is a bad link, and only an admin can
 /// make a new one.
@@ -25,7 +26,7 @@ fn describe_invite(err: &AppError) -> String {
 /// in another browser, or removed by the cleanup).
 fn describe_account(err: &AppError) -> String {
     match err {
-        AppError::NotFound => "This passkey or session no longer exists; it may have been removed in another browser. Reload the page.".into(),
+        AppError::NotFound => t(AccountT::AccountGone).into(),
         other => describe(other),
     }
 }
@@ -263,14 +264,14 @@ pub fn AdminShell(children: Children) -> impl IntoView {
     });
     view! {
         <div class="admin" data-hydrated=move || hydrated.get().to_string()>
-            <nav class="admin-nav" aria-label="Admin">
-                <A href="/admin" exact=true>"Dashboard"</A>
-                <A href="/admin/inbox">"Inbox"</A>
-                <A href="/admin/shares">"Shares"</A>
-                <A href="/admin/audit">"Audit"</A>
-                <A href="/admin/retention">"Retention"</A>
-                <A href="/admin/settings">"Settings"</A>
-                <A href="/admin/account">"Account"</A>
+            <nav class="admin-nav" aria-label=t(AccountT::NavLabel)>
+                <A href="/admin" exact=true>{t(AccountT::NavDashboard)}</A>
+                <A href="/admin/inbox">{t(AccountT::NavInbox)}</A>
+                <A href="/admin/shares">{t(AccountT::NavShares)}</A>
+                <A href="/admin/audit">{t(AccountT::NavAudit)}</A>
+                <A href="/admin/retention">{t(AccountT::NavRetention)}</A>
+                <A href="/admin/settings">{t(AccountT::NavSettings)}</A>
+                <A href="/admin/account">{t(AccountT::NavAccount)}</A>
                 <span class="spacer"></span>
                 <Suspense fallback=|| ()>
                     {move || me.get().and_then(Result::ok).flatten().map(|a| view! {
@@ -278,7 +279,7 @@ pub fn AdminShell(children: Children) -> impl IntoView {
                     })}
                 </Suspense>
                 <ActionForm action=sign_out_action>
-                    <button type="submit" class="secondary small" data-testid="signout">"Sign out"</button>
+                    <button type="submit" class="secondary small" data-testid="signout">{t(AccountT::SignOut)}</button>
                 </ActionForm>
             </nav>
             <div class="admin-main">
@@ -292,9 +293,9 @@ pub fn AdminShell(children: Children) -> impl IntoView {
 #[component]
 pub fn ComingSoon(title: &'static str) -> impl IntoView {
     view! {
-        <Title text=format!("{title} — Ebb admin")/>
+        <Title text=format!("{title}{}", t(UiT::AdminTitleSuffix))/>
         <h1>{title}</h1>
-        <p class="notice">"Coming soon."</p>
+        <p class="notice">{t(AccountT::ComingSoon)}</p>
     }
 }
 
@@ -309,6 +310,9 @@ pub fn AccountPage() -> impl IntoView {
     let invite_name = RwSignal::new(String::new());
     let invite = RwSignal::new(None::<super::NewInvite>);
     let busy = RwSignal::new(false);
+    // Read now, while rendering: the tasks below run outside the page's context.
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let passkey_added = t(AccountT::PasskeyAdded);
 
     let report = move |r: Result<String, AppError>| {
         message.set(Some(r.map_err(|e| describe_account(&e))));
@@ -326,7 +330,7 @@ pub fn AccountPage() -> impl IntoView {
                 finish_add_passkey(challenge, credential).await.map_err(|e| describe_account(&e))
             }
             .await;
-            message.set(Some(result.map(|_| "Passkey added.".to_string())));
+            message.set(Some(result.map(|_| passkey_added.to_string())));
             if message.get_untracked().is_some_and(|m| m.is_ok()) {
                 new_passkey_name.set(String::new());
             }
@@ -350,45 +354,51 @@ pub fn AccountPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Account — Ebb admin"/>
-        <h1>"Account"</h1>
+        <Title text=format!("{}{}", t(AccountT::Title), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AccountT::Title)}</h1>
         <Outcome message testid="account-message"/>
 
         <section class="card" aria-labelledby="passkeys-title">
-            <h2 id="passkeys-title">"Your passkeys"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="passkeys-title">{t(AccountT::PasskeysHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || passkeys.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
                     Ok(list) => {
                         let only_one = list.len() <= 1;
                         view! {
                             <table class="list" data-testid="passkeys">
-                                <thead><tr><th>"Name"</th><th>"Created"</th><th>"Last used"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                                <thead><tr>
+                                    <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
+                                    <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                                </tr></thead>
                                 <tbody>
                                     {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
                                 </tbody>
                             </table>
-                            {only_one.then(|| view! { <p class="hint left">"Your only passkey cannot be removed. Add another one first."</p> })}
+                            {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
                         }.into_any()
                     }
                 })}
             </Transition>
             <form class="inline" on:submit=add_passkey>
-                <label for="new-passkey-name">"Name for a new passkey"</label>
-                <input id="new-passkey-name" type="text" maxlength="100" required placeholder="e.g. Phone"
+                <label for="new-passkey-name">{t(AccountT::NewPasskeyName)}</label>
+                <input id="new-passkey-name" type="text" maxlength="100" required placeholder=t(AccountT::NewPasskeyPlaceholder)
                     prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
-                <button type="submit" class="primary" disabled=move || busy.get()>"Add a passkey"</button>
+                <button type="submit" class="primary" disabled=move || busy.get()>{t(AccountT::AddPasskey)}</button>
             </form>
         </section>
 
         <section class="card" aria-labelledby="sessions-title">
-            <h2 id="sessions-title">"Your sessions"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="sessions-title">{t(AccountT::SessionsHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || sessions.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="list" data-testid="sessions">
-                            <thead><tr><th>"Browser"</th><th>"Signed in"</th><th>"Last seen"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                            <thead><tr>
+                                <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
+                                <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                            </tr></thead>
                             <tbody>
                                 {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
                             </tbody>
@@ -399,12 +409,12 @@ pub fn AccountPage() -> impl IntoView {
         </section>
 
         <section class="card" aria-labelledby="invite-title">
-            <h2 id="invite-title">"Invite another admin"</h2>
-            <p>"An invite link works once and expires after 30 minutes. It is shown only now: copy it and send it to the person."</p>
+            <h2 id="invite-title">{t(AccountT::InviteHeading)}</h2>
+            <p>{t(AccountT::InviteExplain)}</p>
             <form class="inline" on:submit=make_invite>
-                <label for="invite-for">"Their name (optional)"</label>
+                <label for="invite-for">{t(AccountT::InviteFor)}</label>
                 <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
-                <button type="submit" class="primary">"Create invite link"</button>
+                <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
             </form>
             {move || invite.get().map(|i| view! { <InviteLink invite=i/> })}
         </section>
@@ -416,10 +426,14 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
     let id = passkey.id;
     let name = RwSignal::new(passkey.name.clone());
     let editing = RwSignal::new(false);
+    // Read now, while rendering: the tasks below run outside the page's context.
+    let (renamed, removed) = (t(AccountT::PasskeyRenamed), t(AccountT::PasskeyRemoved));
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let confirm_remove = t(AccountT::ConfirmRemove);
     let rename = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
-            let r = rename_passkey(id, name.get_untracked()).await.map(|_| "Passkey renamed.".to_string());
+            let r = rename_passkey(id, name.get_untracked()).await.map(|_| renamed.to_string());
             editing.set(false);
             report(r);
         });
@@ -427,15 +441,13 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
     let remove = move |_| {
         #[cfg(feature = "hydrate")]
         {
-            let confirmed = web_sys::window()
-                .and_then(|w| w.confirm_with_message("Remove this passkey? You will no longer be able to sign in with it.").ok())
-                .unwrap_or(false);
+            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(confirm_remove).ok()).unwrap_or(false);
             if !confirmed {
                 return;
             }
         }
         leptos::task::spawn_local(async move {
-            report(remove_passkey(id).await.map(|_| "Passkey removed.".to_string()));
+            report(remove_passkey(id).await.map(|_| removed.to_string()));
         });
     };
     view! {
@@ -443,18 +455,18 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
             <td>
                 <Show when=move || editing.get() fallback=move || view! { <span class="name">{move || name.get()}</span> }>
                     <form class="inline tight" on:submit=rename>
-                        <label class="sr-only" for=format!("rename-{id}")>"New name"</label>
+                        <label class="sr-only" for=format!("rename-{id}")>{t(AccountT::NewName)}</label>
                         <input id=format!("rename-{id}") type="text" maxlength="100" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
-                        <button type="submit" class="small">"Save"</button>
+                        <button type="submit" class="small">{t(AccountT::Save)}</button>
                     </form>
                 </Show>
             </td>
             <td><crate::time::LocalTime at={passkey.created_at}/></td>
-            <td>{passkey.last_used_at.map(format_time).unwrap_or_else(|| "never".into())}</td>
+            <td>{passkey.last_used_at.map(format_time).unwrap_or_else(|| t(AccountT::Never).into())}</td>
             <td class="actions">
-                <button type="button" class="secondary small" on:click=move |_| editing.update(|e| *e = !*e)>"Rename"</button>
+                <button type="button" class="secondary small" on:click=move |_| editing.update(|e| *e = !*e)>{t(AccountT::Rename)}</button>
                 <button type="button" class="danger small" disabled=only_one on:click=remove
-                    title=if only_one { "Your only passkey cannot be removed" } else { "Remove this passkey" }>"Remove"</button>
+                    title=if only_one { t(AccountT::OnlyPasskeyTitle) } else { t(AccountT::RemoveTitle) }>{t(AccountT::Remove)}</button>
             </td>
         </tr>
     }
@@ -464,9 +476,11 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
 fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
     let handle = session.handle;
     let current = session.current;
+    // Read now, while rendering: the task below runs outside the page's context.
+    let ended = t(AccountT::SessionEnded);
     let revoke = move |_| {
         leptos::task::spawn_local(async move {
-            let r = revoke_session(handle).await.map(|_| "Session ended.".to_string());
+            let r = revoke_session(handle).await.map(|_| ended.to_string());
             #[cfg(feature = "hydrate")]
             if current && r.is_ok() {
                 go("/signin");
@@ -477,10 +491,10 @@ fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + 
     };
     view! {
         <tr data-testid="session-row">
-            <td>{session.browser.clone()} {current.then(|| view! { <span class="badge">"this browser"</span> })}</td>
+            <td>{session.browser.clone()} {current.then(|| view! { <span class="badge">{t(AccountT::ThisBrowser)}</span> })}</td>
             <td><crate::time::LocalTime at={session.created_at}/></td>
             <td><crate::time::LocalTime at={session.last_seen_at}/></td>
-            <td class="actions"><button type="button" class="secondary small" on:click=revoke>{if current { "Sign out here" } else { "Revoke" }}</button></td>
+            <td class="actions"><button type="button" class="secondary small" on:click=revoke>{if current { t(AccountT::SignOutHere) } else { t(AccountT::Revoke) }}</button></td>
         </tr>
     }
 }
@@ -489,8 +503,8 @@ fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + 
 fn InviteLink(invite: super::NewInvite) -> impl IntoView {
     view! {
         <div class="notice success" role="status">
-            <label for="invite-url">"Invite link (valid until " <crate::time::LocalTime at={invite.expires_at}/> ")"</label>
-            <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button="Copy"/>
+            <label for="invite-url">{t(AccountT::InviteLinkBefore)} <crate::time::LocalTime at={invite.expires_at}/> {t(AccountT::InviteLinkAfter)}</label>
+            <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button=t(AccountT::Copy)/>
         </div>
     }
 }

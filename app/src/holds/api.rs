@@ -6,6 +6,10 @@ use super::{HoldTarget, HoldView};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
+use super::texts::HoldsT;
+#[cfg(feature = "ssr")]
+use crate::i18n::t;
+#[cfg(feature = "ssr")]
 use crate::server::internal;
 
 #[cfg(feature = "ssr")]
@@ -13,8 +17,8 @@ fn hold_error(e: super::db::HoldError) -> AppError {
     use super::db::HoldError;
     match e {
         HoldError::NotFound => AppError::NotFound,
-        HoldError::AlreadyHeld => AppError::Conflict("This is already on legal hold.".into()),
-        HoldError::ShareNotActive => AppError::Conflict("Only an active share can be put on hold; this one was downloaded, revoked or has expired.".into()),
+        HoldError::AlreadyHeld => AppError::Conflict(t(HoldsT::AlreadyHeld).into()),
+        HoldError::ShareNotActive => AppError::Conflict(t(HoldsT::ShareNotActive).into()),
         HoldError::Database(e) => internal("legal hold")(e),
     }
 }

@@ -4,14 +4,16 @@
 use leptos::prelude::*;
 
 use super::api::{lift_hold, list_holds, place_hold};
+use super::texts::HoldsT;
 use super::{parse_reason, HoldTarget, HoldView};
 use crate::error::AppError;
+use crate::i18n::{num, t, tf, T};
 use crate::time::format_time;
 use crate::ui::{describe, Outcome};
 
 fn describe_hold(err: &AppError) -> String {
     match err {
-        AppError::NotFound => "It no longer exists (it may have been deleted meanwhile); reload the page.".into(),
+        AppError::NotFound => t(HoldsT::NoLongerExists).into(),
         AppError::Invalid(fields) => fields.get("reason").cloned().unwrap_or_else(|| describe(err)),
         other => describe(other),
     }
@@ -35,11 +37,12 @@ pub fn HoldForm(id: String, choices: Vec<(&'static str, HoldTarget)>, #[prop(int
         }
         error.set(None);
         busy.set(true);
-        leptos::task::spawn_local(async move {
+        // Scoped: the messages below are written in the page's language, which is in context.
+        leptos::task::spawn_local_scoped(async move {
             match place_hold(target, typed).await {
                 Ok(_) => {
                     reason.set(String::new());
-                    message.set(Some(Ok("Placed on legal hold. It is kept until the hold is lifted (Retention page).".into())));
+                    message.set(Some(Ok(t(HoldsT::Placed).into())));
                     on_placed.run(());
                 }
                 Err(e) => message.set(Some(Err(describe_hold(&e)))),
@@ -50,9 +53,9 @@ pub fn HoldForm(id: String, choices: Vec<(&'static str, HoldTarget)>, #[prop(int
     let error_ref = error_id.clone();
     view! {
         <div class="hold-form" data-testid="hold-form">
-            <label for=field_id.clone()>"Legal hold reason"</label>
+            <label for=field_id.clone()>{t(HoldsT::ReasonLabel)}</label>
             <input id=field_id type="text" maxlength="256" data-testid="hold-reason"
-                placeholder="e.g. Case 2026-17: keep until the court decides"
+                placeholder=t(HoldsT::ReasonPlaceholder)
                 aria-invalid=move || if error.get().is_some() { "true" } else { "false" }
                 aria-describedby=error_ref
                 prop:value=reason on:input=move |ev| reason.set(event_target_value(&ev))/>
@@ -76,15 +79,16 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
     let lift = move |h: HoldView| {
         #[cfg(feature = "hydrate")]
         {
-            let question = format!("Lift the hold on {}? What it kept may be deleted by the next cleanup.", h.item.describe());
+            let question = tf(HoldsT::LiftQuestion, &[("what", &h.item.describe())]);
             if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
                 return;
             }
         }
-        leptos::task::spawn_local(async move {
+        // Scoped: the messages below are written in the page's language, which is in context.
+        leptos::task::spawn_local_scoped(async move {
             match lift_hold(h.id).await {
                 Ok(()) => {
-                    message.set(Some(Ok(format!("Hold lifted from {}.", h.item.describe()))));
+                    message.set(Some(Ok(tf(HoldsT::Lifted, &[("what", &h.item.describe())]))));
                     reload.update(|n| *n += 1);
                     on_change.run(());
                 }
@@ -94,26 +98,26 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
     };
     view! {
         <Outcome message testid="holds-message"/>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || holds.get().map(|r| match r {
                 Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="no-holds">"No legal holds. Everything leaves on schedule."</p> }.into_any(),
+                Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="no-holds">{t(HoldsT::NoHolds)}</p> }.into_any(),
                 Ok(list) => view! {
                     <table class="list" data-testid="holds">
-                        <thead><tr><th>"Keeps"</th><th>"Reason"</th><th>"Placed"</th><th><span class="sr-only">"Actions"</span></th></tr></thead>
+                        <thead><tr><th>{t(HoldsT::Keeps)}</th><th>{t(HoldsT::Reason)}</th><th>{t(HoldsT::PlacedAt)}</th><th><span class="sr-only">{t(HoldsT::Actions)}</span></th></tr></thead>
                         <tbody>
                             {list.into_iter().map(|h| {
                                 let what = h.item.describe();
                                 let covers = h.covers;
-                                let placed = format!("{}{}", format_time(h.placed_at), h.placed_by.as_deref().map(|n| format!(" by {n}")).unwrap_or_default());
-                                let label = format!("Lift the hold on {what}");
+                                let placed = format!("{}{}", format_time(h.placed_at), h.placed_by.as_deref().map(|n| tf(HoldsT::PlacedBy, &[("name", &n)])).unwrap_or_default());
+                                let label = tf(HoldsT::LiftLabel, &[("what", &what)]);
                                 let reason = h.reason.clone();
                                 view! {
                                     <tr data-testid="hold-row">
-                                        <td>{what}<div class="muted">{if covers == 1 { "1 item kept".to_string() } else { format!("{covers} items kept") }}</div></td>
+                                        <td>{what}<div class="muted">{if covers == 1 { t(HoldsT::OneItemKept).to_string() } else { tf(HoldsT::ItemsKept, &[("n", &num(covers))]) }}</div></td>
                                         <td>{reason}</td>
                                         <td class="nowrap">{placed}</td>
-                                        <td class="actions"><button type="button" class="secondary small" aria-label=label on:click=move |_| lift(h.clone())>"Lift"</button></td>
+                                        <td class="actions"><button type="button" class="secondary small" aria-label=label on:click=move |_| lift(h.clone())>{t(HoldsT::Lift)}</button></td>
                                     </tr>
                                 }
                             }).collect_view()}

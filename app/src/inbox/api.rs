@@ -7,6 +7,10 @@ use super::{InboxCounts, InquiryDetail, InquiryPage};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
+use super::texts::InboxT;
+#[cfg(feature = "ssr")]
+use crate::i18n::{num, t, tf};
+#[cfg(feature = "ssr")]
 use crate::server::internal;
 
 /// A page of inquiries, newest first. Opening the list (the first page) also triggers prune,
@@ -17,7 +21,7 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
     let (state, _, _) = crate::auth::service::require_admin().await?;
     let search = normalise_search(search.as_deref());
     let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
-        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest("invalid page cursor".into()))?),
+        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest(t(InboxT::InvalidCursor).into()))?),
         None => None,
     };
     let mut items = db::list_page(&state.pool, search.as_deref(), cursor, PAGE_SIZE + 1).await.map_err(internal("inbox list"))?;
@@ -45,16 +49,16 @@ pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
 pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     if ids.is_empty() || ids.len() > 1000 {
-        return Err(AppError::BadRequest("select between 1 and 1,000 inquiries".into()));
+        return Err(AppError::BadRequest(t(InboxT::SelectionSize).into()));
     }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     // Inquiries on legal hold are never deleted: say so instead of deleting part of a selection.
     let held = super::db::held_among(&mut tx, &ids).await.map_err(internal("inbox held"))?;
     if !held.is_empty() {
         return Err(AppError::Conflict(if held.len() == 1 && ids.len() == 1 {
-            "This inquiry is on legal hold and cannot be deleted. Lift the hold first (Retention page).".into()
+            t(InboxT::HeldOne).into()
         } else {
-            format!("{} of the selected inquiries are on legal hold and cannot be deleted; nothing was deleted. Unselect them, or lift the hold first (Retention page).", held.len())
+            tf(InboxT::HeldSome, &[("n", &num(held.len() as i64))])
         }));
     }
     let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;

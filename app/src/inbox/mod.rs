@@ -6,6 +6,7 @@ pub mod api;
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod export;
+pub(crate) mod texts;
 pub mod ui;
 
 use serde::{Deserialize, Serialize};

@@ -5,30 +5,29 @@ use leptos_meta::Title;
 use uuid::Uuid;
 
 use super::api::*;
+use super::texts::InboxT;
 use super::{InboxCounts, InquiryDetail, InquirySummary};
 use crate::error::AppError;
-use crate::ui::{describe, url_encode, Outcome};
+use crate::i18n::{num, t, tf, T};
+use crate::ui::{describe, url_encode, Outcome, UiT};
 
 /// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
 /// admin, or by the retention cleanup).
 fn describe_inbox(err: &AppError) -> String {
     match err {
-        AppError::NotFound => "This inquiry no longer exists; it may have been deleted.".into(),
+        AppError::NotFound => t(InboxT::NotFound).into(),
         other => describe(other),
     }
 }
-
-/// Said once a hold is placed (the detail is read again, so the form's own line goes with it).
-const HELD_MESSAGE: &str = "Placed on legal hold: kept past the retention period until the hold is lifted (Retention page).";
 
 /// Total, last 24 hours and last 7 days.
 #[component]
 pub fn CountsBar(counts: InboxCounts) -> impl IntoView {
     view! {
         <dl class="counts" data-testid="inbox-counts">
-            <div><dt>"Inquiries"</dt><dd data-testid="count-total">{counts.total}</dd></div>
-            <div><dt>"Last 24 hours"</dt><dd data-testid="count-24h">{counts.last_24h}</dd></div>
-            <div><dt>"Last 7 days"</dt><dd data-testid="count-7d">{counts.last_7d}</dd></div>
+            <div><dt>{t(InboxT::CountTotal)}</dt><dd data-testid="count-total">{num(counts.total)}</dd></div>
+            <div><dt>{t(InboxT::CountLast24h)}</dt><dd data-testid="count-24h">{num(counts.last_24h)}</dd></div>
+            <div><dt>{t(InboxT::CountLast7d)}</dt><dd data-testid="count-7d">{num(counts.last_7d)}</dd></div>
         </dl>
     }
 }
@@ -50,6 +49,9 @@ pub fn InboxPage() -> impl IntoView {
     let open = RwSignal::new(None::<InquiryDetail>);
     let message = RwSignal::new(None::<Result<String, String>>);
     let bom = RwSignal::new(false);
+    // Said once a hold is placed (the detail is read again, so the form's own line goes with it).
+    // Looked up here: the hold form calls back from a task, outside this page's context.
+    let held_message = t(InboxT::Held);
 
     Effect::new(move |_| {
         if let Some(Ok(page)) = first_page.get() {
@@ -62,7 +64,8 @@ pub fn InboxPage() -> impl IntoView {
 
     let load_more = move |_| {
         let cursor = next.get_untracked();
-        leptos::task::spawn_local(async move {
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
             match list_inquiries(Some(applied.get_untracked()), cursor).await {
                 Ok(page) => {
                     more.update(|m| m.extend(page.items));
@@ -79,19 +82,17 @@ pub fn InboxPage() -> impl IntoView {
         }
         #[cfg(feature = "hydrate")]
         {
-            let question = if ids.len() == 1 {
-                "Delete this inquiry? This cannot be undone.".to_string()
-            } else {
-                format!("Delete {} inquiries? This cannot be undone.", ids.len())
-            };
+            let question =
+                if ids.len() == 1 { t(InboxT::ConfirmDeleteOne).to_string() } else { tf(InboxT::ConfirmDeleteMany, &[("n", &num(ids.len() as i64))]) };
             let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
             if !confirmed {
                 return;
             }
         }
-        leptos::task::spawn_local(async move {
+        leptos::task::spawn_local_scoped(async move {
             match delete_inquiries(ids.clone()).await {
                 Ok(n) => {
+                    let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
                     removed.update(|r| r.extend(ids.iter().copied()));
                     selected.update(|s| {
                         ids.iter().for_each(|id| {
@@ -101,7 +102,7 @@ pub fn InboxPage() -> impl IntoView {
                     if open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
                         open.set(None);
                     }
-                    message.set(Some(Ok(if n == 1 { "1 inquiry deleted.".into() } else { format!("{n} inquiries deleted.") })));
+                    message.set(Some(Ok(text)));
                     counts.refetch();
                 }
                 Err(e) => message.set(Some(Err(describe_inbox(&e)))),
@@ -110,7 +111,7 @@ pub fn InboxPage() -> impl IntoView {
     };
 
     let show = move |id: Uuid| {
-        leptos::task::spawn_local(async move {
+        leptos::task::spawn_local_scoped(async move {
             match get_inquiry(id).await {
                 Ok(d) => open.set(Some(d)),
                 Err(e) => message.set(Some(Err(describe_inbox(&e)))),
@@ -131,35 +132,35 @@ pub fn InboxPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Inbox — Ebb admin"/>
-        <h1>"Inbox"</h1>
+        <Title text=format!("{}{}", t(InboxT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(InboxT::Heading)}</h1>
         <Transition fallback=|| ()>
             {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
         </Transition>
         <Outcome message testid="inbox-message"/>
         <div class="toolbar">
             <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
-                <label class="sr-only" for="inbox-search">"Search name, email and message"</label>
-                <input id="inbox-search" type="search" placeholder="Search name, email, message" maxlength="200"
+                <label class="sr-only" for="inbox-search">{t(InboxT::SearchLabel)}</label>
+                <input id="inbox-search" type="search" placeholder=t(InboxT::SearchPlaceholder) maxlength="200"
                     prop:value=search on:input=move |ev| search.set(event_target_value(&ev))/>
-                <button type="submit" class="small">"Search"</button>
+                <button type="submit" class="small">{t(InboxT::Search)}</button>
             </form>
             <span class="spacer"></span>
-            <label class="check"><input type="checkbox" prop:checked=bom on:change=move |ev| bom.set(event_target_checked(&ev))/>" UTF-8 BOM (for Excel)"</label>
-            <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { "Export CSV" } else { "Export results as CSV" }}</a>
+            <label class="check"><input type="checkbox" prop:checked=bom on:change=move |ev| bom.set(event_target_checked(&ev))/>{t(InboxT::Bom)}</label>
+            <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { t(InboxT::ExportCsv) } else { t(InboxT::ExportResults) }}</a>
             <button type="button" class="danger small" data-testid="delete-selected"
                 disabled=move || selected.get().is_empty()
                 on:click=move |_| delete(selected.get_untracked().into_iter().collect())>
-                {move || format!("Delete selected ({})", selected.get().len())}
+                {move || tf(InboxT::DeleteSelected, &[("n", &num(selected.get().len() as i64))])}
             </button>
         </div>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || first_page.get().map(|r| match r {
                 Err(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
                 Ok(_) => view! {
                     <table class="list inbox" data-testid="inbox">
                         <thead><tr>
-                            <th><span class="sr-only">"Select"</span></th><th>"Received"</th><th>"From"</th><th>"Message"</th><th><span class="sr-only">"Actions"</span></th>
+                            <th><span class="sr-only">{t(InboxT::ColSelect)}</span></th><th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
                         </tr></thead>
                         <tbody>
                             <For each=rows key=|r| r.id let:row>
@@ -168,15 +169,15 @@ pub fn InboxPage() -> impl IntoView {
                         </tbody>
                     </table>
                     <Show when=move || rows().is_empty()>
-                        <p class="empty">{move || if applied.get().is_empty() { "No inquiries yet." } else { "No inquiry matches this search." }}</p>
+                        <p class="empty">{move || if applied.get().is_empty() { t(InboxT::Empty) } else { t(InboxT::NoMatch) }}</p>
                     </Show>
                     <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=load_more>"Show older"</button>
+                        <button type="button" class="secondary" on:click=load_more>{t(InboxT::ShowOlder)}</button>
                     </Show>
                 }.into_any(),
             })}
         </Transition>
-        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(HELD_MESSAGE.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
     }
 }
 
@@ -190,18 +191,18 @@ fn InquiryRow(
     let id = row.id;
     view! {
         <tr data-testid="inquiry-row">
-            <td><input type="checkbox" aria-label=format!("Select the inquiry from {}", row.name)
+            <td><input type="checkbox" aria-label=tf(InboxT::SelectRow, &[("name", &row.name)])
                 prop:checked=move || selected.read().contains(&id)
                 on:change=move |ev| { let on = event_target_checked(&ev); selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } }); }/></td>
             <td class="nowrap"><crate::time::LocalTime at={row.created_at}/></td>
             <td>
                 <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
-                {row.held.then(|| view! { <span class="badge held" data-testid="held-badge">"On legal hold"</span> })}
+                {row.held.then(|| view! { <span class="badge held" data-testid="held-badge">{t(InboxT::OnHold)}</span> })}
             </td>
             <td class="preview">{row.preview.clone()}</td>
             <td class="actions">
-                <button type="button" class="secondary small" on:click=move |_| on_open(id)>"Open"</button>
-                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>"Delete"</button>
+                <button type="button" class="secondary small" on:click=move |_| on_open(id)>{t(InboxT::Open)}</button>
+                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>{t(InboxT::Delete)}</button>
             </td>
         </tr>
     }
@@ -220,21 +221,21 @@ fn InquiryView(
     let mailto = crate::contact::mailto_href(&detail.email);
     view! {
         <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
-            <h2 id="detail-title">"Inquiry from " {detail.name.clone()}</h2>
+            <h2 id="detail-title">{tf(InboxT::InquiryFrom, &[("name", &detail.name)])}</h2>
             <p class="muted"><crate::time::LocalTime at={detail.created_at}/> " · " <a href=mailto>{detail.email.clone()}</a></p>
             // Text, never HTML: the message is a text node, with line breaks kept by CSS.
             <div class="message" data-testid="inquiry-message">{detail.message.clone()}</div>
             {held.then(|| view! {
-                <p class="notice" data-testid="inquiry-held">"On legal hold: kept past the retention period and cannot be deleted until the hold is lifted on the " <a href="/admin/retention">"Retention page"</a> "."</p>
+                <p class="notice" data-testid="inquiry-held">{t(InboxT::HeldNoticeBefore)} <a href="/admin/retention">{t(InboxT::HeldNoticeLink)}</a> {t(InboxT::HeldNoticeAfter)}</p>
             })}
             <div class="actions">
-                <button type="button" class="secondary small" on:click=move |_| on_close()>"Close"</button>
-                <button type="button" class="danger small" disabled=held on:click=move |_| on_delete(vec![id])>"Delete"</button>
+                <button type="button" class="secondary small" on:click=move |_| on_close()>{t(InboxT::Close)}</button>
+                <button type="button" class="danger small" disabled=held on:click=move |_| on_delete(vec![id])>{t(InboxT::Delete)}</button>
             </div>
             <details class="hold">
-                <summary>"Legal hold…"</summary>
+                <summary>{t(InboxT::LegalHold)}</summary>
                 <HoldForm id=id.to_string()
-                    choices=vec![("Hold this inquiry", HoldTarget::Inquiry(id)), ("Hold every inquiry from this address", HoldTarget::Sender(id))]
+                    choices=vec![(t(InboxT::HoldThis), HoldTarget::Inquiry(id)), (t(InboxT::HoldSender), HoldTarget::Sender(id))]
                     on_placed=move |_| on_held()/>
             </details>
         </section>

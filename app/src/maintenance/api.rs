@@ -9,6 +9,10 @@ use crate::error::AppError;
 use crate::jobs::{JobView, RunNowView};
 
 #[cfg(feature = "ssr")]
+use super::texts::SettingsT;
+#[cfg(feature = "ssr")]
+use crate::i18n::t;
+#[cfg(feature = "ssr")]
 use crate::server::internal;
 
 #[cfg(feature = "ssr")]
@@ -16,7 +20,7 @@ fn parse_days(days: i64) -> Result<u32, AppError> {
     u32::try_from(days)
         .ok()
         .filter(|d| super::RETENTION_DAYS_RANGE.contains(d))
-        .ok_or_else(|| AppError::Invalid([("retention_days".to_string(), super::RETENTION_DAYS_MESSAGE.to_string())].into()))
+        .ok_or_else(|| AppError::Invalid([("retention_days".to_string(), t(SettingsT::RetentionDaysInvalid).to_string())].into()))
 }
 
 /// The current retention, and what a new value would delete now (a dry run).

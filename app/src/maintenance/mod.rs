@@ -3,6 +3,7 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod prune;
+pub(crate) mod texts;
 pub mod ui;
 
 use serde::{Deserialize, Serialize};

@@ -4,16 +4,286 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
+use super::texts::SettingsT;
 use super::{parse_retention_input, RetentionPreview};
+use crate::i18n::{fill, num, t, tf, Lang, Text, T};
 use crate::jobs::JobView;
 use crate::time::format_time;
-use crate::ui::{describe, Outcome};
+use crate::ui::{describe, Outcome, UiT};
+
+// What the jobs and alerts say comes from the server in English, which stays the stored, logged,
+// exported and printed text (the run records, `maintenance_runs`, `alerts`, metrics, the CLI and
+// JSON). The page shows it in its language by looking it up here by its stable name (job, step,
+// count, trigger, outcome, alert kind). A key is used only while its English is the very text the
+// server sent: an unknown name, or a text changed since this table was written, is shown as the
+// server wrote it (English) rather than as a stale translation.
+
+/// `key`'s text in `lang` when its English is `english`; else `english` as it is.
+fn translated(lang: Lang, key: Option<SettingsT>, english: &str) -> String {
+    match key {
+        Some(k) if k.get(Lang::En) == english => k.get(lang).to_string(),
+        _ => english.to_string(),
+    }
+}
+
+/// The registry's jobs by stable name: title and description (their English is the registry's).
+const JOBS: [(&str, SettingsT, SettingsT); 6] = [
+    ("prune", SettingsT::JobPrune, SettingsT::JobPruneText),
+    ("share_gc", SettingsT::JobShareGc, SettingsT::JobShareGcText),
+    ("audit_upkeep", SettingsT::JobAuditUpkeep, SettingsT::JobAuditUpkeepText),
+    ("audit_archive", SettingsT::JobAuditArchive, SettingsT::JobAuditArchiveText),
+    ("audit_exports", SettingsT::JobAuditExports, SettingsT::JobAuditExportsText),
+    ("notify", SettingsT::JobNotify, SettingsT::JobNotifyText),
+];
+
+/// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
+const STEP_LABELS: [(&str, &str, SettingsT); 21] = [
+    ("prune", "inquiries", SettingsT::LabelOldInquiries),
+    ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
+    ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
+    ("prune", "passkey_challenges", SettingsT::LabelPasskeyChallenges),
+    ("prune", "sessions", SettingsT::LabelExpiredSessions),
+    ("prune", "admin_invites", SettingsT::LabelExpiredInvites),
+    ("prune", "retention_check", SettingsT::LabelRetentionCheck),
+    ("share_gc", "purge", SettingsT::LabelSharePurge),
+    ("share_gc", "reconcile", SettingsT::LabelShareReconcile),
+    ("share_gc", "abandoned_uploads", SettingsT::LabelShareUploads),
+    ("audit_upkeep", "partitions", SettingsT::LabelUpkeepPartitions),
+    ("audit_archive", "requests", SettingsT::LabelArchiveRequests),
+    ("audit_archive", "partitions", SettingsT::LabelArchivePartitions),
+    ("audit_archive", "objects", SettingsT::LabelArchiveObjects),
+    ("audit_archive", "write", SettingsT::LabelArchiveWrite),
+    ("audit_archive", "verify", SettingsT::LabelArchiveVerify),
+    ("audit_archive", "drop", SettingsT::LabelArchiveDrop),
+    ("audit_exports", "run", SettingsT::LabelExportsRun),
+    ("audit_exports", "stuck", SettingsT::LabelExportsStuck),
+    ("audit_exports", "expired_files", SettingsT::LabelExportsExpired),
+    ("notify", "send", SettingsT::LabelNotifySend),
+];
+
+/// The steps' count names (`orphans_deleted`; their English is the name with spaces).
+const COUNT_NAMES: [(&str, SettingsT); 29] = [
+    ("deleted", SettingsT::CountDeleted),
+    ("batches", SettingsT::CountBatches),
+    ("past_promise", SettingsT::CountPastPromise),
+    ("overdue", SettingsT::CountOverdue),
+    ("hold_flags_cleared", SettingsT::CountHoldFlagsCleared),
+    ("requests_deleted", SettingsT::CountRequestsDeleted),
+    ("stuck_failed", SettingsT::CountStuckFailed),
+    ("partitions_ahead", SettingsT::CountPartitionsAhead),
+    ("default_rows", SettingsT::CountDefaultRows),
+    ("checked", SettingsT::CountChecked),
+    ("written", SettingsT::CountWritten),
+    ("empty_left", SettingsT::CountEmptyLeft),
+    ("verified", SettingsT::CountVerified),
+    ("dropped", SettingsT::CountDropped),
+    ("locked_left", SettingsT::CountLockedLeft),
+    ("started", SettingsT::CountStarted),
+    ("created", SettingsT::CountCreated),
+    ("detached", SettingsT::CountDetached),
+    ("left_alone", SettingsT::CountLeftAlone),
+    ("purged", SettingsT::CountPurged),
+    ("failed", SettingsT::CountFailed),
+    ("files_checked", SettingsT::CountFilesChecked),
+    ("orphans_deleted", SettingsT::CountOrphansDeleted),
+    ("rows_checked", SettingsT::CountRowsChecked),
+    ("files_missing", SettingsT::CountFilesMissing),
+    ("removed", SettingsT::CountRemoved),
+    ("sent", SettingsT::CountSent),
+    ("off", SettingsT::CountOff),
+    ("waiting", SettingsT::CountWaiting),
+];
+
+/// The triggers (`maintenance_runs.trigger`) as `crate::jobs::trigger_label` words them.
+const TRIGGERS: [(&str, SettingsT); 8] = [
+    ("contact", SettingsT::TriggerContact),
+    ("signin", SettingsT::TriggerSignin),
+    ("admin_inbox", SettingsT::TriggerAdminInbox),
+    ("shares", SettingsT::TriggerShares),
+    ("traffic", SettingsT::TriggerTraffic),
+    ("admin", SettingsT::TriggerAdmin),
+    ("ticker", SettingsT::TriggerTicker),
+    ("cli", SettingsT::TriggerCli),
+];
+
+/// The outcomes (`maintenance_runs.outcome`) as `crate::jobs::outcome_label` words them.
+const OUTCOMES: [(&str, SettingsT); 3] = [("ok", SettingsT::OutcomeOk), ("failed", SettingsT::OutcomeFailed), ("cut_off", SettingsT::OutcomeCutOff)];
+
+fn job_title_in(lang: Lang, name: &str, english: &str) -> String {
+    let key = JOBS.iter().find(|(n, ..)| *n == name).or_else(|| JOBS.iter().find(|(_, k, _)| k.get(Lang::En) == english)).map(|(_, k, _)| *k);
+    translated(lang, key, english)
+}
+
+/// A job's title in the page's language, by its stable name (`prune`…). A caller that has only
+/// the registry's English title (the retention report) passes an empty name: the title is then
+/// found by its English. An unknown job keeps `english`.
+pub(crate) fn job_title(name: &str, english: &str) -> String {
+    job_title_in(crate::i18n::lang(), name, english)
+}
+
+/// A job's description in the page's language, by its stable name; else `english`.
+pub(crate) fn job_description(name: &str, english: &str) -> String {
+    translated(crate::i18n::lang(), JOBS.iter().find(|(n, ..)| *n == name).map(|(.., k)| *k), english)
+}
+
+/// A step's label in the page's language, by its job's and its own stable name; else `english`
+/// (the registry's label, or the step's name for a step the registry no longer has).
+pub(crate) fn step_label(job: &str, step: &str, english: &str) -> String {
+    translated(crate::i18n::lang(), STEP_LABELS.iter().find(|(j, s, _)| *j == job && *s == step).map(|(.., k)| *k), english)
+}
+
+/// A step's count name (`orphans_deleted`) in `lang` ("orphans deleted" in English).
+fn count_name_in(lang: Lang, name: &str) -> String {
+    translated(lang, COUNT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k), &name.replace('_', " "))
+}
+
+/// How a run was triggered, in the page's language (the CLI prints `crate::jobs::trigger_label`).
+fn trigger_text(trigger: &str) -> String {
+    let key = TRIGGERS.iter().find(|(n, _)| *n == trigger).map_or(SettingsT::TriggerOther, |(_, k)| *k);
+    translated(crate::i18n::lang(), Some(key), crate::jobs::trigger_label(trigger))
+}
+
+/// How a run ended, in the page's language (the CLI prints `crate::jobs::outcome_label`).
+fn outcome_text(outcome: &str) -> String {
+    let key = OUTCOMES.iter().find(|(n, _)| *n == outcome).map_or(SettingsT::OutcomeUnknown, |(_, k)| *k);
+    translated(crate::i18n::lang(), Some(key), crate::jobs::outcome_label(outcome))
+}
 
 fn counts_text(counts: &[(String, u64)]) -> String {
     if counts.is_empty() {
-        return "nothing to do".into();
+        return t(SettingsT::NothingToDo).into();
     }
-    counts.iter().map(|(name, n)| format!("{} {n}", name.replace('_', " "))).collect::<Vec<_>>().join(", ")
+    let lang = crate::i18n::lang();
+    counts
+        .iter()
+        .map(|(name, n)| format!("{} {}", count_name_in(lang, name), num(i64::try_from(*n).unwrap_or(i64::MAX))))
+        .collect::<Vec<_>>()
+        .join(SettingsT::Comma.get(lang))
+}
+
+/// The values of the `{placeholders}` of `template` in `text`, when `text` is `template` filled
+/// in: each value runs to the first occurrence of the text that follows it in the template (the
+/// last one to the template's end), and only a reading that fills in to the very same text again
+/// is taken.
+fn read_filled(template: &str, text: &str) -> Option<Vec<(String, String)>> {
+    let (mut literals, mut names) = (Vec::new(), Vec::new());
+    let mut rest = template;
+    while let Some((literal, after)) = rest.split_once('{') {
+        let (name, after) = after.split_once('}')?;
+        literals.push(literal);
+        names.push(name);
+        rest = after;
+    }
+    literals.push(rest);
+    let mut s = text.strip_prefix(literals[0])?;
+    let mut values = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let after = literals[i + 1];
+        let end = if i + 1 == names.len() {
+            s.strip_suffix(after)?.len()
+        } else if after.is_empty() {
+            // Two placeholders side by side cannot be told apart.
+            return None;
+        } else {
+            s.find(after)?
+        };
+        values.push((name.to_string(), s[..end].to_string()));
+        s = &s[end + after.len()..];
+    }
+    if !s.is_empty() {
+        return None;
+    }
+    let pairs: Vec<(&str, &dyn std::fmt::Display)> = values.iter().map(|(n, v)| (n.as_str(), v as &dyn std::fmt::Display)).collect();
+    (fill(template, &pairs) == text).then_some(values)
+}
+
+/// The English messages an alert of `kind` is raised with (the `format!`s of its callers, with
+/// named placeholders). A job with `alert_on_failure` is raised with [`SettingsT::AlertJobFailed`]
+/// whatever its kind, so that one is tried for every kind.
+fn alert_templates(kind: &str) -> &'static [SettingsT] {
+    use crate::alerts::AlertKind as A;
+    use SettingsT as S;
+    match kind {
+        k if k == A::JobFailing.as_str() => &[S::AlertJobFailing],
+        k if k == A::ArchiveFailed.as_str() => &[S::AlertArchiveMissing],
+        k if k == A::ShareDeleteFailing.as_str() => &[S::AlertShareDeleteFailing],
+        k if k == A::ShareFileMissing.as_str() => &[S::AlertShareFileMissing],
+        k if k == A::StorageMarkerMissing.as_str() => &[S::AlertStorageMarker],
+        k if k == A::AuditPartitionsMissing.as_str() => &[S::AlertPartitionsHoles, S::AlertPartitionsMissing],
+        k if k == A::AuditDefaultRows.as_str() => &[S::AlertDefaultRows],
+        k if k == A::AuditUnexpectedPartition.as_str() => &[S::AlertUnexpectedPartition],
+        k if k == A::RetentionOverdue.as_str() => &[S::AlertOverdueOne, S::AlertOverdueMany],
+        _ => &[],
+    }
+}
+
+/// A kind of data's label (the retention report's English, which the alert quotes) in `lang`.
+fn retention_label(lang: Lang, english: &str) -> String {
+    use crate::retention::ui::RetentionT;
+    RetentionT::all().iter().find(|k| k.get(Lang::En) == english).map_or_else(|| english.to_string(), |k| k.get(lang).to_string())
+}
+
+/// A kind's promise as the overdue alert quotes it (the report's English without its final
+/// period) in `lang`: its figures are read back from the English the way the retention page
+/// reads them (`Promise::read` there is private to it), and only a promise that gives the very
+/// same English again is taken; else the quoted English.
+fn promise_text(lang: Lang, kind: &str, quoted: &str) -> String {
+    use crate::retention::ui::Promise as P;
+    let english = format!("{quoted}.");
+    let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
+    let promise = match (kind, n.as_slice()) {
+        ("inquiries", &[days]) => Some(P::Inquiries { days }),
+        ("share_files", &[grace_mins]) => Some(P::ShareFiles { grace_mins }),
+        ("sessions", &[idle_hours, absolute_days]) => Some(P::Sessions { idle_hours, absolute_days }),
+        ("passkey_challenges", []) => Some(P::PasskeyChallenges),
+        ("invites", []) => Some(P::Invites),
+        ("rate_limit_windows", []) => Some(P::RateLimitWindows),
+        ("audit_events", &[promise_months, detach_months]) => Some(P::AuditEvents { promise_months, detach_months }),
+        ("archived_months", []) => Some(P::ArchivedMonths),
+        ("export_files", &[days]) => Some(P::ExportFiles { days }),
+        ("export_requests", &[days]) => Some(P::ExportRequests { days }),
+        ("run_records", &[days]) => Some(P::RunRecords { days }),
+        _ => None,
+    };
+    match promise.filter(|p| p.text(Lang::En) == english) {
+        Some(p) => p.text(lang).trim_end_matches(['.', '。']).to_string(),
+        None => quoted.to_string(),
+    }
+}
+
+/// An alert's stored (English) message in `lang`: read back with the templates of its kind, its
+/// values put in `lang` (job titles, kinds of data, promises, counts; ids, months, partition
+/// names and the steps' error texts stay as they are). A message no template reads stays English.
+fn alert_message_in(lang: Lang, kind: &str, subject: &str, message: &str) -> String {
+    if lang == Lang::En {
+        return message.to_string();
+    }
+    let value_in = |name: &str, value: String| -> Option<String> {
+        Some(match name {
+            "job" if value == SettingsT::AlertTheirJob.get(Lang::En) => SettingsT::AlertTheirJob.get(lang).to_string(),
+            // The subject of a job's alert is its name; of an overdue kind, the kind (no job's).
+            "job" => job_title_in(lang, subject, &value),
+            "label" => retention_label(lang, &value),
+            "promise" => promise_text(lang, subject, &value),
+            "n" | "wanted" => num(value.parse::<i64>().ok()?),
+            _ => value,
+        })
+    };
+    for key in alert_templates(kind).iter().chain(&[SettingsT::AlertJobFailed]) {
+        let Some(values) = read_filled(key.get(Lang::En), message) else { continue };
+        let Some(values) = values.into_iter().map(|(name, value)| Some((value_in(&name, value)?, name))).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let pairs: Vec<(&str, &dyn std::fmt::Display)> = values.iter().map(|(v, n)| (n.as_str(), v as &dyn std::fmt::Display)).collect();
+        return fill(key.get(lang), &pairs);
+    }
+    message.to_string()
+}
+
+/// An open alert's message in the page's language (the database keeps the English it was raised
+/// with; see [`alert_message_in`]).
+pub(crate) fn alert_message(kind: &str, subject: &str, message: &str) -> String {
+    alert_message_in(crate::i18n::lang(), kind, subject, message)
 }
 
 /// One job at a glance: its last run (when, trigger, outcome, what each step did), when the
@@ -22,30 +292,34 @@ fn counts_text(counts: &[(String, u64)]) -> String {
 pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<String>>) -> impl IntoView {
     let name = job.name.clone();
     let name_for_busy = job.name.clone();
+    let job_name = job.name.clone();
+    let title = job_title(&job.name, &job.title);
+    let description = job_description(&job.name, &job.description);
     let next = match job.next_possible_at {
-        Some(t) => format!("Next run may start after {}.", format_time(t)),
-        None => "Next run may start now (with the next request, or the timer).".into(),
+        Some(at) => tf(SettingsT::NextAfter, &[("time", &format_time(at))]),
+        None => t(SettingsT::NextNow).into(),
     };
     view! {
         <article class="job" data-testid=format!("job-{}", job.name)>
-            <h3>{job.title.clone()}</h3>
-            <p class="muted">{job.description.clone()}</p>
+            <h3>{title}</h3>
+            <p class="muted">{description}</p>
             <div data-testid=format!("job-status-{}", job.name)>
                 {match job.last_run {
-                    None => view! { <p>"Has not run yet."</p> }.into_any(),
+                    None => view! { <p>{t(SettingsT::NotRunYet)}</p> }.into_any(),
                     Some(run) => view! {
                         <p class:bad={run.outcome == "failed"}>
-                            "Last run: " <strong><crate::time::LocalTime at={run.started_at}/></strong> ", "
-                            {crate::jobs::trigger_label(&run.trigger)} " — " {crate::jobs::outcome_label(&run.outcome)} "."
+                            {t(SettingsT::LastRun)} <strong><crate::time::LocalTime at={run.started_at}/></strong> {t(SettingsT::Comma)}
+                            {trigger_text(&run.trigger)} " — " {outcome_text(&run.outcome)} {t(SettingsT::Period)}
                         </p>
                         <ul class="steps">
                             {run.steps.into_iter().map(|s| {
                                 let text = match s.status.as_str() {
-                                    "failed" => "failed (see the server log)".to_string(),
-                                    "skipped" => "not reached (budget spent; next run)".to_string(),
-                                    _ => format!("{}{}", counts_text(&s.counts), if s.more { " (more left for the next run)" } else { "" }),
+                                    "failed" => t(SettingsT::StepFailed).to_string(),
+                                    "skipped" => t(SettingsT::StepSkipped).to_string(),
+                                    _ => format!("{}{}", counts_text(&s.counts), if s.more { t(SettingsT::StepMoreLeft) } else { "" }),
                                 };
-                                view! { <li class:bad={s.status == "failed"}>{s.label.clone()} ": " {text}</li> }
+                                let label = step_label(&job_name, &s.step, &s.label);
+                                view! { <li class:bad={s.status == "failed"}>{label} ": " {text}</li> }
                             }).collect_view()}
                         </ul>
                     }.into_any(),
@@ -55,7 +329,7 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
             <button type="button" class="secondary small" data-testid=format!("run-job-{}", job.name)
                 on:click=move |_| on_run.run(name.clone())
                 disabled=move || running.get().is_some()>
-                {move || if running.get().as_deref() == Some(name_for_busy.as_str()) { "Running…" } else { "Run now" }}
+                {move || if running.get().as_deref() == Some(name_for_busy.as_str()) { t(SettingsT::Running) } else { t(SettingsT::RunNow) }}
             </button>
         </article>
     }
@@ -71,19 +345,18 @@ pub fn JobsPanel() -> impl IntoView {
     let message = RwSignal::new(None::<Result<String, String>>);
     let on_run = Callback::new(move |name: String| {
         running.set(Some(name.clone()));
-        leptos::task::spawn_local(async move {
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
             match run_job_now(name).await {
                 Ok(r) => {
+                    // The job's title goes in last: its text is not read for placeholders.
+                    let title = job_title(&r.job.name, &r.job.title);
                     let text = if r.ran {
-                        format!("{} ran now. Its results are below.", r.job.title)
+                        tf(SettingsT::RanNow, &[("job", &title)])
                     } else {
                         match r.job.next_possible_at {
-                            Some(t) => format!(
-                                "{} ran less than its interval ago, so it did not start again. The next run may start after {}.",
-                                r.job.title,
-                                format_time(t)
-                            ),
-                            None => format!("{} is running right now; its results will appear here.", r.job.title),
+                            Some(at) => tf(SettingsT::NotDue, &[("time", &format_time(at)), ("job", &title)]),
+                            None => tf(SettingsT::Busy, &[("job", &title)]),
                         }
                     };
                     message.set(Some(Ok(text)));
@@ -97,7 +370,7 @@ pub fn JobsPanel() -> impl IntoView {
     view! {
         <Outcome message testid="jobs-message"/>
         <div class="jobs" data-testid="jobs">
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || jobs.get().map(|r| match r {
                     Ok(list) => list.into_iter().map(|job| view! { <JobCard job on_run running/> }).collect_view().into_any(),
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
@@ -121,18 +394,19 @@ pub fn AlertBanner() -> impl IntoView {
     view! {
         <Transition fallback=|| ()>
             {move || alerts.get().and_then(Result::ok).filter(|a| !a.is_empty()).map(|list| view! {
-                <section class="alerts" role="alert" aria-label="Alerts" data-testid="alerts">
+                <section class="alerts" role="alert" aria-label=t(SettingsT::Alerts) data-testid="alerts">
                     {list.into_iter().map(|a| {
                         let id = a.id;
                         let testid = format!("alert-{}", a.kind);
+                        let message = alert_message(&a.kind, &a.subject, &a.message);
                         view! {
                             <div class="notice error alert" data-testid=testid>
-                                <p><strong>{a.message}</strong></p>
-                                <p class="muted">"Since " <crate::time::LocalTime at={a.raised_at}/>
-                                    {if a.times > 1 { format!(", raised {} times, last at {}", a.times, format_time(a.last_raised_at)) } else { String::new() }}
+                                <p><strong>{message}</strong></p>
+                                <p class="muted">{t(SettingsT::Since)} <crate::time::LocalTime at={a.raised_at}/>
+                                    {if a.times > 1 { tf(SettingsT::RaisedTimes, &[("n", &num(a.times)), ("time", &format_time(a.last_raised_at))]) } else { String::new() }}
                                     " · " <code>{a.kind}</code>
                                 </p>
-                                <button type="button" class="secondary small" on:click=move |_| resolve(id)>"Mark resolved"</button>
+                                <button type="button" class="secondary small" on:click=move |_| resolve(id)>{t(SettingsT::MarkResolved)}</button>
                             </div>
                         }
                     }).collect_view()}
@@ -159,23 +433,25 @@ pub fn SettingsPage() -> impl IntoView {
         }
     });
 
+    // The check of `super` (shared with the server), with its words in the page's language.
     let local_error = move || {
-        let t = typed.get();
-        if t.is_empty() {
+        let raw = typed.get();
+        if raw.is_empty() {
             None
         } else {
-            parse_retention_input(&t).err()
+            parse_retention_input(&raw).err().map(|_| t(SettingsT::RetentionDaysInvalid).to_string())
         }
     };
 
     // The dry run follows what is typed (only valid values are sent).
     Effect::new(move |_| {
-        let t = typed.get();
-        let Ok(days) = parse_retention_input(&t) else {
+        let raw = typed.get();
+        let Ok(days) = parse_retention_input(&raw) else {
             preview.set(None);
             return;
         };
-        leptos::task::spawn_local(async move {
+        // Scoped: an error is described in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
             let r = preview_retention(Some(days as i64)).await.map_err(|e| describe(&e));
             if typed.get_untracked().trim() == days.to_string() {
                 preview.set(Some(r));
@@ -186,10 +462,10 @@ pub fn SettingsPage() -> impl IntoView {
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let Ok(days) = parse_retention_input(&typed.get_untracked()) else { return };
-        leptos::task::spawn_local(async move {
+        leptos::task::spawn_local_scoped(async move {
             match save_retention(days as i64).await {
                 Ok(d) => {
-                    message.set(Some(Ok(format!("Saved: inquiries are kept for {d} days."))));
+                    message.set(Some(Ok(tf(SettingsT::Saved, &[("n", &d)]))));
                     saved.update(|n| *n += 1);
                 }
                 Err(e) => message.set(Some(Err(describe(&e)))),
@@ -198,34 +474,141 @@ pub fn SettingsPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Settings — Ebb admin"/>
-        <h1>"Settings"</h1>
+        <Title text=format!("{}{}", t(SettingsT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(SettingsT::Heading)}</h1>
         <Outcome message testid="settings-message"/>
         <section class="card" aria-labelledby="retention-title">
-            <h2 id="retention-title">"How long inquiries are kept"</h2>
+            <h2 id="retention-title">{t(SettingsT::RetentionHeading)}</h2>
             <form class="inline" on:submit=save>
-                <label for="retention-days">"Keep inquiries for (days)"</label>
+                <label for="retention-days">{t(SettingsT::KeepFor)}</label>
                 <input id="retention-days" type="number" min="1" max="3650" step="1" inputmode="numeric" required
                     aria-describedby="retention-effect retention-error" aria-invalid=move || local_error().is_some().to_string()
                     prop:value=typed on:input=move |ev| typed.set(event_target_value(&ev))/>
-                <button type="submit" class="primary" disabled=move || parse_retention_input(&typed.get()).is_err()>"Save"</button>
+                <button type="submit" class="primary" disabled=move || parse_retention_input(&typed.get()).is_err()>{t(SettingsT::Save)}</button>
             </form>
             <p id="retention-error" class="field-error" aria-live="polite">{local_error}</p>
             <p id="retention-effect" data-testid="retention-effect" aria-live="polite">
                 {move || match preview.get() {
-                    Some(Ok(p)) => format!(
-                        "Inquiries older than {} days are deleted; {} would be deleted now.",
-                        p.days, p.would_delete
-                    ),
+                    Some(Ok(p)) => tf(SettingsT::RetentionEffect, &[("days", &p.days), ("n", &num(p.would_delete))]),
                     Some(Err(e)) => e,
                     None => String::new(),
                 }}
             </p>
         </section>
         <section class="card" aria-labelledby="cleanup-title">
-            <h2 id="cleanup-title">"Cleanup jobs"</h2>
-            <p>"Old data is deleted automatically: after requests, by a timer, or from the command line — each job at most once per its interval, on one instance at a time."</p>
+            <h2 id="cleanup-title">{t(SettingsT::CleanupHeading)}</h2>
+            <p>{t(SettingsT::CleanupText)}</p>
             <JobsPanel/>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_and_outcomes_keep_the_clis_english() {
+        for (name, key) in TRIGGERS {
+            assert_eq!(key.get(Lang::En), crate::jobs::trigger_label(name));
+        }
+        assert_eq!(SettingsT::TriggerOther.get(Lang::En), crate::jobs::trigger_label("some_new_trigger"));
+        for (name, key) in OUTCOMES {
+            assert_eq!(key.get(Lang::En), crate::jobs::outcome_label(name));
+        }
+        assert_eq!(SettingsT::OutcomeUnknown.get(Lang::En), crate::jobs::outcome_label("some_new_outcome"));
+    }
+
+    #[test]
+    fn count_names_are_the_names_with_spaces_and_unknown_ones_stay() {
+        for (name, key) in COUNT_NAMES {
+            assert_eq!(key.get(Lang::En), name.replace('_', " "));
+        }
+        assert_eq!(count_name_in(Lang::Ja, "orphans_deleted"), "参照のないファイルの削除");
+        assert_eq!(count_name_in(Lang::Ja, "some_new_count"), "some new count");
+    }
+
+    /// Every job, step label and description of the registry has its Japanese, with the
+    /// registry's very English.
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn every_job_of_the_registry_is_translated() {
+        let jobs = [
+            crate::maintenance::prune::job().step(crate::retention::report::step()),
+            crate::shares::gc::job(),
+            crate::audit::upkeep::job(),
+            crate::audit::archive::job(),
+            crate::audit::exports::job(),
+            crate::notify::job(),
+        ];
+        for job in &jobs {
+            assert_eq!(job_title_in(Lang::En, job.name, job.title), job.title);
+            assert_ne!(job_title_in(Lang::Ja, job.name, job.title), job.title, "{}", job.name);
+            // The retention report has only the English title.
+            assert_eq!(job_title_in(Lang::Ja, "", job.title), job_title_in(Lang::Ja, job.name, job.title));
+            let (.., description) = JOBS.iter().find(|(n, ..)| *n == job.name).unwrap_or_else(|| panic!("{} has no texts", job.name));
+            assert_eq!(description.get(Lang::En), job.description, "{}", job.name);
+            for step in &job.steps {
+                let key = STEP_LABELS.iter().find(|(j, s, _)| *j == job.name && *s == step.name).map(|(.., k)| k.get(Lang::En));
+                assert_eq!(key, Some(step.label), "{}.{}", job.name, step.name);
+            }
+        }
+        assert_eq!(job_title_in(Lang::Ja, "some_new_job", "Some new job"), "Some new job");
+    }
+
+    #[test]
+    fn a_filled_template_is_read_back() {
+        let read = |template: &str, text: &str| read_filled(template, text);
+        assert_eq!(read("a {x} b {y}.", "a 1 b 2."), Some(vec![("x".to_string(), "1".to_string()), ("y".to_string(), "2".to_string())]));
+        assert_eq!(read("a {x} b {y}.", "a 1 c 2."), None);
+        assert_eq!(read("a {x}{y}.", "a 12."), None);
+        assert_eq!(read("no values", "no values"), Some(Vec::new()));
+        assert_eq!(read("no values", "no values!"), None);
+    }
+
+    #[test]
+    fn alerts_are_shown_in_japanese_and_stored_english_is_kept_otherwise() {
+        let ja = |kind: &str, subject: &str, message: &str| alert_message_in(Lang::Ja, kind, subject, message);
+
+        let m = "The job “Prune” failed twice in a row. The server log has the cause of each failed step.";
+        assert_eq!(alert_message_in(Lang::En, "job.failing", "prune", m), m);
+        assert_eq!(ja("job.failing", "prune", m), "ジョブ「定期削除」が 2 回続けて失敗しました。失敗した各ステップの原因はサーバーログに記録されています。");
+
+        // A critical job's failure keeps its steps' own error texts.
+        let m = "The job “Audit archive” failed: verify: the object is missing. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.";
+        let got = ja("archive.failed", "audit_archive", m);
+        assert!(got.starts_with("ジョブ「監査ログのアーカイブ」が失敗しました: verify: the object is missing。"), "{got}");
+
+        let m = "Archived month 2024-05 is in the ledger but audit-archive/2024-05.csv.gz is not in the storage. Restore it from a backup.";
+        assert!(ja("archive.failed", "audit_archive", m).contains("2024-05 は台帳に記録されていますが、ストレージに audit-archive/2024-05.csv.gz がありません"));
+
+        let m = "1234 audit events are in the default partition (a month without its partition). Create the month's partition and move them.";
+        assert!(ja("audit.default_rows", "", m).starts_with("1,234 件の監査イベント"));
+
+        let m = "The audit log has 1 monthly partitions ahead (wanted 3), and these months have none: 2025-01, 2025-02. Upkeep stopped before detaching anything; a person must fix the partitions (see the README, audit upkeep).";
+        let got = ja("audit.partitions_missing", "", m);
+        assert!(got.starts_with("監査ログの先の月のパーティションは 1 個で（必要数 3 個）") && got.contains("2025-01, 2025-02"), "{got}");
+        let m = "The audit log has 1 monthly partitions ahead (wanted 3). Upkeep stopped before detaching anything; a person must fix the partitions (see the README, audit upkeep).";
+        assert!(ja("audit.partitions_missing", "", m).starts_with("監査ログの先の月のパーティションは 1 個です（必要数 3 個）"));
+
+        let m = "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount (or the EBB_S3_* settings).";
+        assert!(ja("storage.marker_missing", "", m).starts_with("ストレージのマーカーが見つかりません。"));
+
+        // An overdue kind: its label, job and promise in Japanese.
+        use crate::retention::ui::Promise;
+        let promise = Promise::Inquiries { days: 180 };
+        let m = format!(
+            "Inquiries: 3 items are past their promise by more than one run of Prune ({}). Check that job's last runs on the dashboard, and the Retention page.",
+            promise.text(Lang::En).trim_end_matches('.')
+        );
+        let got = ja("retention.overdue", "inquiries", &m);
+        assert!(got.starts_with("お問い合わせ: 3 件が、約束した保管期間を定期削除の実行間隔"), "{got}");
+        assert!(got.contains(promise.text(Lang::Ja).trim_end_matches('。')), "{got}");
+        let m = "Inquiries: 1 item is past their promise by more than one run of their job (Deleted 180 days after they arrive (retention setting)). Check that job's last runs on the dashboard, and the Retention page.";
+        assert!(ja("retention.overdue", "inquiries", m).contains("削除ジョブの実行間隔"));
+
+        // A kind or a text this table does not know: the stored English.
+        assert_eq!(ja("something.new", "", "Something happened."), "Something happened.");
+        assert_eq!(ja("job.failing", "prune", "The job failed."), "The job failed.");
     }
 }

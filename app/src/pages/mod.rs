@@ -4,8 +4,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::contact::ui::ContactForm;
-use crate::i18n::{t, T};
-use crate::ui::describe;
+use crate::i18n::{t, texts, T};
+use crate::ui::{describe, UiT};
 
 /// The public home page with the contact form.
 #[component]
@@ -48,22 +48,22 @@ pub fn DashboardPage() -> impl IntoView {
     let counts = Resource::new(inquiries, |_| count_inquiries());
     let shares = Resource::new(shares_changed, |_| crate::shares::api::get_share_overview());
     view! {
-        <Title text="Dashboard — Ebb admin"/>
-        <h1>"Dashboard"</h1>
+        <Title text=format!("{}{}", t(DashboardT::Title), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(DashboardT::Title)}</h1>
         <section class="card" aria-labelledby="dash-inbox">
-            <h2 id="dash-inbox">"Inbox"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="dash-inbox">{t(DashboardT::Inbox)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || counts.get().map(|r| match r {
-                    Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">"Open the inbox"</a> }.into_any(),
+                    Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">{t(DashboardT::OpenInbox)}</a> }.into_any(),
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                 })}
             </Transition>
         </section>
         <section class="card" aria-labelledby="dash-shares">
-            <h2 id="dash-shares">"Shares"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="dash-shares">{t(DashboardT::Shares)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || shares.get().map(|r| match r {
-                    Ok(o) => view! { <crate::shares::ui::SharesSummary overview=o/> <a href="/admin/shares">"Open shares"</a> }.into_any(),
+                    Ok(o) => view! { <crate::shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any(),
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                 })}
             </Transition>
@@ -71,9 +71,9 @@ pub fn DashboardPage() -> impl IntoView {
         <crate::retention::ui::RetentionCard/>
         <crate::audit::ui::UpkeepCard/>
         <section class="card" aria-labelledby="dash-maintenance">
-            <h2 id="dash-maintenance">"Cleanup jobs"</h2>
+            <h2 id="dash-maintenance">{t(DashboardT::CleanupJobs)}</h2>
             <JobsPanel/>
-            <a href="/admin/settings">"Settings"</a>
+            <a href="/admin/settings">{t(DashboardT::Settings)}</a>
         </section>
     }
 }
@@ -89,4 +89,16 @@ pub fn AdminLayout() -> impl IntoView {
             <crate::maintenance::ui::AlertBanner/>
         </crate::auth::ui::AdminShell>
     }
+}
+
+texts! {
+    pub(crate) enum DashboardT {
+    Title { en: "Dashboard", ja: "ダッシュボード" }
+    Inbox { en: "Inbox", ja: "受信箱" }
+    OpenInbox { en: "Open the inbox", ja: "受信箱を開く" }
+    Shares { en: "Shares", ja: "共有ファイル" }
+    OpenShares { en: "Open shares", ja: "共有ファイルを開く" }
+    CleanupJobs { en: "Cleanup jobs", ja: "削除ジョブ" }
+    Settings { en: "Settings", ja: "設定" }
+}
 }

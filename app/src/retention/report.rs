@@ -9,8 +9,10 @@ use std::time::Duration;
 use sqlx::PgPool;
 use time::OffsetDateTime;
 
+use super::ui::{Did, Promise, RetentionT};
 use super::{KindReport, LastRun, PublicPromises, RetentionReport};
 use crate::alerts::{self, AlertKind};
+use crate::i18n::{Lang, Text as _};
 use crate::jobs::{Job, RunView, StepCtx, StepError, StepReport};
 use crate::state::AppState;
 use crate::storage::{BlobError, BlobStore as _, Namespace};
@@ -55,7 +57,9 @@ struct Figures {
     held: i64,
 }
 
-/// One kind, before its job's last run is attached.
+/// One kind, before its job's last run is attached. Its label and promise are in English (the
+/// JSON, the CLI and alerts keep them stable); the admin page puts them in its language from
+/// the kind's id and the promise's figures (retention/ui.rs).
 struct Kind {
     kind: &'static str,
     label: &'static str,
@@ -66,23 +70,17 @@ struct Kind {
     figures: Figures,
 }
 
-/// What `step` did in `run`, in words.
+/// What `step` did in `run`, in (English) words: the report's text, which the admin page puts in
+/// its language ([`Did`]).
 fn step_did(run: &RunView, step: &str) -> String {
-    match run.steps.iter().find(|s| s.step == step) {
+    let did = match run.steps.iter().find(|s| s.step == step) {
         Some(s) if s.status == "done" || s.status == "failed" => {
-            let counts = s.counts.iter().map(|(k, v)| format!("{} {v}", k.replace('_', " "))).collect::<Vec<_>>().join(", ");
-            let counts = if counts.is_empty() { "done".to_string() } else { counts };
-            if s.status == "failed" {
-                format!("{counts} (failed)")
-            } else if s.more {
-                format!("{counts} (more next run)")
-            } else {
-                counts
-            }
+            Did::Ran { counts: s.counts.iter().map(|(k, v)| (k.replace('_', " "), *v)).collect(), failed: s.status == "failed", more: s.more }
         }
-        Some(_) => "skipped (the run's budget ended first)".into(),
-        None => "did not reach this step".into(),
-    }
+        Some(_) => Did::Skipped,
+        None => Did::NotReached,
+    };
+    did.text(Lang::En)
 }
 
 impl Kind {
@@ -157,8 +155,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "inquiries",
-        label: "Inquiries",
-        promise: format!("Deleted {} after they arrive (retention setting).", plural(days as u64, "day", "days")),
+        label: RetentionT::KindInquiries.get(Lang::En),
+        promise: Promise::Inquiries { days: i64::from(days) }.text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_INQUIRIES,
         figures,
@@ -183,11 +181,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "share_files",
-        label: "Shared files",
-        promise: format!(
-            "Deleted {} after the one download, or when the link expires unused.",
-            plural(gc.delivery_grace.as_secs().div_ceil(60), "minute", "minutes")
-        ),
+        label: RetentionT::KindShareFiles.get(Lang::En),
+        promise: Promise::ShareFiles { grace_mins: gc.delivery_grace.as_secs().div_ceil(60) as i64 }.text(Lang::En),
         job: crate::shares::gc::JOB,
         step: crate::shares::gc::STEP_PURGE,
         figures,
@@ -210,12 +205,12 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "sessions",
-        label: "Admin sessions",
-        promise: format!(
-            "Ended after {} unused, and {} after sign-in at the latest.",
-            plural(auth.session_idle.as_secs() / 3600, "hour", "hours"),
-            plural(auth.session_absolute.as_secs() / 86_400, "day", "days")
-        ),
+        label: RetentionT::KindSessions.get(Lang::En),
+        promise: Promise::Sessions {
+            idle_hours: (auth.session_idle.as_secs() / 3600) as i64,
+            absolute_days: (auth.session_absolute.as_secs() / 86_400) as i64,
+        }
+        .text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_SESSIONS,
         figures,
@@ -237,8 +232,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "passkey_challenges",
-        label: "Passkey challenges",
-        promise: "Deleted when used; abandoned ones when they expire (minutes).".into(),
+        label: RetentionT::KindPasskeyChallenges.get(Lang::En),
+        promise: Promise::PasskeyChallenges.text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_CHALLENGES,
         figures,
@@ -259,8 +254,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "invites",
-        label: "Admin invites",
-        promise: "Unused invites are deleted when they expire; used ones are kept as the record of who joined.".into(),
+        label: RetentionT::KindInvites.get(Lang::En),
+        promise: Promise::Invites.text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_INVITES,
         figures,
@@ -282,8 +277,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "rate_limit_windows",
-        label: "Rate-limit windows",
-        promise: "Deleted a day after their window starts (they hold keyed hashes of addresses, never addresses).".into(),
+        label: RetentionT::KindRateLimitWindows.get(Lang::En),
+        promise: Promise::RateLimitWindows.text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_RATE_LIMITS,
         figures,
@@ -326,12 +321,9 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     drop(conn);
     kinds.push(Kind {
         kind: "audit_events",
-        label: "Audit events in the database",
-        promise: format!(
-            "Queryable for {} months; a month is detached after {} months, archived, verified, then removed from the database.",
-            crate::audit::PROMISE_MONTHS,
-            crate::audit::DETACH_AFTER_MONTHS
-        ),
+        label: RetentionT::KindAuditEvents.get(Lang::En),
+        promise: Promise::AuditEvents { promise_months: i64::from(crate::audit::PROMISE_MONTHS), detach_months: i64::from(crate::audit::DETACH_AFTER_MONTHS) }
+            .text(Lang::En),
         job: crate::audit::archive::JOB,
         step: "drop",
         figures,
@@ -348,8 +340,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "archived_months",
-        label: "Archived audit months",
-        promise: "Kept in archive storage; each object's size and checksum are checked daily.".into(),
+        label: RetentionT::KindArchivedMonths.get(Lang::En),
+        promise: Promise::ArchivedMonths.text(Lang::En),
         job: crate::audit::archive::JOB,
         step: "objects",
         figures,
@@ -375,8 +367,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     }
     kinds.push(Kind {
         kind: "export_files",
-        label: "Audit export files",
-        promise: format!("Deleted {} days after they are written.", crate::audit::EXPORT_KEEP_DAYS),
+        label: RetentionT::KindExportFiles.get(Lang::En),
+        promise: Promise::ExportFiles { days: crate::audit::EXPORT_KEEP_DAYS }.text(Lang::En),
         job: crate::audit::exports::JOB,
         step: "expired_files",
         figures,
@@ -398,8 +390,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "export_requests",
-        label: "Audit export requests",
-        promise: format!("Deleted {} days after they are made.", crate::audit::archive::REQUEST_KEEP_DAYS),
+        label: RetentionT::KindExportRequests.get(Lang::En),
+        promise: Promise::ExportRequests { days: crate::audit::archive::REQUEST_KEEP_DAYS }.text(Lang::En),
         job: crate::audit::archive::JOB,
         step: "requests",
         figures,
@@ -421,8 +413,8 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     .await?;
     kinds.push(Kind {
         kind: "run_records",
-        label: "Job run records",
-        promise: format!("Deleted {} days after the run.", prune::RUN_KEEP_DAYS),
+        label: RetentionT::KindRunRecords.get(Lang::En),
+        promise: Promise::RunRecords { days: prune::RUN_KEEP_DAYS }.text(Lang::En),
         job: prune::JOB,
         step: prune::STEP_RUNS,
         figures,

@@ -8,6 +8,10 @@ use super::{ShareLanding, ShareList, ShareOverview};
 use crate::error::AppError;
 
 #[cfg(feature = "ssr")]
+use super::texts::SharesT;
+#[cfg(feature = "ssr")]
+use crate::i18n::t;
+#[cfg(feature = "ssr")]
 use crate::server::internal;
 
 /// What the recipient's page shows for `token`. A look never consumes the share (link previewers
@@ -65,7 +69,7 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
-        return Err(AppError::BadRequest("This share is no longer active: it was downloaded, has expired or was revoked already.".into()));
+        return Err(AppError::BadRequest(t(SharesT::NoLongerActive).into()));
     }
     crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::ShareRevoke, Some(&id.to_string()))
         .await

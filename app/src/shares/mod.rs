@@ -14,6 +14,7 @@ pub mod download;
 pub mod gc;
 #[cfg(feature = "ssr")]
 pub mod lifecycle;
+pub(crate) mod texts;
 pub mod ui;
 #[cfg(feature = "hydrate")]
 mod upload;

@@ -5,21 +5,42 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
+use super::texts::SharesT;
 #[cfg(feature = "hydrate")]
 use super::upload::UploadError;
 use super::{NewShare, ShareLanding, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
 use crate::error::AppError;
-use crate::i18n::{t, T};
+use crate::i18n::{num, t, tf, T};
 use crate::time::format_time;
-use crate::ui::{describe, format_bytes, CopyableLink, Outcome};
+use crate::ui::{describe, format_bytes, CopyableLink, Outcome, UiT};
 
 /// A failed call on the admin's shares page: what can vanish there is a share, and a file
 /// above the limit is answered with the way out.
 fn describe_shares(err: &AppError) -> String {
     match err {
-        AppError::NotFound => "This share no longer exists. Reload the page to see the current list.".into(),
-        AppError::TooLarge { limit_bytes } => format!("The file is larger than the limit of {}. Share a smaller file.", format_bytes(*limit_bytes)),
+        AppError::NotFound => t(SharesT::NotFound).into(),
+        AppError::TooLarge { limit_bytes } => tf(SharesT::TooLarge, &[("limit", &format_bytes(*limit_bytes))]),
         other => describe(other),
+    }
+}
+
+/// A share's state in words (the admin's list).
+fn state_label(state: ShareState) -> &'static str {
+    t(match state {
+        ShareState::Active => SharesT::StateActive,
+        ShareState::Downloaded => SharesT::StateDownloaded,
+        ShareState::Expired => SharesT::StateExpired,
+        ShareState::Purged { downloaded: true } => SharesT::StateDownloadedDeleted,
+        ShareState::Purged { downloaded: false } => SharesT::StateExpiredDeleted,
+    })
+}
+
+/// An expiry choice in words: "1 hour", "6 hours", "1 day", "3 days" (as `describe_hours`).
+fn expiry_label(hours: u32) -> String {
+    if hours.is_multiple_of(24) {
+        crate::i18n::days(i64::from(hours / 24))
+    } else {
+        crate::i18n::hours(i64::from(hours))
     }
 }
 
@@ -41,6 +62,8 @@ pub fn SharesPage() -> impl IntoView {
     let next = RwSignal::new(None::<i64>);
     let message = RwSignal::new(None::<Result<String, String>>);
     let created = RwSignal::new(None::<NewShare>);
+    // Looked up here: the hold form calls back from a task, outside this page's context.
+    let held_message = t(SharesT::Held);
 
     Effect::new(move |_| {
         if let Some(Ok(page)) = list.get() {
@@ -51,7 +74,8 @@ pub fn SharesPage() -> impl IntoView {
 
     let load_more = move |_| {
         let before = next.get_untracked();
-        leptos::task::spawn_local(async move {
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
             match list_shares(before).await {
                 Ok(page) => {
                     more.update(|m| m.extend(page.items));
@@ -65,15 +89,15 @@ pub fn SharesPage() -> impl IntoView {
     let revoke = move |share: ShareSummary| {
         #[cfg(feature = "hydrate")]
         {
-            let question = format!("Revoke the link to “{}”? It stops working now and the file is deleted.", share.file_name);
+            let question = tf(SharesT::ConfirmRevoke, &[("name", &share.file_name)]);
             if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
                 return;
             }
         }
-        leptos::task::spawn_local(async move {
+        leptos::task::spawn_local_scoped(async move {
             match revoke_share(share.id).await {
                 Ok(()) => {
-                    message.set(Some(Ok(format!("The link to “{}” was revoked.", share.file_name))));
+                    message.set(Some(Ok(tf(SharesT::Revoked, &[("name", &share.file_name)]))));
                     reload.update(|n| *n += 1);
                 }
                 Err(e) => message.set(Some(Err(describe_shares(&e)))),
@@ -88,12 +112,12 @@ pub fn SharesPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Shares — Ebb admin"/>
-        <h1>"Shares"</h1>
-        <p class="lead">"Share a file through a link that works for one download. Files are deleted automatically after the download or when the link expires."</p>
+        <Title text=format!("{}{}", t(SharesT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(SharesT::Heading)}</h1>
+        <p class="lead">{t(SharesT::Lead)}</p>
         <section class="card" aria-labelledby="share-new">
-            <h2 id="share-new">"Share a file"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+            <h2 id="share-new">{t(SharesT::NewHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || limits.get().map(|r| match r {
                     Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
                     Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
@@ -102,21 +126,21 @@ pub fn SharesPage() -> impl IntoView {
             {move || created.get().map(|share| view! { <ShareLink share/> })}
         </section>
         <Outcome message testid="shares-message"/>
-        <h2>"All shares"</h2>
-        <Transition fallback=|| view! { <p>"Loading…"</p> }>
+        <h2>{t(SharesT::AllShares)}</h2>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || {
                 let rows = rows();
                 if rows.is_empty() {
-                    return view! { <p class="empty">"No shares yet."</p> }.into_any();
+                    return view! { <p class="empty">{t(SharesT::Empty)}</p> }.into_any();
                 }
                 view! {
                     <table class="list shares" data-testid="shares">
                         <thead><tr>
-                            <th>"File"</th><th>"Status"</th><th>"Expires"</th><th>"Failed deletes"</th><th>"Created"</th><th><span class="sr-only">"Actions"</span></th>
+                            <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
                         </tr></thead>
                         <tbody>
                             <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
-                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok("Placed on legal hold: the file is kept after its download or expiry until the hold is lifted (Retention page).".into()))); reload.update(|n| *n += 1) }/>
+                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1) }/>
                             </For>
                         </tbody>
                     </table>
@@ -124,7 +148,7 @@ pub fn SharesPage() -> impl IntoView {
             }}
         </Transition>
         <Show when=move || next.get().is_some()>
-            <button type="button" class="secondary" on:click=load_more>"Show older"</button>
+            <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
         </Show>
     }
 }
@@ -135,14 +159,14 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
     let active = share.state == ShareState::Active;
     let id = share.id;
     let expires = match share.state {
-        ShareState::Purged { .. } => share.purged_at.map(|t| format!("file deleted {}", format_time(t))).unwrap_or_default(),
-        ShareState::Downloaded => share.consumed_at.map(|t| format!("downloaded {}", format_time(t))).unwrap_or_default(),
+        ShareState::Purged { .. } => share.purged_at.map(|at| tf(SharesT::FileDeletedAt, &[("time", &format_time(at))])).unwrap_or_default(),
+        ShareState::Downloaded => share.consumed_at.map(|at| tf(SharesT::DownloadedAt, &[("time", &format_time(at))])).unwrap_or_default(),
         _ => format_time(share.expires_at),
     };
     let attempts = match (share.purge_attempts, share.next_purge_attempt_at) {
         (0, _) => "—".to_string(),
-        (n, Some(t)) if !matches!(share.state, ShareState::Purged { .. }) => format!("{n} (next try {})", format_time(t)),
-        (n, _) => n.to_string(),
+        (n, Some(at)) if !matches!(share.state, ShareState::Purged { .. }) => tf(SharesT::AttemptsNextTry, &[("n", &num(n)), ("time", &format_time(at))]),
+        (n, _) => num(n),
     };
     let attempts_class = if share.purge_attempts >= super::PROBLEM_ATTEMPTS { "bad" } else { "" };
     view! {
@@ -153,18 +177,18 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
                 {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
             </td>
             <td>
-                <span class=share.state.badge() data-testid="share-status">{share.state.label()}</span>
-                {share.held.then(|| view! { <span class="badge held" data-testid="held-badge">"On legal hold"</span> })}
+                <span class=share.state.badge() data-testid="share-status">{state_label(share.state)}</span>
+                {share.held.then(|| view! { <span class="badge held" data-testid="held-badge">{t(SharesT::OnHold)}</span> })}
             </td>
             <td class="nowrap">{expires}</td>
             <td class=attempts_class>{attempts}</td>
             <td class="nowrap"><crate::time::LocalTime at={share.created_at}/> {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
             <td class="actions">
-                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>"Revoke"</button> })}
+                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{t(SharesT::Revoke)}</button> })}
                 {(active && !share.held).then(|| view! {
                     <details class="hold">
-                        <summary>"Legal hold…"</summary>
-                        <HoldForm id=format!("share-{id}") choices=vec![("Hold this share's file", HoldTarget::Share(id))] on_placed=move |_| on_held()/>
+                        <summary>{t(SharesT::LegalHold)}</summary>
+                        <HoldForm id=format!("share-{id}") choices=vec![(t(SharesT::HoldFile), HoldTarget::Share(id))] on_placed=move |_| on_held()/>
                     </details>
                 })}
             </td>
@@ -179,7 +203,7 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
     Effect::new(move |_| hydrated.set(true));
     #[cfg(not(feature = "hydrate"))]
     let _ = reload;
-    let choices: Vec<(u32, &'static str)> = EXPIRY_CHOICES.iter().copied().filter(|(h, _)| *h <= limits.max_expiry_hours).collect();
+    let choices: Vec<(u32, String)> = EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, expiry_label(h))).collect();
     let default_hours = choices.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
     let expiry = RwSignal::new(default_hours.to_string());
     let note = RwSignal::new(String::new());
@@ -200,42 +224,61 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
             let file = file_input.get_untracked().and_then(|i| i.files()).and_then(|f| f.get(0));
             match &file {
                 None => {
-                    errs.insert("file".into(), "Choose a file to share.".into());
+                    errs.insert("file".into(), t(SharesT::ChooseFile).into());
                 }
                 Some(f) if f.size() > limits.max_bytes as f64 => {
-                    errs.insert("file".into(), format!("This file is {}; the limit is {}.", format_bytes(f.size() as u64), format_bytes(limits.max_bytes)));
+                    errs.insert(
+                        "file".into(),
+                        tf(SharesT::FileOverLimit, &[("size", &format_bytes(f.size() as u64)), ("limit", &format_bytes(limits.max_bytes))]),
+                    );
                 }
                 Some(_) => {}
             }
-            if let Err(m) = super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours) {
-                errs.insert("expires_hours".into(), m);
+            // The checks of `super` (shared with the server), with their words in the page's language.
+            if super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours).is_err() {
+                errs.insert("expires_hours".into(), tf(SharesT::ExpiryRange, &[("max", &expiry_label(limits.max_expiry_hours))]));
             }
-            if let Err(m) = super::parse_note(&note.get_untracked()) {
+            let typed_note = note.get_untracked();
+            if super::parse_note(&typed_note).is_err() {
+                let m = if typed_note.trim().chars().count() > super::NOTE_MAX_CHARS {
+                    tf(SharesT::NoteTooLong, &[("max", &super::NOTE_MAX_CHARS)])
+                } else {
+                    t(SharesT::NoteControl).into()
+                };
                 errs.insert("note".into(), m);
             }
             errors.set(errs.clone());
             let Some(file) = file.filter(|_| errs.is_empty()) else { return };
             progress.set(Some(Progress { loaded: 0.0, total: file.size() }));
+            // The upload ends in a browser callback, outside this form's context: its texts are
+            // written under this owner so they are in the page's language.
+            let owner = Owner::current();
             let started = super::upload::start(
                 &file,
                 &expiry.get_untracked(),
                 &note.get_untracked(),
                 move |loaded, total| progress.set(Some(Progress { loaded, total })),
                 move |result: Result<NewShare, UploadError>| {
-                    progress.set(None);
-                    current.set_value(None);
-                    match result {
-                        Ok(share) => {
-                            created.set(Some(share));
-                            note.set(String::new());
-                            if let Some(input) = file_input.get_untracked() {
-                                input.set_value("");
+                    let finish = move || {
+                        progress.set(None);
+                        current.set_value(None);
+                        match result {
+                            Ok(share) => {
+                                created.set(Some(share));
+                                note.set(String::new());
+                                if let Some(input) = file_input.get_untracked() {
+                                    input.set_value("");
+                                }
+                                reload.update(|n| *n += 1);
                             }
-                            reload.update(|n| *n += 1);
+                            Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
+                            Err(UploadError::Server(e)) => failure.set(Some(describe_shares(&e))),
+                            Err(UploadError::Other(m)) => failure.set(Some(m)),
                         }
-                        Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
-                        Err(UploadError::Server(e)) => failure.set(Some(describe_shares(&e))),
-                        Err(UploadError::Other(m)) => failure.set(Some(m)),
+                    };
+                    match owner {
+                        Some(owner) => owner.with(finish),
+                        None => finish(),
                     }
                 },
             );
@@ -261,14 +304,14 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
     view! {
         <form class="upload" on:submit=on_submit novalidate data-hydrated=move || hydrated.get().to_string() data-testid="upload-form">
             <div class="field">
-                <label for="share-file">"File"</label>
+                <label for="share-file">{t(SharesT::File)}</label>
                 <input id="share-file" name="file" type="file" node_ref=file_input aria-describedby="share-file-hint share-file-error"
                     aria-invalid=invalid("file") disabled=uploading/>
-                <p class="hint left" id="share-file-hint">"Up to " {format_bytes(limits.max_bytes)} "."</p>
+                <p class="hint left" id="share-file-hint">{tf(SharesT::UpTo, &[("size", &format_bytes(limits.max_bytes))])}</p>
                 <p class="field-error" id="share-file-error" role="alert">{error_of("file")}</p>
             </div>
             <div class="field">
-                <label for="share-expiry">"Link expires after"</label>
+                <label for="share-expiry">{t(SharesT::ExpiresAfter)}</label>
                 <select id="share-expiry" name="expires_hours" prop:value=expiry on:change=move |ev| expiry.set(event_target_value(&ev))
                     aria-describedby="share-expiry-error" disabled=uploading>
                     {choices.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
@@ -276,23 +319,23 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
                 <p class="field-error" id="share-expiry-error" role="alert">{error_of("expires_hours")}</p>
             </div>
             <div class="field">
-                <label for="share-note">"Note for yourself " <span class="muted">"(optional, not shown to the recipient)"</span></label>
+                <label for="share-note">{t(SharesT::Note)} <span class="muted">{t(SharesT::NoteHint)}</span></label>
                 <textarea id="share-note" name="note" rows="2" maxlength="500" prop:value=note on:input=move |ev| note.set(event_target_value(&ev))
                     aria-invalid=invalid("note") aria-describedby="share-note-error" disabled=uploading></textarea>
                 <p class="field-error" id="share-note-error" role="alert">{error_of("note")}</p>
             </div>
             <div class="inline tight">
-                <button type="submit" class="primary" disabled=move || uploading() || !hydrated.get()>"Upload and create link"</button>
+                <button type="submit" class="primary" disabled=move || uploading() || !hydrated.get()>{t(SharesT::Upload)}</button>
                 <Show when=uploading>
-                    <button type="button" class="secondary" on:click=cancel>"Cancel upload"</button>
+                    <button type="button" class="secondary" on:click=cancel>{t(SharesT::CancelUpload)}</button>
                 </Show>
             </div>
             {move || progress.get().map(|p| {
                 let pct = if p.total > 0.0 { (p.loaded / p.total * 100.0).floor() } else { 0.0 };
                 view! {
                     <div class="progress" role="status" aria-live="polite" data-testid="upload-progress">
-                        <progress max="100" value=pct.to_string() aria-label="Upload progress"></progress>
-                        <span>{format!("{pct:.0} % · {} of {}", format_bytes(p.loaded as u64), format_bytes(p.total as u64))}</span>
+                        <progress max="100" value=pct.to_string() aria-label=t(SharesT::UploadProgress)></progress>
+                        <span>{tf(SharesT::ProgressText, &[("pct", &format!("{pct:.0}")), ("sent", &format_bytes(p.loaded as u64)), ("total", &format_bytes(p.total as u64))])}</span>
                     </div>
                 }
             })}
@@ -307,16 +350,16 @@ fn ShareLink(share: NewShare) -> impl IntoView {
     view! {
         <div class="notice success" role="status" data-testid="share-created">
             <p>
-                <strong>{share.file_name.clone()}</strong> " (" {format_bytes(share.size_bytes.max(0) as u64)} ") is ready. "
-                "The link works for one download until " <crate::time::LocalTime at={share.expires_at}/> "."
+                <strong>{share.file_name.clone()}</strong> {tf(SharesT::ReadySize, &[("size", &format_bytes(share.size_bytes.max(0) as u64))])}
+                {t(SharesT::WorksUntilBefore)} <crate::time::LocalTime at={share.expires_at}/> {t(SharesT::WorksUntilAfter)}
             </p>
-            <label for="share-url">"Copy the link now: it is shown only this once (Ebb keeps only a fingerprint of it)."</label>
-            <CopyableLink input_id="share-url" testid="share-url" url=share.url button="Copy link"/>
+            <label for="share-url">{t(SharesT::CopyNow)}</label>
+            <CopyableLink input_id="share-url" testid="share-url" url=share.url button=t(SharesT::CopyLink)/>
             // Drawn by the server from the link alone (no user text), so it is safe to insert.
             {(!share.qr_svg.is_empty()).then(|| view! {
                 <figure class="qr">
-                    <div role="img" aria-label="QR code of the link" data-testid="share-qr" inner_html=share.qr_svg.clone()></div>
-                    <figcaption class="muted">"Or scan this code with a phone to open the link."</figcaption>
+                    <div role="img" aria-label=t(SharesT::QrLabel) data-testid="share-qr" inner_html=share.qr_svg.clone()></div>
+                    <figcaption class="muted">{t(SharesT::QrCaption)}</figcaption>
                 </figure>
             })}
         </div>
@@ -329,20 +372,20 @@ pub fn SharesSummary(overview: ShareOverview) -> impl IntoView {
     let problems = overview.problems.clone();
     view! {
         <dl class="counts" data-testid="share-counts">
-            <div><dt>"Active links"</dt><dd data-testid="shares-active">{overview.active}</dd></div>
-            <div><dt>"Files awaiting deletion"</dt><dd data-testid="shares-awaiting">{overview.awaiting_deletion}</dd></div>
+            <div><dt>{t(SharesT::ActiveLinks)}</dt><dd data-testid="shares-active">{num(overview.active)}</dd></div>
+            <div><dt>{t(SharesT::AwaitingDeletion)}</dt><dd data-testid="shares-awaiting">{num(overview.awaiting_deletion)}</dd></div>
         </dl>
         {if problems.is_empty() {
-            view! { <p class="muted" data-testid="share-problems-none">"No failed file deletions."</p> }.into_any()
+            view! { <p class="muted" data-testid="share-problems-none">{t(SharesT::NoProblems)}</p> }.into_any()
         } else {
             view! {
                 <div class="notice error" data-testid="share-problems">
-                    <p><strong>"These files could not be deleted " {super::PROBLEM_ATTEMPTS} " times or more."</strong>
-                    " Ebb keeps retrying with growing pauses; check the storage folder's permissions and the server log (it names the share id)."</p>
+                    <p><strong>{tf(SharesT::ProblemsHeading, &[("n", &super::PROBLEM_ATTEMPTS)])}</strong>
+                    {t(SharesT::ProblemsText)}</p>
                     <ul>
                         {problems.into_iter().map(|p| view! {
-                            <li>{p.file_name} " (share " {p.id} "): " {p.purge_attempts} " failed attempts"
-                                {p.next_purge_attempt_at.map(|t| format!(", next try {}", format_time(t)))}</li>
+                            <li>{p.file_name} {tf(SharesT::ProblemAttempts, &[("id", &p.id), ("n", &num(p.purge_attempts))])}
+                                {p.next_purge_attempt_at.map(|at| tf(SharesT::ProblemNextTry, &[("time", &format_time(at))]))}</li>
                         }).collect_view()}
                     </ul>
                 </div>

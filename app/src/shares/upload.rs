@@ -6,8 +6,10 @@ use std::{cell::RefCell, rc::Rc};
 use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use web_sys::{File, FormData, ProgressEvent, XmlHttpRequest};
 
+use super::texts::SharesT;
 use super::NewShare;
 use crate::error::AppError;
+use crate::i18n::{fill, Lang, Text};
 
 /// Where the server receives uploads (behind the admin gate).
 const UPLOAD_PATH: &str = "/api/admin/shares/upload";
@@ -21,8 +23,12 @@ pub enum UploadError {
     Other(String),
 }
 
-fn js_error(e: JsValue) -> String {
-    format!("The upload could not start ({}). Reload the page and try again.", e.as_string().unwrap_or_else(|| "browser error".into()))
+/// Why the upload could not start, in `lang`.
+fn start_error(lang: Lang) -> impl Fn(JsValue) -> String + Copy {
+    move |e: JsValue| {
+        let cause = e.as_string().unwrap_or_else(|| SharesT::BrowserError.get(lang).into());
+        fill(SharesT::UploadNotStarted.get(lang), &[("cause", &cause)])
+    }
 }
 
 /// Starts the upload: `expires_hours` and `note` first, so the server checks them before the
@@ -34,6 +40,9 @@ pub fn start(
     on_progress: impl Fn(f64, f64) + 'static,
     on_done: impl FnOnce(Result<NewShare, UploadError>) + 'static,
 ) -> Result<XmlHttpRequest, String> {
+    // The language is read now, in the form's context: the request's callbacks run outside it.
+    let lang = crate::i18n::lang();
+    let js_error = start_error(lang);
     let form = FormData::new().map_err(js_error)?;
     form.append_with_str("expires_hours", expires_hours).map_err(js_error)?;
     form.append_with_str("note", note).map_err(js_error)?;
@@ -58,14 +67,9 @@ pub fn start(
         }
     };
     let (d1, d2, d3, reader) = (done.clone(), done.clone(), done, xhr.clone());
-    let onload = Closure::<dyn FnMut()>::new(move || finish(&d1, outcome(&reader)));
-    let onerror = Closure::<dyn FnMut()>::new(move || {
-        finish(
-            &d2,
-            Err(UploadError::Other("The upload failed: the connection was lost or refused. Check the file size and your network, then try again.".into())),
-        )
-    });
-    let onabort = Closure::<dyn FnMut()>::new(move || finish(&d3, Err(UploadError::Other("The upload was cancelled; nothing was shared.".into()))));
+    let onload = Closure::<dyn FnMut()>::new(move || finish(&d1, outcome(&reader, lang)));
+    let onerror = Closure::<dyn FnMut()>::new(move || finish(&d2, Err(UploadError::Other(SharesT::UploadConnection.get(lang).into()))));
+    let onabort = Closure::<dyn FnMut()>::new(move || finish(&d3, Err(UploadError::Other(SharesT::UploadCancelled.get(lang).into()))));
     xhr.set_onload(Some(onload.as_ref().unchecked_ref()));
     xhr.set_onerror(Some(onerror.as_ref().unchecked_ref()));
     xhr.set_onabort(Some(onabort.as_ref().unchecked_ref()));
@@ -79,15 +83,14 @@ pub fn start(
     Ok(xhr)
 }
 
-fn outcome(xhr: &XmlHttpRequest) -> Result<NewShare, UploadError> {
+fn outcome(xhr: &XmlHttpRequest, lang: Lang) -> Result<NewShare, UploadError> {
     let status = xhr.status().unwrap_or(0);
     let body = xhr.response_text().ok().flatten().unwrap_or_default();
     if status == 201 {
-        return serde_json::from_str(&body)
-            .map_err(|_| UploadError::Other("The server's answer could not be read. Reload the page to see whether the share was created.".into()));
+        return serde_json::from_str(&body).map_err(|_| UploadError::Other(SharesT::UploadUnreadable.get(lang).into()));
     }
     match serde_json::from_str::<AppError>(&body) {
         Ok(e) => Err(UploadError::Server(e)),
-        Err(_) => Err(UploadError::Other(format!("The upload failed (HTTP {status}). Try again in a moment."))),
+        Err(_) => Err(UploadError::Other(fill(SharesT::UploadHttp.get(lang), &[("status", &status)]))),
     }
 }

@@ -155,6 +155,26 @@ async fn the_full_text_is_sent_only_when_chosen_and_as_plain_text(pool: PgPool) 
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
+async fn notifications_can_be_written_in_japanese(pool: PgPool) {
+    let smtp = SmtpServer::start();
+    let url = smtp.url();
+    let app =
+        spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com", "--notify-content", "full", "--notify-lang", "ja"], |_| {}).await;
+    let message = "明日の打ち合わせについて";
+    assert_eq!(app.post_contact(&[("name", "山田 花子"), ("email", "hanako@example.jp"), ("message", message)]).await.status(), 200);
+    let raw = smtp.wait_for(1).await.remove(0);
+    let mail = mail_parser::MessageParser::default().parse(raw.as_bytes()).expect("a parsable message");
+    assert_eq!(mail.subject(), Some("Ebb に新しいお問い合わせがあります"));
+    let body = mail.body_text(0).expect("a text body");
+    assert!(body.contains("新しいお問い合わせが 1 件あります。"), "{body}");
+    assert!(body.contains("送信者: 山田 花子 <hanako@example.jp>"), "{body}");
+    assert!(body.contains(message), "{body}");
+    assert!(body.contains("受信箱で確認して返信してください: http://localhost:3000/admin/inbox"), "{body}");
+    assert!(!body.contains("You have"), "{body}");
+    app.shutdown().await;
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
 async fn without_smtp_nothing_is_sent_and_a_dead_server_never_holds_up_the_form(pool: PgPool) {
     // Off by default: the job runs and says so.
     let app = spawn_app(pool.clone()).await;
