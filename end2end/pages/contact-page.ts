@@ -13,10 +13,12 @@ export class ContactPage {
 
   constructor(readonly page: Page) {
     this.form = page.locator('#contact form');
-    this.name = page.getByLabel('Your name');
-    this.email = page.getByLabel('Your email address');
-    this.message = page.getByLabel('Message');
-    this.send = page.getByRole('button', { name: /Send message|Sending/ });
+    // By id, not by label: the page object works in both languages (the labels and their
+    // association are checked by the language and accessibility tests).
+    this.name = page.locator('#contact-name');
+    this.email = page.locator('#contact-email');
+    this.message = page.locator('#contact-message');
+    this.send = this.form.locator('button[type="submit"]');
     this.success = page.getByTestId('contact-success');
     this.error = page.getByTestId('contact-error');
     this.counter = page.getByTestId('message-count');

@@ -127,25 +127,21 @@ pub fn SharesPage() -> impl IntoView {
         </section>
         <Outcome message testid="shares-message"/>
         <h2>{t(SharesT::AllShares)}</h2>
+        // The table stays while the list is fetched again (live updates): only rows whose share
+        // changed are drawn anew, so an open hold form and what is typed in it are kept.
         <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || {
-                let rows = rows();
-                if rows.is_empty() {
-                    return view! { <p class="empty">{t(SharesT::Empty)}</p> }.into_any();
-                }
-                view! {
-                    <table class="list shares" data-testid="shares">
-                        <thead><tr>
-                            <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
-                        </tr></thead>
-                        <tbody>
-                            <For each=move || rows.clone() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
-                                <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1) }/>
-                            </For>
-                        </tbody>
-                    </table>
-                }.into_any()
-            }}
+            <Show when=move || !rows().is_empty() fallback=|| view! { <p class="empty">{t(SharesT::Empty)}</p> }>
+                <table class="list shares" data-testid="shares">
+                    <thead><tr>
+                        <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
+                    </tr></thead>
+                    <tbody>
+                        <For each=rows key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
+                            <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1) }/>
+                        </For>
+                    </tbody>
+                </table>
+            </Show>
         </Transition>
         <Show when=move || next.get().is_some()>
             <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
