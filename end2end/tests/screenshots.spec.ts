@@ -48,7 +48,7 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   await waitForAdminHydration(admin);
   await shoot(admin, 'admin-inbox-en-dark');
   // The same pages in Japanese (the language switch's cookie).
-  await adminContext.addCookies([{ name: 'ebb_lang', value: 'ja', url: admin.url() }]);
+  await adminContext.addCookies([{ name: 'ebb_lang', value: 'ja', url: new URL('/', admin.url()).toString() }]);
   await admin.emulateMedia({ colorScheme: 'light' });
   await admin.goto('/admin');
   await waitForAdminHydration(admin);
