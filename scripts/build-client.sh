@@ -3,11 +3,13 @@
 # <hash> is a hash of their contents (written to pkg/ASSETS; the server reads it at start-up), so
 # the files can be cached for a year. Each file is also precompressed (.br, .gz).
 #   scripts/build-client.sh            release: wasm-release profile + wasm-opt -Oz
-#   scripts/build-client.sh --fast     same profile, no wasm-opt (quicker; for tests)
+#   scripts/build-client.sh --fast     wasm-test profile (no LTO), no wasm-opt (quicker; for tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 OPT=1; [ "${1:-}" = "--fast" ] && OPT=0
+# --fast (the tests): profile wasm-test, no whole-program optimisation (Cargo.toml).
+PROFILE=wasm-release; [ $OPT -eq 0 ] && PROFILE=wasm-test
 # Best compression for what visitors download; quick levels for the tests' build.
 BR_Q=11; GZ_Q=9; [ $OPT -eq 0 ] && { BR_Q=4; GZ_Q=6; }
 FRONT=$CARGO_TARGET_DIR/front
@@ -18,12 +20,12 @@ rm -rf "$STAGE"; mkdir -p "$STAGE"
 # the stable compiler accept -Z for this one build; never put build-std in .cargo/config.toml.
 # --emit-relocs for the final link only (so std and the dependencies are not rebuilt): the
 # splitter needs the relocations to cut the admin pages out into chunks.
-RUSTC_BOOTSTRAP=1 cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release \
+RUSTC_BOOTSTRAP=1 cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile "$PROFILE" \
   -Zbuild-std=std,panic_abort --target-dir "$FRONT" -- -C link-arg=--emit-relocs
 cargo build -q -p wasm-split --release
 # Main module + one chunk per lazy admin page (app::admin_routes), the loader, and the manifest
 # the server reads to preload a page's chunk.
-"$CARGO_TARGET_DIR/release/wasm-split" "$FRONT/wasm32-unknown-unknown/wasm-release/frontend.wasm" \
+"$CARGO_TARGET_DIR/release/wasm-split" "$FRONT/wasm32-unknown-unknown/$PROFILE/frontend.wasm" \
   "$FRONT/frontend_split.wasm" "$STAGE" ebb >/dev/null
 # The chunks import the main module's table, memory and functions through the lld exports.
 wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$STAGE" --out-name ebb "$FRONT/frontend_split.wasm"
