@@ -46,6 +46,7 @@ echo "== client build"
 bash scripts/build-client.sh --fast
 
 echo "== end-to-end tests (Playwright, Debian's Chromium)"
-# Same features as the tests: the debug build is reused, not made again.
-cargo build -q -p server --bin ebb --features server/failpoints
+# The `ebb` that `cargo test` built above for the HTTP tests (with their features): building it
+# again with `cargo build` would resolve the features differently and recompile the workspace.
+test -x "$CARGO_TARGET_DIR/debug/ebb"
 bash scripts/e2e.sh "$CARGO_TARGET_DIR/debug/ebb"

@@ -81,7 +81,7 @@ impl AppError {
         move |e| match &e {
             sqlx::Error::Database(d) if d.is_unique_violation() => {
                 tracing::debug!(constraint = d.constraint().unwrap_or(""), "{context}: duplicate refused");
-                AppError::Conflict("This already exists; reload the page to see it.".into())
+                AppError::Conflict(crate::i18n::t(crate::i18n::T::ErrConflict).into())
             }
             _ => AppError::internal(context, e),
         }

@@ -95,18 +95,32 @@ pub fn set_page_lang(_lang: Lang) {
 #[cfg(feature = "ssr")]
 pub fn lang_of_request() -> Lang {
     use leptos::prelude::use_context;
-    let Some(parts) = use_context::<axum::http::request::Parts>() else {
-        return Lang::En;
-    };
-    let chosen = parts
-        .headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(|h| cookie_value(h, LANG_COOKIE).and_then(Lang::parse));
-    chosen
-        .or_else(|| parts.headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).and_then(Lang::from_accept_language))
-        .unwrap_or_default()
+    if let Some(parts) = use_context::<axum::http::request::Parts>() {
+        return lang_of_headers(&parts.headers);
+    }
+    REQUEST_LANG.try_with(|lang| *lang).unwrap_or_default()
+}
+
+/// The language a request's headers ask for: the cookie, else `Accept-Language`, else English.
+#[cfg(feature = "ssr")]
+pub fn lang_of_headers(headers: &axum::http::HeaderMap) -> Lang {
+    let chosen =
+        headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|h| cookie_value(h, LANG_COOKIE).and_then(Lang::parse));
+    chosen.or_else(|| headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).and_then(Lang::from_accept_language)).unwrap_or_default()
+}
+
+#[cfg(feature = "ssr")]
+tokio::task_local! {
+    /// The current request's language, for handlers outside Leptos (uploads, downloads): set
+    /// by [`with_lang`] around such a handler.
+    static REQUEST_LANG: Lang;
+}
+
+/// Runs `fut` (a request's handling, outside Leptos) with its language (usually
+/// [`lang_of_headers`]) known to [`lang`].
+#[cfg(feature = "ssr")]
+pub async fn with_lang<F: std::future::Future>(lang: Lang, fut: F) -> F::Output {
+    REQUEST_LANG.scope(lang, fut).await
 }
 
 /// A table of texts: each key has an English and a Japanese text (see [`texts!`]).
@@ -127,12 +141,26 @@ pub fn tf<K: Text>(key: K, values: &[(&str, &dyn std::fmt::Display)]) -> String 
     fill(t(key), values)
 }
 
-/// Replaces each `{name}` in `text` by its value.
+/// Replaces each `{name}` in `text` by its value, in one pass: a value that itself contains
+/// `{…}` (a name someone typed) is never filled again.
 pub fn fill(text: &str, values: &[(&str, &dyn std::fmt::Display)]) -> String {
-    let mut out = text.to_string();
-    for (name, value) in values {
-        out = out.replace(&format!("{{{name}}}"), &value.to_string());
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}').and_then(|close| values.iter().find(|(n, _)| *n == &after[..close]).map(|(_, v)| (close, v))) {
+            Some((close, value)) => {
+                out.push_str(&value.to_string());
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
     out
 }
 
@@ -232,6 +260,7 @@ pub fn check_table<K: Text>() {
 texts! {
     pub enum T {
     // The frame of every page
+    MetaDescription { en: "Send a message to the team, or download a file shared with you. Messages and shared files are deleted on schedule.", ja: "チームへのメッセージの送信や、共有されたファイルのダウンロードができます。メッセージと共有ファイルは予定どおり自動的に削除されます。" }
     SkipToContent { en: "Skip to content", ja: "本文へ移動" }
     FooterDeleted { en: "Messages are kept for a limited time and then deleted automatically. ", ja: "メッセージは一定期間だけ保管され、その後自動的に削除されます。" }
     FooterRetentionLink { en: "How long we keep your data", ja: "データの保管期間について" }
@@ -249,9 +278,9 @@ texts! {
     HomeLead { en: "Write to us with the form below. We answer by email, usually within two working days.", ja: "下のフォームからご連絡ください。通常 2 営業日以内にメールでお返事します。" }
     NotFoundTitle { en: "Not found", ja: "ページが見つかりません" }
     NotFoundHeading { en: "Page not found", ja: "ページが見つかりません" }
-    NotFoundText { en: "There is nothing at this address. Check the link, or go to the ", ja: "このアドレスには何もありません。リンクを確認するか、次のページへお進みください: " }
+    NotFoundText { en: "There is nothing at this address. Check the link, or go to the ", ja: "このアドレスにはページがありません。リンクを確認するか、" }
     NotFoundHome { en: "home page", ja: "ホームページ" }
-    NotFoundEnd { en: ".", ja: "。" }
+    NotFoundEnd { en: ".", ja: "へお戻りください。" }
 
     // The contact form
     ContactHeading { en: "Contact us", ja: "お問い合わせフォーム" }
@@ -266,10 +295,10 @@ texts! {
     ContactSent { en: "Thank you — your message was sent.", ja: "ありがとうございます。メッセージを送信しました。" }
     ContactSentReply { en: "We will reply to the email address you gave.", ja: "ご入力いただいたメールアドレスにお返事します。" }
     ContactSendAnother { en: "Send another message", ja: "別のメッセージを送る" }
-    ContactFixFields { en: "Please correct the fields marked below.", ja: "下の印の付いた項目を修正してください。" }
+    ContactFixFields { en: "Please correct the fields marked below.", ja: "エラーが表示された項目を修正してください。" }
     ContactRateLimited { en: "You have sent several messages in a short time. Please wait {n} minute(s) and try again.", ja: "短時間に複数のメッセージが送信されました。{n} 分ほど待ってから、もう一度お試しください。" }
     ContactIncomplete { en: "The form was incomplete. Please reload the page and try again.", ja: "フォームの内容が不完全でした。ページを再読み込みして、もう一度お試しください。" }
-    ContactFailed { en: "Something went wrong on our side and your message was not sent. Please try again in a few minutes.", ja: "こちらの問題でメッセージを送信できませんでした。数分後にもう一度お試しください。" }
+    ContactFailed { en: "Something went wrong on our side and your message was not sent. Please try again in a few minutes.", ja: "サーバーで問題が発生したため、メッセージを送信できませんでした。数分後にもう一度お試しください。" }
     NameMissing { en: "Please enter your name.", ja: "お名前を入力してください。" }
     NameTooLong { en: "Please shorten your name to {max} characters or fewer (it has {n}).", ja: "お名前は {max} 文字以内にしてください（現在 {n} 文字）。" }
     NameControl { en: "Your name cannot contain line breaks or control characters.", ja: "お名前に改行や制御文字は使えません。" }
@@ -281,17 +310,18 @@ texts! {
     MessageControl { en: "Your message contains control characters; please remove them.", ja: "メッセージに制御文字が含まれています。削除してください。" }
 
     // Errors in words that fit any page
+    ErrConflict { en: "This already exists; reload the page to see it.", ja: "これはすでに存在します。ページを再読み込みして確認してください。" }
     ErrRateLimited { en: "Too many attempts. Please wait {n} minute(s) and try again.", ja: "試行回数が多すぎます。{n} 分ほど待ってから、もう一度お試しください。" }
     ErrTooLarge { en: "The file is larger than the limit of {limit}.", ja: "ファイルが上限（{limit}）を超えています。" }
     ErrUnauthorized { en: "Your session has ended. Please sign in again.", ja: "セッションが終了しました。もう一度サインインしてください。" }
     ErrForbidden { en: "This request came from another site and was refused.", ja: "別のサイトからのリクエストのため、拒否されました。" }
     ErrNotFound { en: "This was not found: it may have been deleted meanwhile. Reload the page to see the current state.", ja: "見つかりませんでした。削除された可能性があります。ページを再読み込みして現在の状態を確認してください。" }
-    ErrGone { en: "This is no longer available. Reload the page to see the current state.", ja: "これはもう利用できません。ページを再読み込みして現在の状態を確認してください。" }
-    ErrInternal { en: "Something went wrong on our side. Please try again in a moment.", ja: "こちらで問題が発生しました。しばらくしてからもう一度お試しください。" }
+    ErrGone { en: "This is no longer available. Reload the page to see the current state.", ja: "この項目はもう利用できません。ページを再読み込みして現在の状態を確認してください。" }
+    ErrInternal { en: "Something went wrong on our side. Please try again in a moment.", ja: "サーバーで問題が発生しました。しばらくしてからもう一度お試しください。" }
 
     // Sign in and invites
     SignInTitle { en: "Sign in", ja: "サインイン" }
-    SignInIntro { en: "Ebb admins sign in with a passkey: your device checks your fingerprint, face or PIN. There is no password.", ja: "Ebb の管理者はパスキーでサインインします。端末が指紋・顔・PIN で本人を確認します。パスワードはありません。" }
+    SignInIntro { en: "Ebb admins sign in with a passkey: your device checks your fingerprint, face or PIN. There is no password.", ja: "Ebb の管理者はパスキーでサインインします。端末が指紋・顔・PIN で本人を確認します。パスワードは不要です。" }
     SignInAutofill { en: "Or choose your passkey here", ja: "またはここでパスキーを選択" }
     SignInAutofillHint { en: "Your saved passkeys appear as suggestions", ja: "保存済みのパスキーが候補に表示されます" }
     SignInButton { en: "Sign in with a passkey", ja: "パスキーでサインイン" }
@@ -310,6 +340,7 @@ texts! {
     InviteButton { en: "Create passkey and join", ja: "パスキーを作成して参加" }
 
     // The recipient's share page
+    ShareUnavailable { en: "The file cannot be delivered right now. Your link still works: try again in a few minutes, or ask the sender.", ja: "現在ファイルをお届けできません。リンクは引き続き有効です。数分後にもう一度お試しいただくか、送信者にお問い合わせください。" }
     ShareTitle { en: "Download a file", ja: "ファイルのダウンロード" }
     ShareHeading { en: "A file was shared with you", ja: "ファイルが共有されました" }
     ShareFile { en: "File", ja: "ファイル" }
@@ -405,5 +436,8 @@ mod tests {
     fn placeholders_are_filled() {
         assert_eq!(fill("{n} / {max} characters", &[("n", &3), ("max", &5000)]), "3 / 5000 characters");
         assert_eq!(T::ContactCount.get(Lang::Ja), "{n} / {max} 文字");
+        // A value is never filled again, whatever it contains.
+        assert_eq!(fill("{who} named it {name}", &[("who", &"{name}"), ("name", &"Laptop")]), "{name} named it Laptop");
+        assert_eq!(fill("{unknown} and {", &[("n", &1)]), "{unknown} and {");
     }
 }

@@ -65,7 +65,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="data:,"/>
-                <meta name="description" content="Send a message to the team, or download a file shared with you. Messages and shared files are deleted on schedule."/>
+                <meta name="description" content=i18n::t(i18n::T::MetaDescription)/>
                 // In the shell (rendered by the server only): the folder carries the assets' hash.
                 <link rel="stylesheet" href=format!("/{}/ebb.css", options.site_pkg_dir)/>
                 <HydrationScripts options/>

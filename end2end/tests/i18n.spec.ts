@@ -48,7 +48,7 @@ test('a Japanese browser gets the visitor pages in Japanese, and the contact for
   await noJs.getByLabel('メールアドレス').fill('hanako@localhost');
   await noJs.getByLabel('メッセージ').fill('こんにちは');
   await noJs.getByRole('button', { name: '送信する' }).click();
-  await expect(noJs.getByTestId('contact-error')).toHaveText('下の印の付いた項目を修正してください。');
+  await expect(noJs.getByTestId('contact-error')).toHaveText('エラーが表示された項目を修正してください。');
   await expect(noJs.locator('#contact-email-error')).toHaveText('name@example.org のような正しいメールアドレスを入力してください。');
   await plain.close();
   await context.close();

@@ -1,6 +1,8 @@
 //! The two share routes that stream bodies: the admin's upload (`POST /api/admin/shares/upload`,
 //! behind the gate) and the recipient's download (`POST /s/{token}`).
 
+use app::i18n::t;
+use app::shares::texts::SharesT;
 use std::sync::Arc;
 
 use app::auth::AdminInfo;
@@ -43,7 +45,8 @@ pub async fn upload(
         return error_response(AppError::Unauthorized);
     };
     let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
-    match receive(&state, &admin, &actor, &headers, multipart).await {
+    // Field errors in the admin's language.
+    match app::i18n::with_lang(app::i18n::lang_of_headers(&headers), receive(&state, &admin, &actor, &headers, multipart)).await {
         Ok(share) => (StatusCode::CREATED, Json(share)).into_response(),
         Err(e) => error_response(e),
     }
@@ -108,7 +111,7 @@ async fn receive(
             }
             "file" => {
                 if file.is_some() {
-                    return Err(field_error("file", "Share one file at a time."));
+                    return Err(field_error("file", t(SharesT::OneFileAtATime)));
                 }
                 let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
                 let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
@@ -132,7 +135,7 @@ async fn receive(
     }
     let expires_hours = expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(settings.max_expiry_hours)))?;
     let Some((mut stored, file_name, content_type, size)) = file else {
-        return Err(field_error("file", "Choose a file to share."));
+        return Err(field_error("file", t(SharesT::ChooseFile)));
     };
 
     let (token, token_hash) = new_token();
@@ -204,6 +207,12 @@ fn multipart_error(e: MultipartError, limit: u64) -> AppError {
 /// autocommit conditional UPDATE → only then stream the file. Consumed or expired: the share page
 /// with 410; unknown: 404. No byte of the file is sent unless this request won the claim.
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
+    // What the recipient reads (a 503's text) in their language.
+    let lang = app::i18n::lang_of_headers(req.headers());
+    app::i18n::with_lang(lang, deliver(state, token, req)).await
+}
+
+async fn deliver(state: AppState, token: String, req: Request) -> Response {
     let Some(hash) = well_formed_hash(&token) else {
         return share_page(&state, req).await;
     };
@@ -258,10 +267,6 @@ async fn share_page(state: &AppState, req: Request) -> Response {
 /// The file cannot be sent now; the share was not used up.
 fn unavailable(context: &'static str, cause: impl std::fmt::Display) -> Response {
     tracing::error!(error = %cause, "download failed: {context}");
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")],
-        "The file cannot be delivered right now. Your link still works: try again in a few minutes, or ask the sender.",
-    )
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")], t(app::i18n::T::ShareUnavailable))
         .into_response()
 }

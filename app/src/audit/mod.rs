@@ -483,7 +483,7 @@ texts! {
     KindPasskeyRemove { en: "Passkey removed", ja: "パスキーの削除" }
     KindInviteCreate { en: "Invite created", ja: "招待の作成" }
     KindInviteRedeem { en: "Invite redeemed", ja: "招待による参加" }
-    KindSessionRevoke { en: "Session revoked", ja: "セッションの取り消し" }
+    KindSessionRevoke { en: "Session revoked", ja: "セッションの終了" }
     KindInquiryDelete { en: "Inquiry deleted", ja: "お問い合わせの削除" }
     KindInquiryExport { en: "Inquiries exported", ja: "お問い合わせのエクスポート" }
     KindRetentionChange { en: "Retention changed", ja: "保管期間の変更" }
@@ -523,7 +523,7 @@ texts! {
     SayPasskeyRemoveId { en: "{who} removed passkey {subject}", ja: "{who} がパスキー {subject} を削除しました" }
     SayInviteCreate { en: "{who} created invite {subject}", ja: "{who} が招待 {subject} を作成しました" }
     SayInviteRedeem { en: "{who} joined with invite {subject}", ja: "{who} が招待 {subject} で参加しました" }
-    SaySessionRevoke { en: "{who} signed out a session", ja: "{who} がセッションをサインアウトさせました" }
+    SaySessionRevoke { en: "{who} signed out a session", ja: "{who} がセッションを終了しました" }
     SayInquiryDelete { en: "{who} deleted inquiry {subject}", ja: "{who} がお問い合わせ {subject} を削除しました" }
     SayInquiryExport { en: "{who} exported inquiries", ja: "{who} がお問い合わせをエクスポートしました" }
     SayRetentionChange { en: "{who} set inquiry retention to {subject} days", ja: "{who} がお問い合わせの保管期間を {subject} 日に設定しました" }

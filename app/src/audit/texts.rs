@@ -13,7 +13,7 @@ texts! {
     What { en: "What", ja: "操作" }
     Everything { en: "Everything", ja: "すべて" }
     Who { en: "Who", ja: "実行者" }
-    Anyone { en: "Anyone", ja: "全員" }
+    Anyone { en: "Anyone", ja: "指定なし" }
     SubjectId { en: "Subject id", ja: "対象 ID" }
     SubjectPlaceholder { en: "e.g. a share or inquiry id", ja: "例: 共有ファイルまたはお問い合わせの ID" }
     From { en: "From", ja: "開始日" }
@@ -21,7 +21,7 @@ texts! {
     Filter { en: "Filter", ja: "絞り込み" }
     ExportCsv { en: "Export CSV", ja: "CSV をエクスポート" }
     CheckFilters { en: "Check the filters above.", ja: "上の絞り込み条件を確認してください。" }
-    WhenUtc { en: "When (UTC)", ja: "日時（UTC）" }
+    WhenUtc { en: "When", ja: "日時" }
     WhatHappened { en: "What happened", ja: "操作内容" }
     Details { en: "Details", ja: "詳細" }
     NoEvent { en: "No event matches these filters.", ja: "この条件に一致するイベントはありません。" }
@@ -76,7 +76,7 @@ texts! {
     RequestExport { en: "Request export", ja: "エクスポートを依頼" }
     ExportRequested { en: "Export requested. It appears below when it is ready.", ja: "エクスポートを依頼しました。準備ができると下に表示されます。" }
     NoExports { en: "No export requested in the last 90 days.", ja: "過去 90 日間に依頼されたエクスポートはありません。" }
-    RequestedUtc { en: "Requested (UTC)", ja: "依頼日時（UTC）" }
+    RequestedUtc { en: "Requested", ja: "依頼日時" }
     Range { en: "Range", ja: "期間" }
     By { en: "By", ja: "依頼者" }
     Download { en: "Download", ja: "ダウンロード" }
@@ -90,7 +90,7 @@ texts! {
     GetLink { en: "Get link", ja: "リンクを取得" }
 
     // Messages of the server functions (api.rs)
-    InvalidCursor { en: "invalid page cursor", ja: "ページの指定が無効です。" }
+    InvalidCursor { en: "invalid page cursor", ja: "ページの位置指定が無効です。" }
     ArchiveFileMissing { en: "This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.", ja: "この月のアーカイブファイルがストレージにありません。アラートを発報しました。バックアップからファイルを復元してください。" }
     TooManyExports { en: "{n} exports are already waiting or running; request this one when they are done", ja: "{n} 件のエクスポートがすでに待機中または実行中です。それらが完了してから依頼してください" }
     ExportNotReady { en: "This export is not ready yet.", ja: "このエクスポートはまだ準備ができていません。" }

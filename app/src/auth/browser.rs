@@ -1,5 +1,7 @@
 //! The browser half of the WebAuthn ceremonies (hydrated client only).
 
+use super::AuthT;
+use crate::i18n::t;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use webauthn_rs_proto::{CreationChallengeResponse, PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse};
@@ -7,17 +9,18 @@ use webauthn_rs_proto::{CreationChallengeResponse, PublicKeyCredential, Register
 /// A message a person can act on, from a WebAuthn DOMException.
 fn explain(err: wasm_bindgen::JsValue) -> String {
     let name = err.dyn_ref::<js_sys::Error>().map(|e| String::from(e.name())).unwrap_or_default();
-    match name.as_str() {
-        "NotAllowedError" => "The passkey prompt was closed or timed out. Please try again.".into(),
-        "InvalidStateError" => "This passkey is already registered for your account.".into(),
-        "SecurityError" => "Passkeys cannot be used on this address. Open Ebb at its configured public URL.".into(),
-        "NotSupportedError" => "This browser or device does not support passkeys.".into(),
-        _ => "The passkey operation failed. Please try again.".into(),
-    }
+    let key = match name.as_str() {
+        "NotAllowedError" => AuthT::PromptClosed,
+        "InvalidStateError" => AuthT::AlreadyRegistered,
+        "SecurityError" => AuthT::WrongAddress,
+        "NotSupportedError" => AuthT::NoPasskeySupport,
+        _ => AuthT::PasskeyFailed,
+    };
+    t(key).into()
 }
 
 fn credentials() -> Result<web_sys::CredentialsContainer, String> {
-    web_sys::window().map(|w| w.navigator().credentials()).ok_or_else(|| "Passkeys need a browser window.".to_string())
+    web_sys::window().map(|w| w.navigator().credentials()).ok_or_else(|| t(AuthT::NeedsWindow).to_string())
 }
 
 /// Asks the authenticator to create a passkey.

@@ -192,10 +192,18 @@ texts! {
 
     // Sign-in refused (api.rs, `finish_signin`)
     PasskeyNotAccepted { en: "This passkey was not accepted. Use a passkey registered for this site, or ask an admin for an invite.", ja: "このパスキーは受け付けられませんでした。このサイトに登録したパスキーを使うか、管理者に招待を依頼してください。" }
+    PromptClosed { en: "The passkey prompt was closed or timed out. Please try again.", ja: "パスキーの確認画面が閉じられたか、時間切れになりました。もう一度お試しください。" }
+    AlreadyRegistered { en: "This passkey is already registered for your account.", ja: "このパスキーはすでにあなたのアカウントに登録されています。" }
+    WrongAddress { en: "Passkeys cannot be used on this address. Open Ebb at its configured public URL.", ja: "このアドレスではパスキーを使えません。設定された公開 URL で Ebb を開いてください。" }
+    NoPasskeySupport { en: "This browser or device does not support passkeys.", ja: "このブラウザーまたはデバイスはパスキーに対応していません。" }
+    PasskeyFailed { en: "The passkey operation failed. Please try again.", ja: "パスキーの操作に失敗しました。もう一度お試しください。" }
+    NeedsWindow { en: "Passkeys need a browser window.", ja: "パスキーを使うにはブラウザーのウィンドウが必要です。" }
+    RegisterExpired { en: "This passkey request has expired or was already used. Please try again.", ja: "このパスキーの要求は期限切れか、すでに使用されています。もう一度お試しください。" }
+    RegisterNotVerified { en: "The passkey could not be verified. Please try again.", ja: "パスキーを確認できませんでした。もう一度お試しください。" }
     SignInExpired { en: "This sign-in request has expired or was already used. Please try again.", ja: "このサインイン要求は期限切れか、すでに使用されています。もう一度お試しください。" }
 
     // A session's browser on the account page (`describe_browser`)
-    UnknownBrowser { en: "Unknown browser", ja: "不明なブラウザ" }
+    UnknownBrowser { en: "Unknown browser", ja: "不明なブラウザー" }
     BrowserOnOs { en: "{browser} on {os}", ja: "{browser}（{os}）" }
 }
 }

@@ -213,12 +213,12 @@ pub async fn complete_registration(
 ) -> Result<(webauthn_rs::prelude::Passkey, PendingRegistration, Option<Uuid>), AppError> {
     let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(|e| AppError::internal("take challenge", e))?;
     let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc() && t.admin_id == owner) else {
-        return Err(AppError::BadRequest("This passkey request has expired or was already used. Please try again.".into()));
+        return Err(AppError::BadRequest(crate::i18n::t(super::AuthT::RegisterExpired).into()));
     };
     let pending: PendingRegistration = serde_json::from_value(taken.state).map_err(|e| AppError::internal("registration state", e))?;
     let passkey = state.domain::<super::AuthSettings>().webauthn.finish_passkey_registration(credential, &pending.reg).map_err(|e| {
         tracing::info!(error = %e, "passkey registration refused");
-        AppError::BadRequest("The passkey could not be verified. Please try again.".into())
+        AppError::BadRequest(crate::i18n::t(super::AuthT::RegisterNotVerified).into())
     })?;
     Ok((passkey, pending, taken.invite_id))
 }

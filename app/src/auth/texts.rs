@@ -60,6 +60,6 @@ texts! {
     SessionEnded { en: "Session ended.", ja: "セッションを終了しました。" }
     ThisBrowser { en: "this browser", ja: "このブラウザー" }
     SignOutHere { en: "Sign out here", ja: "ここでサインアウト" }
-    Revoke { en: "Revoke", ja: "取り消す" }
+    Revoke { en: "Revoke", ja: "終了" }
 }
 }

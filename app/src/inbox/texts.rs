@@ -16,7 +16,7 @@ texts! {
     Bom { en: " UTF-8 BOM (for Excel)", ja: " UTF-8 BOM（Excel 用）" }
     ExportCsv { en: "Export CSV", ja: "CSV をエクスポート" }
     ExportResults { en: "Export results as CSV", ja: "検索結果を CSV でエクスポート" }
-    DeleteSelected { en: "Delete selected ({n})", ja: "選択したものを削除（{n}）" }
+    DeleteSelected { en: "Delete selected ({n})", ja: "選択した {n} 件を削除" }
     ColSelect { en: "Select", ja: "選択" }
     ColReceived { en: "Received", ja: "受信日時" }
     ColFrom { en: "From", ja: "送信者" }
@@ -49,7 +49,7 @@ texts! {
     NotFound { en: "This inquiry no longer exists; it may have been deleted.", ja: "このお問い合わせはもう存在しません。削除された可能性があります。" }
 
     // Messages of the server functions (api.rs)
-    InvalidCursor { en: "invalid page cursor", ja: "ページの位置指定が無効です" }
+    InvalidCursor { en: "invalid page cursor", ja: "ページの位置指定が無効です。" }
     SelectionSize { en: "select between 1 and 1,000 inquiries", ja: "お問い合わせは 1〜1,000 件の範囲で選択してください" }
     HeldOne { en: "This inquiry is on legal hold and cannot be deleted. Lift the hold first (Retention page).", ja: "このお問い合わせは法的保全中のため削除できません。先に保全を解除してください（保管期間ページ）。" }
     HeldSome { en: "{n} of the selected inquiries are on legal hold and cannot be deleted; nothing was deleted. Unselect them, or lift the hold first (Retention page).", ja: "選択したお問い合わせのうち {n} 件は法的保全中のため削除できません。何も削除していません。それらの選択を外すか、先に保全を解除してください（保管期間ページ）。" }

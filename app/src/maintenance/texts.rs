@@ -13,7 +13,7 @@ texts! {
     RetentionEffect { en: "Inquiries older than {days} days are deleted; {n} would be deleted now.", ja: "{days} 日より古いお問い合わせは削除されます。現時点での削除対象は {n} 件です。" }
     Saved { en: "Saved: inquiries are kept for {n} days.", ja: "保存しました。お問い合わせは {n} 日間保管されます。" }
     RetentionDaysInvalid { en: "Enter a whole number of days from 1 to 3,650 (ten years).", ja: "日数は 1〜3,650（10 年）の整数で入力してください。" }
-    CleanupHeading { en: "Cleanup jobs", ja: "クリーンアップのジョブ" }
+    CleanupHeading { en: "Cleanup jobs", ja: "クリーンアップジョブ" }
     CleanupText { en: "Old data is deleted automatically: after requests, by a timer, or from the command line — each job at most once per its interval, on one instance at a time.", ja: "古いデータは、リクエストの後、タイマー、またはコマンドラインから自動的に削除されます。各ジョブは実行間隔ごとに最大 1 回、一度に 1 つのインスタンスでのみ実行されます。" }
 
     // A job
@@ -134,8 +134,8 @@ texts! {
     AlertPartitionsHoles { en: "The audit log has {n} monthly partitions ahead (wanted {wanted}), and these months have none: {months}. Upkeep stopped before detaching anything; a person must fix the partitions (see the README, audit upkeep).", ja: "監査ログの先の月のパーティションは {n} 個で（必要数 {wanted} 個）、次の月にはパーティションがありません: {months}。保守は何も切り離さずに停止しました。パーティションを手作業で修正する必要があります（README の audit upkeep を参照してください）。" }
     AlertDefaultRows { en: "{n} audit events are in the default partition (a month without its partition). Create the month's partition and move them.", ja: "{n} 件の監査イベントがデフォルトパーティションに入っています（パーティションのない月のイベントです）。その月のパーティションを作成し、イベントを移動してください。" }
     AlertUnexpectedPartition { en: "Audit upkeep left these partitions alone (unexpected name or bounds): {names}.", ja: "監査ログの保守は、次のパーティションを処理対象外としました（想定外の名前または範囲）: {names}。" }
-    AlertOverdueOne { en: "{label}: 1 item is past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: 1 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間のページを確認してください。" }
-    AlertOverdueMany { en: "{label}: {n} items are past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: {n} 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間のページを確認してください。" }
+    AlertOverdueOne { en: "{label}: 1 item is past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: 1 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
+    AlertOverdueMany { en: "{label}: {n} items are past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: {n} 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
     AlertTheirJob { en: "their job", ja: "削除ジョブ" }
 }
 }

@@ -98,7 +98,7 @@ texts! {
     OpenInbox { en: "Open the inbox", ja: "受信箱を開く" }
     Shares { en: "Shares", ja: "共有ファイル" }
     OpenShares { en: "Open shares", ja: "共有ファイルを開く" }
-    CleanupJobs { en: "Cleanup jobs", ja: "削除ジョブ" }
+    CleanupJobs { en: "Cleanup jobs", ja: "クリーンアップジョブ" }
     Settings { en: "Settings", ja: "設定" }
 }
 }

@@ -369,7 +369,7 @@ texts! {
     ColData { en: "Data", ja: "データ" }
     ColPromise { en: "Promise", ja: "約束した保管期間" }
     ColItems { en: "Items", ja: "件数" }
-    ColOldest { en: "Oldest", ja: "最古" }
+    ColOldest { en: "Oldest", ja: "最も古いもの" }
     PastPromiseLabel { en: "Past promise", ja: "期間超過" }
     ColOnHold { en: "On hold", ja: "法的保全中" }
     ColRemovedBy { en: "Removed by", ja: "削除するジョブ" }

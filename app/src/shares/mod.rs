@@ -14,7 +14,7 @@ pub mod download;
 pub mod gc;
 #[cfg(feature = "ssr")]
 pub mod lifecycle;
-pub(crate) mod texts;
+pub mod texts;
 pub mod ui;
 #[cfg(feature = "hydrate")]
 mod upload;
@@ -177,32 +177,31 @@ pub fn parse_expiry_hours(raw: &str, max_hours: u32) -> Result<u32, String> {
     raw.trim().parse::<u32>().ok().filter(|h| (1..=max_hours).contains(h)).ok_or_else(|| expiry_message(max_hours))
 }
 
-/// What to choose, for a missing or invalid expiry.
+/// What to choose, for a missing or invalid expiry (in the page's or request's language).
 pub fn expiry_message(max_hours: u32) -> String {
-    format!("Choose an expiry between 1 hour and {}.", describe_hours(max_hours))
+    crate::i18n::tf(texts::SharesT::ExpiryRange, &[("max", &describe_hours(max_hours))])
 }
 
-/// "1 hour", "6 hours", "3 days".
+/// "1 hour", "6 hours", "1 day", "3 days" (in the page's or request's language).
 pub fn describe_hours(hours: u32) -> String {
-    match hours {
-        1 => "1 hour".into(),
-        h if h % 24 == 0 && h / 24 == 1 => "1 day".into(),
-        h if h % 24 == 0 => format!("{} days", h / 24),
-        h => format!("{h} hours"),
+    if hours.is_multiple_of(24) {
+        crate::i18n::days(i64::from(hours / 24))
+    } else {
+        crate::i18n::hours(i64::from(hours))
     }
 }
 
-/// Validates the note: optional, at most 500 characters, no control characters except line breaks.
+/// An optional private note: at most [`NOTE_MAX_CHARS`] printable characters.
 pub fn parse_note(raw: &str) -> Result<Option<String>, String> {
     let note = raw.trim();
     if note.is_empty() {
         return Ok(None);
     }
     if note.chars().count() > NOTE_MAX_CHARS {
-        return Err(format!("Keep the note under {NOTE_MAX_CHARS} characters."));
+        return Err(crate::i18n::tf(texts::SharesT::NoteTooLong, &[("max", &NOTE_MAX_CHARS)]));
     }
     if note.chars().any(|c| c.is_control() && c != '\n' && c != '\r' && c != '\t') {
-        return Err("The note contains characters that cannot be shown.".into());
+        return Err(crate::i18n::t(texts::SharesT::NoteControl).into());
     }
     Ok(Some(note.to_string()))
 }

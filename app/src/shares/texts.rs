@@ -4,7 +4,7 @@
 use crate::i18n::texts;
 
 texts! {
-    pub(crate) enum SharesT {
+    pub enum SharesT {
     // The admin's page
     Heading { en: "Shares", ja: "共有ファイル" }
     Lead { en: "Share a file through a link that works for one download. Files are deleted automatically after the download or when the link expires.", ja: "1 回だけダウンロードできるリンクでファイルを共有します。ファイルはダウンロード後、またはリンクの期限が切れたときに自動的に削除されます。" }
@@ -14,7 +14,7 @@ texts! {
     File { en: "File", ja: "ファイル" }
     ColStatus { en: "Status", ja: "状態" }
     ColExpires { en: "Expires", ja: "有効期限" }
-    ColFailedDeletes { en: "Failed deletes", ja: "削除の失敗" }
+    ColFailedDeletes { en: "Failed deletes", ja: "削除失敗回数" }
     ColCreated { en: "Created", ja: "作成日時" }
     ColActions { en: "Actions", ja: "操作" }
     ShowOlder { en: "Show older", ja: "さらに古いものを表示" }
@@ -25,8 +25,8 @@ texts! {
     StateExpired { en: "Expired", ja: "期限切れ" }
     StateDownloadedDeleted { en: "Downloaded · file deleted", ja: "ダウンロード済み · ファイル削除済み" }
     StateExpiredDeleted { en: "Expired · file deleted", ja: "期限切れ · ファイル削除済み" }
-    FileDeletedAt { en: "file deleted {time}", ja: "ファイル削除済み {time}" }
-    DownloadedAt { en: "downloaded {time}", ja: "ダウンロード済み {time}" }
+    FileDeletedAt { en: "file deleted {time}", ja: "{time} にファイル削除" }
+    DownloadedAt { en: "downloaded {time}", ja: "{time} にダウンロード" }
     AttemptsNextTry { en: "{n} (next try {time})", ja: "{n}（次回の再試行 {time}）" }
     OnHold { en: "On legal hold", ja: "法的保全中" }
     Revoke { en: "Revoke", ja: "取り消し" }
@@ -50,6 +50,7 @@ texts! {
     UploadProgress { en: "Upload progress", ja: "アップロードの進行状況" }
     ProgressText { en: "{pct} % · {sent} of {total}", ja: "{pct} % · {sent} / {total}" }
     ChooseFile { en: "Choose a file to share.", ja: "共有するファイルを選択してください。" }
+    OneFileAtATime { en: "Share one file at a time.", ja: "共有できるファイルは 1 回に 1 つです。" }
     FileOverLimit { en: "This file is {size}; the limit is {limit}.", ja: "このファイルは {size} です。上限は {limit} です。" }
     ExpiryRange { en: "Choose an expiry between 1 hour and {max}.", ja: "有効期間は 1 時間〜{max}の範囲で選択してください。" }
     NoteTooLong { en: "Keep the note under {max} characters.", ja: "メモは {max} 文字以内にしてください。" }

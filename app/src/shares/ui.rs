@@ -35,15 +35,6 @@ fn state_label(state: ShareState) -> &'static str {
     })
 }
 
-/// An expiry choice in words: "1 hour", "6 hours", "1 day", "3 days" (as `describe_hours`).
-fn expiry_label(hours: u32) -> String {
-    if hours.is_multiple_of(24) {
-        crate::i18n::days(i64::from(hours / 24))
-    } else {
-        crate::i18n::hours(i64::from(hours))
-    }
-}
-
 /// The upload's progress: bytes sent and bytes in all.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Progress {
@@ -199,7 +190,8 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
     Effect::new(move |_| hydrated.set(true));
     #[cfg(not(feature = "hydrate"))]
     let _ = reload;
-    let choices: Vec<(u32, String)> = EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, expiry_label(h))).collect();
+    let choices: Vec<(u32, String)> =
+        EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, super::describe_hours(h))).collect();
     let default_hours = choices.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
     let expiry = RwSignal::new(default_hours.to_string());
     let note = RwSignal::new(String::new());
@@ -230,17 +222,11 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
                 }
                 Some(_) => {}
             }
-            // The checks of `super` (shared with the server), with their words in the page's language.
-            if super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours).is_err() {
-                errs.insert("expires_hours".into(), tf(SharesT::ExpiryRange, &[("max", &expiry_label(limits.max_expiry_hours))]));
+            // The checks of `super`, shared with the server (their words are in the page's language).
+            if let Err(m) = super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours) {
+                errs.insert("expires_hours".into(), m);
             }
-            let typed_note = note.get_untracked();
-            if super::parse_note(&typed_note).is_err() {
-                let m = if typed_note.trim().chars().count() > super::NOTE_MAX_CHARS {
-                    tf(SharesT::NoteTooLong, &[("max", &super::NOTE_MAX_CHARS)])
-                } else {
-                    t(SharesT::NoteControl).into()
-                };
+            if let Err(m) = super::parse_note(&note.get_untracked()) {
                 errs.insert("note".into(), m);
             }
             errors.set(errs.clone());

@@ -123,6 +123,33 @@ async fn bad_uploads_get_field_errors_and_leave_nothing(pool: PgPool, backend: B
         let err: serde_json::Value = res.json().await.unwrap();
         assert!(err["Invalid"][field].is_string(), "{field}: {err}");
     }
+    // The messages are in the admin's language (the switch's cookie, else Accept-Language).
+    let expect = [
+        ("", "Choose an expiry between 1 hour and 3 days.", "Choose a file to share."),
+        ("ebb_lang=ja", "有効期間は 1 時間〜3 日間の範囲で選択してください。", "共有するファイルを選択してください。"),
+    ];
+    for (lang_cookie, expiry, file) in expect {
+        let send = |form: Form| {
+            let cookie = format!("{cookie}; {lang_cookie}");
+            app.client.post(app.url("/api/admin/shares/upload")).header("cookie", cookie).header("accept", "application/json").multipart(form).send()
+        };
+        let err: serde_json::Value = send(form("a.pdf", body_of(10), "168", "")).await.unwrap().json().await.unwrap();
+        assert_eq!(err["Invalid"]["expires_hours"], expiry);
+        let err: serde_json::Value = send(Form::new().text("expires_hours", "24")).await.unwrap().json().await.unwrap();
+        assert_eq!(err["Invalid"]["file"], file);
+    }
+    let res = app
+        .client
+        .post(app.url("/api/admin/shares/upload"))
+        .header("cookie", &cookie)
+        .header("accept-language", "ja-JP,ja;q=0.9")
+        .header("accept", "application/json")
+        .multipart(form("a.pdf", body_of(10), "24", &"x".repeat(501)))
+        .send()
+        .await
+        .unwrap();
+    let err: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(err["Invalid"]["note"], "メモは 500 文字以内にしてください。");
     // Not multipart at all.
     let res = app.client.post(app.url("/api/admin/shares/upload")).header("cookie", &cookie).body("hello").send().await.unwrap();
     assert_eq!(res.status(), 400);
