@@ -61,6 +61,12 @@ pub fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header.split(';').filter_map(|pair| pair.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.trim())
 }
 
+/// The values of cookie `name` in a request's `Cookie` headers (one per header that has it).
+#[cfg(feature = "ssr")]
+pub fn header_cookies<'a>(headers: &'a axum::http::HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).filter_map(move |h| cookie_value(h, name))
+}
+
 /// The current page's (or request's) language. In the browser and while rendering: the one the
 /// server chose (in context). In a server function: from the request. Elsewhere (unit tests, the
 /// CLI): English.
@@ -104,9 +110,10 @@ pub fn lang_of_request() -> Lang {
 /// The language a request's headers ask for: the cookie, else `Accept-Language`, else English.
 #[cfg(feature = "ssr")]
 pub fn lang_of_headers(headers: &axum::http::HeaderMap) -> Lang {
-    let chosen =
-        headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|h| cookie_value(h, LANG_COOKIE).and_then(Lang::parse));
-    chosen.or_else(|| headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).and_then(Lang::from_accept_language)).unwrap_or_default()
+    header_cookies(headers, LANG_COOKIE)
+        .find_map(Lang::parse)
+        .or_else(|| headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()).and_then(Lang::from_accept_language))
+        .unwrap_or_default()
 }
 
 #[cfg(feature = "ssr")]

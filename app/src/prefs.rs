@@ -55,15 +55,7 @@ impl Theme {
 #[cfg(feature = "ssr")]
 pub fn theme_of_request() -> Theme {
     use_context::<axum::http::request::Parts>()
-        .map(|parts| {
-            parts
-                .headers
-                .get_all(axum::http::header::COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .find_map(|h| cookie_value(h, THEME_COOKIE).and_then(Theme::parse))
-                .unwrap_or_default()
-        })
+        .and_then(|parts| crate::i18n::header_cookies(&parts.headers, THEME_COOKIE).find_map(Theme::parse))
         .unwrap_or_default()
 }
 

@@ -224,28 +224,12 @@ fn retention_label(lang: Lang, english: &str) -> String {
 }
 
 /// A kind's promise as the overdue alert quotes it (the report's English without its final
-/// period) in `lang`: its figures are read back from the English the way the retention page
-/// reads them (`Promise::read` there is private to it), and only a promise that gives the very
-/// same English again is taken; else the quoted English.
+/// period) in `lang`, read back as the retention page reads it ([`Promise::read`]); else the
+/// quoted English.
+///
+/// [`Promise::read`]: crate::retention::ui::Promise::read
 fn promise_text(lang: Lang, kind: &str, quoted: &str) -> String {
-    use crate::retention::ui::Promise as P;
-    let english = format!("{quoted}.");
-    let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
-    let promise = match (kind, n.as_slice()) {
-        ("inquiries", &[days]) => Some(P::Inquiries { days }),
-        ("share_files", &[grace_mins]) => Some(P::ShareFiles { grace_mins }),
-        ("sessions", &[idle_hours, absolute_days]) => Some(P::Sessions { idle_hours, absolute_days }),
-        ("passkey_challenges", []) => Some(P::PasskeyChallenges),
-        ("invites", []) => Some(P::Invites),
-        ("rate_limit_windows", []) => Some(P::RateLimitWindows),
-        ("audit_events", &[promise_months, detach_months]) => Some(P::AuditEvents { promise_months, detach_months }),
-        ("archived_months", []) => Some(P::ArchivedMonths),
-        ("export_files", &[days]) => Some(P::ExportFiles { days }),
-        ("export_requests", &[days]) => Some(P::ExportRequests { days }),
-        ("run_records", &[days]) => Some(P::RunRecords { days }),
-        _ => None,
-    };
-    match promise.filter(|p| p.text(Lang::En) == english) {
+    match crate::retention::ui::Promise::read(kind, &format!("{quoted}.")) {
         Some(p) => p.text(lang).trim_end_matches(['.', '。']).to_string(),
         None => quoted.to_string(),
     }

@@ -70,7 +70,7 @@ impl Promise {
     /// The promise of the kind `kind` (its stable id) whose English text is `english`: its
     /// figures are read back from the text, and only a promise that gives the very same English
     /// text again is taken (else the page shows the report's words).
-    fn read(kind: &str, english: &str) -> Option<Promise> {
+    pub(crate) fn read(kind: &str, english: &str) -> Option<Promise> {
         let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
         let promise = match (kind, n.as_slice()) {
             ("inquiries", &[days]) => Promise::Inquiries { days },
