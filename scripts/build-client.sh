@@ -20,7 +20,13 @@ rm -rf "$STAGE"; mkdir -p "$STAGE"
 # the stable compiler accept -Z for this one build; never put build-std in .cargo/config.toml.
 # --emit-relocs for the final link only (so std and the dependencies are not rebuilt): the
 # splitter needs the relocations to cut the admin pages out into chunks.
-RUSTC_BOOTSTRAP=1 cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile "$PROFILE" \
+# Size (the visitor's first visit downloads the main module): a panic stops the client without
+# formatting a message (-Cpanic=immediate-abort: no panic machinery, no messages), `{:?}` writes
+# nothing (-Zfmt-debug=none: the client never shows Debug output; its few log lines use Display)
+# and no source locations are kept (-Zlocation-detail=none): about a third of the main module.
+# The tests' client gets the same flags, so the suite runs the code visitors get.
+RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
+  cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile "$PROFILE" \
   -Zbuild-std=std,panic_abort --target-dir "$FRONT" -- -C link-arg=--emit-relocs
 cargo build -q -p wasm-split --release
 # Main module + one chunk per lazy admin page (app::admin_routes), the loader, and the manifest

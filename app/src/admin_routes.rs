@@ -8,6 +8,21 @@
 use leptos::prelude::*;
 use leptos_router::{lazy_route, LazyRoute};
 
+/// The frame around every admin page (navigation, who is signed in, the alert banner, the live
+/// stream): a chunk of its own too, so a visitor's first visit does not carry it.
+#[derive(Debug)]
+pub struct AdminLayoutRoute;
+
+#[lazy_route]
+impl LazyRoute for AdminLayoutRoute {
+    fn data() -> Self {
+        AdminLayoutRoute
+    }
+    fn view(_this: Self) -> AnyView {
+        crate::pages::AdminLayout().into_any()
+    }
+}
+
 /// `/admin`.
 #[derive(Debug)]
 pub struct DashboardRoute;

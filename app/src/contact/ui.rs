@@ -104,7 +104,7 @@ pub fn ContactForm() -> impl IntoView {
             Ok(input) => {
                 action.dispatch(input);
             }
-            Err(e) => leptos::logging::error!("contact form could not be read: {e:?}"),
+            Err(e) => leptos::logging::error!("contact form could not be read: {e}"),
         }
     };
 
