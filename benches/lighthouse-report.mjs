@@ -1,7 +1,12 @@
-// `node benches/lighthouse-report.mjs PAGE=REPORT.json ...` → the Lighthouse table of benches/lighthouse.sh:
+// `node benches/lighthouse-report.mjs PAGE=REPORT.json[,REPORT.json…] ...` → the Lighthouse table of benches/lighthouse.sh:
 // the four category scores per page beside the baseline and the goal, LCP / TTI / TBT, and for every
 // category below 100 the audits that cost it points (id and title, from the JSON report).
 import { readFileSync } from 'node:fs';
+import { computeMedianRun } from 'lighthouse/core/lib/median-run.js';
+
+function score(lhr, id) {
+  return lhr.categories[id]?.score == null ? NaN : Math.round(lhr.categories[id].score * 100);
+}
 
 const CATS = [
   // id, label, baseline (the issue), goal
@@ -10,13 +15,16 @@ const CATS = [
   ['best-practices', 'best practices', 100, 100],
   ['seo', 'SEO', 90, 100],
 ];
+// PAGE=a.json,b.json,…: several runs of one page; the table shows the median run and the range of
+// the performance scores.
 const pages = process.argv.slice(2).map((arg) => {
   const i = arg.indexOf('=');
-  return { page: arg.slice(0, i), lhr: JSON.parse(readFileSync(arg.slice(i + 1), 'utf8')) };
+  const runs = arg.slice(i + 1).split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));
+  const perf = runs.map((r) => score(r, 'performance'));
+  return { page: arg.slice(0, i), lhr: runs.length > 1 ? computeMedianRun(runs) : runs[0], perf };
 });
 const W = 16;
 const pad = (s, w = W) => String(s).padStart(w);
-const score = (lhr, id) => (lhr.categories[id]?.score == null ? NaN : Math.round(lhr.categories[id].score * 100));
 const secs = (lhr, id) => {
   const v = lhr.audits[id]?.numericValue;
   return v == null ? '-' : (v / 1000).toFixed(2);
@@ -27,6 +35,7 @@ out += pages.map((p) => pad(p.page)).join('') + pad('baseline') + pad('goal') + 
 for (const [id, label, base, goal] of CATS) {
   out += label.padEnd(40) + pages.map((p) => pad(score(p.lhr, id))).join('') + pad(base) + pad(goal === 100 ? '100' : '>= ' + goal) + '\n';
 }
+out += `performance, every run (${pages[0].perf.length})`.padEnd(40) + pages.map((p) => pad(p.perf.join(' '))).join('') + '\n';
 for (const [id, label] of [['largest-contentful-paint', 'LCP (s)'], ['interactive', 'TTI (s)'], ['total-blocking-time', 'TBT (s)']]) {
   out += label.padEnd(40) + pages.map((p) => pad(secs(p.lhr, id))).join('') + pad('-') + pad('-') + '\n';
 }

@@ -40,6 +40,12 @@ if [ $OPT -eq 1 ]; then
     wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int "$f" -o "$f"
   done
 fi
+# The loader scripts minified (wasm-bindgen's glue and the chunk loader; both ES modules, whose
+# exported names stay as they are), in the tests' build too.
+# wasm-bindgen imports the chunk loader once per chunk under one key: the same module each time.
+for f in "$STAGE"/*.js; do
+  esbuild "$f" --minify --format=esm --log-level=warning --log-override:duplicate-object-key=silent --outfile="$f.min" && mv "$f.min" "$f"
+done
 cp style/main.css "$STAGE/ebb.css"
 rm -f "$STAGE"/*.d.ts
 # The folder's name is the hash of everything in it: a changed file is a new URL.

@@ -36,8 +36,8 @@ if ! command -v wasm-bindgen >/dev/null 2>&1 || \
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
-if [ ! -x tools/node_modules/.bin/wasm-opt ]; then
-  echo "setup: installing binaryen (wasm-opt) from tools/package-lock.json"
+if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -x tools/node_modules/.bin/esbuild ]; then
+  echo "setup: installing binaryen (wasm-opt) and esbuild from tools/package-lock.json"
   (cd tools && npm ci --no-audit --no-fund >/dev/null)
 fi
 
