@@ -1,16 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { expect, test } from '@playwright/test';
-import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
+import { InvitePage, VirtualAuthenticator, newInviteLink, runJobs, waitForAdminHydration } from '../pages/admin';
 
 function psql(sql: string): string {
   return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
-}
-
-/** `ebb maintenance run JOB… --force` against the server's database and storage. */
-function runJobs(...jobs: string[]): string {
-  return execFileSync(process.env.EBB_BIN!, ['maintenance', 'run', ...jobs, '--force'], {
-    env: { ...process.env, DATABASE_URL: process.env.E2E_DATABASE_URL!, EBB_STORAGE_DIR: process.env.E2E_STORAGE_DIR! },
-  }).toString();
 }
 
 function monthLabel(d: Date): string {

@@ -1,16 +1,7 @@
-import { expect, test, type Page } from '@playwright/test';
-import { InvitePage, VirtualAuthenticator, newInviteLink, sql, waitForAdminHydration } from '../pages/admin';
+import { expect, test } from '@playwright/test';
+import { InvitePage, VirtualAuthenticator, newInviteLink, runJobs, sql, waitForAdminHydration } from '../pages/admin';
 import { InboxPage } from '../pages/inbox';
 import { SharesPage } from '../pages/shares';
-
-/** Runs prune now from the settings page (freeing its hourly claim first, as its own test does). */
-async function pruneNow(page: Page) {
-  sql("delete from settings where key = 'last_cleanup_at'");
-  await page.goto('/admin/settings');
-  await waitForAdminHydration(page);
-  await page.getByTestId('run-job-prune').click();
-  await expect(page.getByTestId('jobs-message')).toHaveText('Prune ran now. Its results are below.');
-}
 
 test('legal hold: a held old inquiry survives prune, and goes with the first prune after the lift', { tag: '@server' }, async ({ page }) => {
   test.setTimeout(90_000);
@@ -40,7 +31,7 @@ test('legal hold: a held old inquiry survives prune, and goes with the first pru
   await expect(inbox.rows().first().getByTestId('held-badge')).toHaveText('On legal hold');
 
   // Prune runs: the held inquiry stays.
-  await pruneNow(page);
+  runJobs('prune');
   await inbox.open();
   await inbox.search(tag);
   await expect(inbox.rows()).toHaveCount(1);
@@ -57,7 +48,7 @@ test('legal hold: a held old inquiry survives prune, and goes with the first pru
   await expect(hold).toHaveCount(0);
 
   // The first prune after the lift deletes it.
-  await pruneNow(page);
+  runJobs('prune');
   await inbox.open();
   await inbox.search(tag);
   await expect(inbox.rows()).toHaveCount(0);
@@ -113,11 +104,7 @@ test('legal hold on a share: held from the shares list, its link still works onc
   await recipient.close();
   // Long past its grace, the GC keeps the held file (the share is not purged).
   sql(`update shares set consumed_at = now() - interval '2 hours' where file_name = '${fileName}'`);
-  sql(`delete from settings where key = 'share_gc_sweep_at'`);
-  await page.goto('/admin/settings');
-  await waitForAdminHydration(page);
-  await page.getByTestId('run-job-share_gc').click();
-  await expect(page.getByTestId('jobs-message')).toContainText('ran now');
+  runJobs('share_gc');
   expect(sql(`select status || ',' || held::text from shares where file_name = '${fileName}'`)).toBe('consumed,true');
 
   // Lifted on the retention page: the next GC run deletes the file.
@@ -127,10 +114,6 @@ test('legal hold on a share: held from the shares list, its link still works onc
   page.once('dialog', (d) => d.accept());
   await hold.getByRole('button', { name: /Lift/ }).click();
   await expect(page.getByTestId('holds-message')).toContainText('Hold lifted');
-  sql(`delete from settings where key = 'share_gc_sweep_at'`);
-  await page.goto('/admin/settings');
-  await waitForAdminHydration(page);
-  await page.getByTestId('run-job-share_gc').click();
-  await expect(page.getByTestId('jobs-message')).toContainText('ran now');
+  runJobs('share_gc');
   expect(sql(`select status from shares where file_name = '${fileName}'`)).toBe('purged');
 });
