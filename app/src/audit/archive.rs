@@ -103,7 +103,10 @@ pub fn key_of(p: Date) -> String {
 /// Every table in `audit_pending`, with its period. Names are not parsed to decide anything: a
 /// table whose name is not `audit_events_YYYY_MM` of its own period is refused (left alone).
 pub async fn pending(conn: &mut PgConnection) -> Result<Vec<PendingTable>, sqlx::Error> {
-    sqlx::query!("set local timezone = 'UTC'").execute(&mut *conn).await?;
+    // The bounds are printed in the session's time zone: UTC for this read only, in a transaction
+    // of its own (a savepoint inside the caller's): `set local` outside one changes nothing.
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    sqlx::query!("set local timezone = 'UTC'").execute(&mut *tx).await?;
     let rows = sqlx::query!(
         r#"select c.relname::text as "name!",
                   (select pg_get_constraintdef(k.oid) from pg_constraint k
@@ -113,8 +116,9 @@ pub async fn pending(conn: &mut PgConnection) -> Result<Vec<PendingTable>, sqlx:
            order by 1"#,
         BOUNDS_CONSTRAINT
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(rows
         .into_iter()
         .map(|r| {

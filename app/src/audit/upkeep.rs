@@ -93,15 +93,19 @@ pub fn months_ahead(parts: &[Partition], current: OffsetDateTime) -> i64 {
 
 /// The attached partitions of `audit_events` with their bounds (UTC).
 pub async fn partitions(conn: &mut PgConnection) -> Result<Vec<Partition>, sqlx::Error> {
-    sqlx::query!("set local timezone = 'UTC'").execute(&mut *conn).await?;
+    // The bounds are printed in the session's time zone: UTC for this read only, in a transaction
+    // of its own (a savepoint inside the caller's): `set local` outside one changes nothing.
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    sqlx::query!("set local timezone = 'UTC'").execute(&mut *tx).await?;
     let rows = sqlx::query!(
         r#"select c.relname::text as "name!", pg_get_expr(c.relpartbound, c.oid) as "bound!"
            from pg_inherits i join pg_class c on c.oid = i.inhrelid
            where i.inhparent = 'public.audit_events'::regclass
            order by 1"#
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(rows.into_iter().map(|r| Partition { bounds: parse_bounds(&r.bound), name: r.name }).collect())
 }
 

@@ -238,3 +238,24 @@ async fn the_migration_moves_earlier_admin_actions_into_the_log(pool: PgPool) {
     let in_default: i64 = sqlx::query_scalar("select count(*) from audit_events_default").fetch_one(&pool).await.unwrap();
     assert_eq!(in_default, 0);
 }
+
+/// The archive finds a detached month's period whatever the database's time zone: its bounds are
+/// read in UTC even on a connection outside a transaction (the archive and the retention report
+/// read them so), where `set local` alone would change nothing.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_detached_month_keeps_its_period_in_a_database_set_to_another_time_zone(pool: PgPool) {
+    reset(&pool).await;
+    month(&pool, "audit_events_2024_09", "2024-09-01 00:00+00", "2024-10-01 00:00+00").await;
+    upkeep(&pool, datetime!(2026-11-01 00:00 UTC)).await;
+    assert_eq!(pending(&pool).await, ["audit_events_2024_09"]);
+    let mut conn = pool.acquire().await.unwrap();
+    sqlx::query("set timezone = 'Asia/Tokyo'").execute(&mut *conn).await.unwrap();
+    let tables = app::audit::archive::pending(&mut conn).await.unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0].period, Ok(time::macros::date!(2024 - 09 - 01)), "{:?}", tables[0]);
+    let parts = app::audit::upkeep::partitions(&mut conn).await.unwrap();
+    assert!(!parts.is_empty() && parts.iter().all(|p| !matches!(p.bounds, Some(app::audit::upkeep::Bounds::Other))), "{parts:?}");
+    // The connection's own time zone is left as it was.
+    let tz: String = sqlx::query_scalar("show timezone").fetch_one(&mut *conn).await.unwrap();
+    assert_eq!(tz, "Asia/Tokyo");
+}
