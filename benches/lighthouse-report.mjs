@@ -15,8 +15,8 @@ const CATS = [
   ['best-practices', 'best practices', 100, 100],
   ['seo', 'SEO', 90, 100],
 ];
-// PAGE=a.json,b.json,…: several runs of one page; the table shows the median run and the range of
-// the performance scores.
+// PAGE=a.json,b.json,…: several runs of one page; the table shows the median run and every run's
+// performance score.
 const pages = process.argv.slice(2).map((arg) => {
   const i = arg.indexOf('=');
   const runs = arg.slice(i + 1).split(',').map((f) => JSON.parse(readFileSync(f, 'utf8')));

@@ -103,10 +103,7 @@ pub fn key_of(p: Date) -> String {
 /// Every table in `audit_pending`, with its period. Names are not parsed to decide anything: a
 /// table whose name is not `audit_events_YYYY_MM` of its own period is refused (left alone).
 pub async fn pending(conn: &mut PgConnection) -> Result<Vec<PendingTable>, sqlx::Error> {
-    // The bounds are printed in the session's time zone: UTC for this read only, in a transaction
-    // of its own (a savepoint inside the caller's): `set local` outside one changes nothing.
-    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-    sqlx::query!("set local timezone = 'UTC'").execute(&mut *tx).await?;
+    let mut tx = super::upkeep::utc_read(conn).await?;
     let rows = sqlx::query!(
         r#"select c.relname::text as "name!",
                   (select pg_get_constraintdef(k.oid) from pg_constraint k

@@ -91,12 +91,18 @@ pub fn months_ahead(parts: &[Partition], current: OffsetDateTime) -> i64 {
     parts.iter().filter(|p| matches!(p.bounds, Some(Bounds::Range(f, _)) if f >= next)).count() as i64
 }
 
+/// A transaction (a savepoint inside the caller's) whose time zone is UTC until it ends: partition
+/// bounds and bounds constraints are printed in the session's time zone, and `set local` outside
+/// a transaction changes nothing. Commit it after the read; the caller's time zone is untouched.
+pub(crate) async fn utc_read(conn: &mut PgConnection) -> Result<sqlx::Transaction<'_, sqlx::Postgres>, sqlx::Error> {
+    let mut tx = sqlx::Connection::begin(conn).await?;
+    sqlx::query!("set local timezone = 'UTC'").execute(&mut *tx).await?;
+    Ok(tx)
+}
+
 /// The attached partitions of `audit_events` with their bounds (UTC).
 pub async fn partitions(conn: &mut PgConnection) -> Result<Vec<Partition>, sqlx::Error> {
-    // The bounds are printed in the session's time zone: UTC for this read only, in a transaction
-    // of its own (a savepoint inside the caller's): `set local` outside one changes nothing.
-    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-    sqlx::query!("set local timezone = 'UTC'").execute(&mut *tx).await?;
+    let mut tx = utc_read(conn).await?;
     let rows = sqlx::query!(
         r#"select c.relname::text as "name!", pg_get_expr(c.relpartbound, c.oid) as "bound!"
            from pg_inherits i join pg_class c on c.oid = i.inhrelid
