@@ -57,7 +57,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     };
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
-    view! {
+    let pkg_dir = options.site_pkg_dir.clone();
+    let page = view! {
         <!DOCTYPE html>
         <html lang=i18n::lang().code() data-theme=theme>
             <head>
@@ -75,7 +76,25 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <App/>
             </body>
         </html>
-    }
+    };
+    no_chunk_preloads(&pkg_dir);
+    page
+}
+
+/// A lazily loaded page's wasm chunks are fetched by the client when it needs them, not hinted
+/// in the HTML: the splitter cuts a page into 40 to 150 small shared chunks, and as many
+/// `<link rel=preload>` in the head compete with the page's own HTML and stylesheet and with the
+/// main module for the visitor's connection (Lighthouse put `/signin`'s largest paint at 3.5 s
+/// with them, 2.0 s for `/` without). `HydrationScripts` provides the split manifest the server
+/// integration turns into those hints; this replaces it with one that lists no chunks, so only
+/// the small chunk loader is hinted.
+fn no_chunk_preloads(_pkg_dir: &str) {
+    #[cfg(feature = "ssr")]
+    provide_context(leptos::WasmSplitManifest(ArcStoredValue::new((
+        format!("/{_pkg_dir}"),
+        Default::default(),
+        "__wasm_split.______________________.js".to_owned(),
+    ))));
 }
 
 /// The page's Content-Security-Policy: scripts only from this origin and with this response's
