@@ -36,26 +36,17 @@ pub use config::Config;
 /// The migrations, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
-/// A pooled connection idle for longer than this is pinged before it is handed out.
-const IDLE_PING_AFTER: Duration = Duration::from_secs(10);
-
 /// Connects to PostgreSQL, with a message that says what to check when it fails.
+///
+/// The pool keeps sqlx's check of every connection it hands out (a Sync and its answer before
+/// the first query): a round trip per acquire. Without it (tried: a ping only after 10 s idle)
+/// the e2e sign-in flood stalled: one pooled connection sat idle in transaction after the
+/// rate-limit upsert, and every other sign-in waited on its lock of the counter row until the
+/// test timed out.
 pub async fn connect(config: &Config) -> Result<PgPool, String> {
     PgPoolOptions::new()
         .max_connections(config.db_max_connections)
         .acquire_timeout(Duration::from_secs(5))
-        // sqlx's default pings every connection it hands out (a Sync and its answer): a second
-        // round trip in front of every query, about a fifth of the contact form's rate. Only a
-        // connection that sat idle may have been cut (a restarted server, a proxy's timeout), so
-        // only those are pinged; a dead one is closed quietly and another is taken. A connection
-        // that breaks in use fails its query, and sqlx drops it.
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                use sqlx::Connection;
-                Ok(meta.idle_for < IDLE_PING_AFTER || conn.ping().await.is_ok())
-            })
-        })
         .connect(&config.database_url)
         .await
         .map_err(|e| format!("cannot connect to PostgreSQL at DATABASE_URL ({e}); is the server running and the URL right?"))
