@@ -57,7 +57,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     };
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
-    let pkg_dir = options.site_pkg_dir.clone();
     let page = view! {
         <!DOCTYPE html>
         <html lang=i18n::lang().code() data-theme=theme>
@@ -77,7 +76,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             </body>
         </html>
     };
-    no_chunk_preloads(&pkg_dir);
+    #[cfg(feature = "ssr")]
+    no_chunk_preloads();
     page
 }
 
@@ -86,15 +86,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// `<link rel=preload>` in the head compete with the page's own HTML and stylesheet and with the
 /// main module for the visitor's connection (Lighthouse put `/signin`'s largest paint at 3.5 s
 /// with them, 2.0 s for `/` without). `HydrationScripts` provides the split manifest the server
-/// integration turns into those hints; this replaces it with one that lists no chunks, so only
-/// the small chunk loader is hinted.
-fn no_chunk_preloads(_pkg_dir: &str) {
-    #[cfg(feature = "ssr")]
-    provide_context(leptos::WasmSplitManifest(ArcStoredValue::new((
-        format!("/{_pkg_dir}"),
-        Default::default(),
-        "__wasm_split.______________________.js".to_owned(),
-    ))));
+/// integration turns into those hints; this puts in its place one with the same folder and chunk
+/// loader and no chunks, so only the small loader is hinted.
+#[cfg(feature = "ssr")]
+fn no_chunk_preloads() {
+    let Some(loader) = use_context::<leptos::WasmSplitManifest>().and_then(|m| m.0.try_with_value(|(pkg, _, js)| (pkg.clone(), js.clone()))) else {
+        return;
+    };
+    provide_context(leptos::WasmSplitManifest(ArcStoredValue::new((loader.0, Default::default(), loader.1))));
 }
 
 /// The page's Content-Security-Policy: scripts only from this origin and with this response's
