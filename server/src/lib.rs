@@ -209,6 +209,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::contact::ContactSettings {
             limit: app::ratelimit::Limit { name: "contact", max: config.contact_rate_limit, window: Duration::from_secs(config.contact_rate_window_secs) },
         })
+        .with(app::contact::writer::Writer::new(pool.clone()))
         .with(app::auth::AuthSettings {
             webauthn: Arc::new(webauthn),
             session_idle: Duration::from_secs(config.session_idle_hours * 3600),

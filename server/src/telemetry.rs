@@ -15,14 +15,20 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 /// Latency buckets (seconds) for requests and jobs.
 const BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
+/// Buckets for how many contact submissions one statement wrote (group commit).
+const BATCH_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
 /// Installs the process-wide Prometheus recorder once (tests start many apps in one process)
 /// and returns its handle.
 pub fn recorder() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
         .get_or_init(|| {
-            let recorder =
-                PrometheusBuilder::new().set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS).expect("valid buckets").build_recorder();
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Full("ebb_contact_batch_size".into()), BATCH_BUCKETS))
+                .expect("valid buckets")
+                .build_recorder();
             let handle = recorder.handle();
             // Another recorder (a test harness's) may be installed already: ours still renders.
             let _ = metrics::set_global_recorder(recorder);

@@ -25,8 +25,10 @@ pub async fn submit_inquiry(name: String, email: String, message: String, websit
 
     let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(AppError::Invalid)?;
 
-    // The rate limit's count and the insert: one statement, one round trip.
-    let id = match db::submit(&state.pool, &state.domain::<super::ContactSettings>().limit, &client_key(&state), &inquiry).await {
+    // The rate limit's count and the insert: one statement, shared with the submissions that
+    // arrive at the same time (group commit), answered once it has committed.
+    let submission = db::Submission::new(&state.domain::<super::ContactSettings>().limit, &client_key(&state), inquiry);
+    let id = match state.domain::<super::writer::Writer>().submit(submission).await {
         Ok(db::Submitted::Stored(id)) => id,
         Ok(db::Submitted::Limited { retry_after_secs }) => {
             tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");

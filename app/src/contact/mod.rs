@@ -5,6 +5,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod db;
 pub mod ui;
+#[cfg(feature = "ssr")]
+pub mod writer;
 
 use serde::{Deserialize, Serialize};
 

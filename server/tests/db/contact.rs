@@ -19,3 +19,100 @@ async fn concurrent_submissions_store_exactly_the_limit_and_nothing_more(pool: P
     // Another client has its own budget.
     assert!(matches!(submit(&pool, &limit, "203.0.113.8", &inquiry).await.unwrap(), Submitted::Stored(_)));
 }
+
+fn inquiry(name: &str) -> app::contact::ValidInquiry {
+    parse_inquiry(&ContactForm { name: name.into(), email: "ann@example.org".into(), message: "Hello".into() }).unwrap()
+}
+
+async fn stored_names(pool: &PgPool) -> Vec<String> {
+    sqlx::query_scalar("select name from inquiries order by name").fetch_all(pool).await.unwrap()
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn one_batch_counts_each_clients_hits_in_order_and_stores_only_those_within_the_limit(pool: PgPool) {
+    use app::contact::db::{submit_batch, Submission};
+    let limit = Limit { name: "contact", max: 3, window: std::time::Duration::from_secs(600) };
+    // A client already used one of its three.
+    assert!(matches!(submit(&pool, &limit, "a", &inquiry("a0")).await.unwrap(), Submitted::Stored(_)));
+    let batch: Vec<Submission> = ["a1", "b1", "a2", "a3", "b2", "a4", "c1"].iter().map(|n| Submission::new(&limit, &n[..1], inquiry(n))).collect();
+    let mut conn = pool.acquire().await.unwrap();
+    let results = submit_batch(&mut conn, &batch).await.unwrap();
+    let outcome: Vec<bool> = results.iter().map(|r| matches!(r, Submitted::Stored(_))).collect();
+    assert_eq!(outcome, [true, true, true, false, true, false, true], "a1 a2 are a's 2nd and 3rd, a3 a4 are over; b and c are within");
+    assert!(results.iter().all(|r| match r {
+        Submitted::Limited { retry_after_secs } => (1..=600).contains(retry_after_secs),
+        Submitted::Stored(_) => true,
+    }));
+    assert_eq!(stored_names(&pool).await, ["a0", "a1", "a2", "b1", "b2", "c1"]);
+    // The ids answered are the rows stored.
+    for (r, name) in results.iter().zip(["a1", "b1", "a2", "a3", "b2", "a4", "c1"]) {
+        if let Submitted::Stored(id) = r {
+            let got: String = sqlx::query_scalar("select name from inquiries where id = $1").bind(id).fetch_one(&pool).await.unwrap();
+            assert_eq!(got, name);
+        }
+    }
+    // The counters hold every hit, refused ones too (a: 1 + 4, b: 2, c: 1).
+    let hits: Vec<i32> = sqlx::query_scalar("select hits from rate_limit_counters order by hits").fetch_all(&pool).await.unwrap();
+    assert_eq!(hits, [1, 2, 5]);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_writer_under_concurrency_stores_every_accepted_submission_once_and_keeps_each_limit_exact(pool: PgPool) {
+    use app::contact::db::Submission;
+    use app::contact::writer::Writer;
+    let limit = Limit { name: "contact", max: 5, window: std::time::Duration::from_secs(600) };
+    let writer = std::sync::Arc::new(Writer::new(pool.clone()));
+    // 12 clients × 20 submissions at once, interleaved, from many tasks.
+    let tasks: Vec<_> = (0..240)
+        .map(|i| {
+            let writer = writer.clone();
+            tokio::spawn(async move { (i % 12, writer.submit(Submission::new(&limit, &format!("client-{}", i % 12), inquiry(&format!("n{i}")))).await) })
+        })
+        .collect();
+    let mut accepted = std::collections::HashMap::<usize, Vec<uuid::Uuid>>::new();
+    for t in tasks {
+        let (client, result) = t.await.unwrap();
+        if let Submitted::Stored(id) = result.unwrap() {
+            accepted.entry(client).or_default().push(id);
+        }
+    }
+    assert_eq!(accepted.len(), 12);
+    assert!(accepted.values().all(|ids| ids.len() == 5), "each client got exactly its limit: {:?}", accepted.values().map(Vec::len).collect::<Vec<_>>());
+    let rows: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries").fetch_all(&pool).await.unwrap();
+    let mut answered: Vec<uuid::Uuid> = accepted.into_values().flatten().collect();
+    let mut rows = rows;
+    answered.sort();
+    rows.sort();
+    assert_eq!(rows, answered, "every accepted submission is stored once, and nothing else");
+    // Group commit: submissions that wait together share a statement.
+    assert!(writer.statements() <= 60, "240 concurrent submissions took {} statements", writer.statements());
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_submission_the_database_refuses_fails_alone_and_its_batch_is_still_stored(pool: PgPool) {
+    use app::contact::db::{submit_batch, Submission};
+    use app::contact::writer::Writer;
+    let limit = Limit { name: "contact", max: 5, window: std::time::Duration::from_secs(600) };
+    // A zero window divides by zero in the statement: the database refuses the whole batch.
+    let mut bad = Submission::new(&limit, "bad", inquiry("bad"));
+    bad.window_secs = 0;
+    let good: Vec<Submission> = (0..3).map(|i| Submission::new(&limit, &format!("c{i}"), inquiry(&format!("good{i}")))).collect();
+    let mut conn = pool.acquire().await.unwrap();
+    let mut all = good.clone();
+    all.insert(1, bad.clone());
+    assert!(matches!(submit_batch(&mut conn, &all).await, Err(sqlx::Error::Database(_))), "the statement is refused as a whole");
+    assert!(stored_names(&pool).await.is_empty(), "a refused statement stores nothing");
+    drop(conn);
+
+    // Through the writer the others are stored and only the bad one fails, in whatever batches
+    // they happen to land.
+    let writer = std::sync::Arc::new(Writer::new(pool.clone()));
+    let results = futures::future::join_all(all.into_iter().map(|s| {
+        let writer = writer.clone();
+        async move { writer.submit(s).await }
+    }))
+    .await;
+    assert!(results[1].is_err());
+    assert!([0, 2, 3].iter().all(|&i| matches!(results[i], Ok(Submitted::Stored(_)))));
+    assert_eq!(stored_names(&pool).await, ["good0", "good1", "good2"]);
+}
