@@ -78,9 +78,8 @@ async fn the_writer_under_concurrency_stores_every_accepted_submission_once_and_
     }
     assert_eq!(accepted.len(), 12);
     assert!(accepted.values().all(|ids| ids.len() == 5), "each client got exactly its limit: {:?}", accepted.values().map(Vec::len).collect::<Vec<_>>());
-    let rows: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries").fetch_all(&pool).await.unwrap();
+    let mut rows: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries").fetch_all(&pool).await.unwrap();
     let mut answered: Vec<uuid::Uuid> = accepted.into_values().flatten().collect();
-    let mut rows = rows;
     answered.sort();
     rows.sort();
     assert_eq!(rows, answered, "every accepted submission is stored once, and nothing else");
