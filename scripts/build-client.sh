@@ -29,8 +29,8 @@ RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocati
   cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile "$PROFILE" \
   -Zbuild-std=std,panic_abort --target-dir "$FRONT" -- -C link-arg=--emit-relocs
 cargo build -q -p wasm-split --release
-# Main module + one chunk per lazy admin page (app::admin_routes), the loader, and the manifest
-# the server reads to preload a page's chunk.
+# Main module + one module per group of lazy routes (app::admin_routes) and the chunks they share,
+# the loader, and the manifest the server would read to preload a page's files.
 "$CARGO_TARGET_DIR/release/wasm-split" "$FRONT/wasm32-unknown-unknown/$PROFILE/frontend.wasm" \
   "$FRONT/frontend_split.wasm" "$STAGE" ebb >/dev/null
 # The chunks import the main module's table, memory and functions through the lld exports.

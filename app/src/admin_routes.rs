@@ -1,195 +1,101 @@
-//! Lazily loaded routes — the admin pages, and the public pages but `/`: in the browser, each
-//! page's code is a separate wasm chunk fetched when the page is first opened (directly, or by
+//! Lazily loaded routes — the admin pages, and the public pages but `/`: in the browser, their
+//! code is in separate wasm modules fetched when a page is first opened (directly, or by
 //! navigation), so the public pages (`/`, `/s/{token}`, `/signin`, `/invite/{token}`) never
-//! download the admin UI, and `/` carries only the contact form. On the server
-//! they render as before. Each route is written out (no macro): the split manifest keys a chunk
-//! by the source position of its `#[lazy_route]`.
+//! download the admin UI, and `/` carries only the contact form. On the server they render as
+//! before.
+//!
+//! Which page goes into which module is chosen here, not per page: the splitter puts the code two
+//! modules both use into a chunk of its own, one chunk for every set of modules that shares code,
+//! so thirteen modules (one per page, as `#[lazy_route]` makes them) came to 296 chunks, and a
+//! visitor's `/s/{token}` fetched 70 of them before it could hydrate. Each public page is a module
+//! (a visitor gets only the page they opened); the admin pages are one (an admin who opens one
+//! opens the others next, and then has them at once): 21 modules and chunks, `/s/{token}` 10.
 
 use leptos::prelude::*;
-use leptos_router::{lazy_route, LazyRoute};
+use leptos_router::LazyRoute;
 
-/// The frame around every admin page (navigation, who is signed in, the alert banner, the live
-/// stream): a chunk of its own too, so a visitor's first visit does not carry it.
-#[derive(Debug)]
-pub struct AdminLayoutRoute;
+/// A lazily loaded route: `$route`'s view is the split point `$view`, in the wasm module
+/// `$module` (every split point naming the same module is in it), and `$preload` fetches that
+/// module without rendering (the router calls it, e.g. on a link's hover).
+macro_rules! lazy_route {
+    ($(#[$doc:meta])* $route:ident in $module:ident: $view:ident, $preload:ident => $page:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $route;
 
-#[lazy_route]
-impl LazyRoute for AdminLayoutRoute {
-    fn data() -> Self {
-        AdminLayoutRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::pages::AdminLayout().into_any()
-    }
+        #[::leptos::wasm_split::wasm_split($module, wasm_split_path = ::leptos::wasm_split, preload(#[doc(hidden)] $preload))]
+        fn $view(_route: $route) -> AnyView {
+            $page.into_any()
+        }
+
+        impl LazyRoute for $route {
+            fn data() -> Self {
+                $route
+            }
+            async fn view(this: Self) -> AnyView {
+                $view(this).await
+            }
+            async fn preload() {
+                $preload().await
+            }
+        }
+    };
 }
 
-/// `/admin`.
-#[derive(Debug)]
-pub struct DashboardRoute;
-
-#[lazy_route]
-impl LazyRoute for DashboardRoute {
-    fn data() -> Self {
-        DashboardRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::pages::DashboardPage().into_any()
-    }
+lazy_route! {
+    /// The frame around every admin page (navigation, who is signed in, the alert banner, the
+    /// live stream).
+    AdminLayoutRoute in ebb_admin: admin_layout_view, preload_admin_layout => crate::pages::AdminLayout()
+}
+lazy_route! {
+    /// `/admin`.
+    DashboardRoute in ebb_admin: dashboard_view, preload_dashboard => crate::pages::DashboardPage()
+}
+lazy_route! {
+    /// `/admin/inbox`.
+    InboxRoute in ebb_admin: inbox_view, preload_inbox => crate::inbox::ui::InboxPage()
+}
+lazy_route! {
+    /// `/admin/shares`.
+    SharesRoute in ebb_admin: shares_view, preload_shares => crate::shares::ui::SharesPage()
+}
+lazy_route! {
+    /// `/admin/audit`.
+    AuditRoute in ebb_admin: audit_view, preload_audit => crate::audit::ui::AuditPage()
+}
+lazy_route! {
+    /// `/admin/audit/archive`.
+    ArchiveRoute in ebb_admin: archive_view, preload_archive => crate::audit::ui::ArchivePage()
+}
+lazy_route! {
+    /// `/admin/retention`.
+    RetentionRoute in ebb_admin: retention_view, preload_retention => crate::retention::ui::RetentionPage()
+}
+lazy_route! {
+    /// `/admin/settings`.
+    SettingsRoute in ebb_admin: settings_view, preload_settings => crate::maintenance::ui::SettingsPage()
+}
+lazy_route! {
+    /// `/admin/account`.
+    AccountRoute in ebb_admin: account_view, preload_account => crate::auth::ui::AccountPage()
 }
 
-/// `/admin/inbox`.
-#[derive(Debug)]
-pub struct InboxRoute;
+// The public pages other than `/`, one module each: the contact form (the first visit) carries
+// neither passkeys nor the share page, and a share's recipient does not get the sign-in page.
 
-#[lazy_route]
-impl LazyRoute for InboxRoute {
-    fn data() -> Self {
-        InboxRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::inbox::ui::InboxPage().into_any()
-    }
+lazy_route! {
+    /// `/signin`.
+    SignInRoute in ebb_signin: sign_in_view, preload_sign_in => crate::auth::ui::SignInPage()
 }
-
-/// `/admin/shares`.
-#[derive(Debug)]
-pub struct SharesRoute;
-
-#[lazy_route]
-impl LazyRoute for SharesRoute {
-    fn data() -> Self {
-        SharesRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::shares::ui::SharesPage().into_any()
-    }
+lazy_route! {
+    /// `/invite/{token}`.
+    InviteRoute in ebb_invite: invite_view, preload_invite => crate::auth::ui::InvitePage()
 }
-
-/// `/admin/audit`.
-#[derive(Debug)]
-pub struct AuditRoute;
-
-#[lazy_route]
-impl LazyRoute for AuditRoute {
-    fn data() -> Self {
-        AuditRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::audit::ui::AuditPage().into_any()
-    }
+lazy_route! {
+    /// `/s/{token}`.
+    ShareRoute in ebb_share: share_view, preload_share => crate::shares::ui::SharePage()
 }
-
-/// `/admin/audit/archive`.
-#[derive(Debug)]
-pub struct ArchiveRoute;
-
-#[lazy_route]
-impl LazyRoute for ArchiveRoute {
-    fn data() -> Self {
-        ArchiveRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::audit::ui::ArchivePage().into_any()
-    }
-}
-
-/// `/admin/retention`.
-#[derive(Debug)]
-pub struct RetentionRoute;
-
-#[lazy_route]
-impl LazyRoute for RetentionRoute {
-    fn data() -> Self {
-        RetentionRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::retention::ui::RetentionPage().into_any()
-    }
-}
-
-/// `/admin/settings`.
-#[derive(Debug)]
-pub struct SettingsRoute;
-
-#[lazy_route]
-impl LazyRoute for SettingsRoute {
-    fn data() -> Self {
-        SettingsRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::maintenance::ui::SettingsPage().into_any()
-    }
-}
-
-/// `/admin/account`.
-#[derive(Debug)]
-pub struct AccountRoute;
-
-#[lazy_route]
-impl LazyRoute for AccountRoute {
-    fn data() -> Self {
-        AccountRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::auth::ui::AccountPage().into_any()
-    }
-}
-
-// The public pages other than `/` load their own code on demand too: the contact form (the
-// first visit) carries neither passkeys nor the share page.
-
-/// `/signin`.
-#[derive(Debug)]
-pub struct SignInRoute;
-
-#[lazy_route]
-impl LazyRoute for SignInRoute {
-    fn data() -> Self {
-        SignInRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::auth::ui::SignInPage().into_any()
-    }
-}
-
-/// `/invite/{token}`.
-#[derive(Debug)]
-pub struct InviteRoute;
-
-#[lazy_route]
-impl LazyRoute for InviteRoute {
-    fn data() -> Self {
-        InviteRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::auth::ui::InvitePage().into_any()
-    }
-}
-
-/// `/s/{token}`.
-#[derive(Debug)]
-pub struct ShareRoute;
-
-#[lazy_route]
-impl LazyRoute for ShareRoute {
-    fn data() -> Self {
-        ShareRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::shares::ui::SharePage().into_any()
-    }
-}
-
-/// `/retention`: the promises, for visitors.
-#[derive(Debug)]
-pub struct PublicRetentionRoute;
-
-#[lazy_route]
-impl LazyRoute for PublicRetentionRoute {
-    fn data() -> Self {
-        PublicRetentionRoute
-    }
-    fn view(_this: Self) -> AnyView {
-        crate::retention::ui::PublicRetentionPage().into_any()
-    }
+lazy_route! {
+    /// `/retention`: the promises, for visitors.
+    PublicRetentionRoute in ebb_public_retention: public_retention_view, preload_public_retention => crate::retention::ui::PublicRetentionPage()
 }

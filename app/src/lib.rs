@@ -81,13 +81,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     page
 }
 
-/// A lazily loaded page's wasm chunks are fetched by the client when it needs them, not hinted
-/// in the HTML: the splitter cuts a page into 40 to 150 small shared chunks, and as many
-/// `<link rel=preload>` in the head compete with the page's own HTML and stylesheet and with the
-/// main module for the visitor's connection (Lighthouse put `/signin`'s largest paint at 3.5 s
-/// with them, 2.0 s for `/` without). `HydrationScripts` provides the split manifest the server
-/// integration turns into those hints; this puts in its place one with the same folder and chunk
-/// loader and no chunks, so only the small loader is hinted.
+/// A lazily loaded page's wasm module and shared chunks are fetched by the client when it needs
+/// them, not hinted in the HTML: the hints compete with the page's own HTML and stylesheet and
+/// with the main module for the visitor's connection (when every page was a module of its own and
+/// a page 40 to 150 chunks, Lighthouse put `/signin`'s largest paint at 3.5 s with them, 2.0 s
+/// for `/` without; a page is now 8 to 14 files, see `admin_routes`). `HydrationScripts`
+/// provides the split manifest the server integration turns into those hints; this puts in its
+/// place one with the same folder and chunk loader and no chunks, so only the small loader is
+/// hinted.
 #[cfg(feature = "ssr")]
 fn no_chunk_preloads() {
     let Some(loader) = use_context::<leptos::WasmSplitManifest>().and_then(|m| m.0.try_with_value(|(pkg, _, js)| (pkg.clone(), js.clone()))) else {
