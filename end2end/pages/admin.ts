@@ -99,6 +99,9 @@ export class InvitePage {
     await this.page.getByLabel('Name for this passkey').fill(passkeyName);
     await this.page.getByRole('button', { name: 'Create passkey and join' }).click();
     await this.page.waitForURL(/\/admin$/);
+    // The dashboard it lands on is loaded in full (its module, its live stream), so what a test
+    // does next is not mixed up with this page's requests.
+    await waitForAdminHydration(this.page);
   }
 }
 

@@ -79,3 +79,29 @@ test.describe('with JavaScript disabled', () => {
     await expect(contact.error).toContainText('Please correct the fields');
   });
 });
+
+test('what a visitor types before the page has hydrated is kept', async ({ page }) => {
+  const contact = new ContactPage(page);
+  // The client is held back until the form is filled in, as on a slow connection.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/ebb_bg.wasm', async (route) => {
+    await held;
+    await route.continue();
+  });
+  // The held wasm is preloaded by the page, which would hold its load event too.
+  await page.goto('/', { waitUntil: 'domcontentloaded' });
+  await contact.name.fill('Early Bird');
+  await contact.email.fill('early@example.com');
+  await contact.message.fill('Typed while loading');
+  await expect(contact.form).not.toHaveAttribute('data-hydrated', 'true');
+  release();
+  await contact.waitForHydration();
+  // Hydration neither wiped the fields nor left the counter at the server's 0.
+  await expect(contact.name).toHaveValue('Early Bird');
+  await expect(contact.email).toHaveValue('early@example.com');
+  await expect(contact.message).toHaveValue('Typed while loading');
+  await expect(contact.counter).toHaveText('19 / 5000 characters');
+  await contact.message.fill('Typed while loading, and after');
+  await expect(contact.counter).toHaveText('30 / 5000 characters');
+});

@@ -24,6 +24,21 @@ fn error_from_url() -> Option<AppError> {
     checked.into_inner()
 }
 
+/// The value a field holds in the page when the form is hydrated: what the visitor typed before
+/// the client had loaded. Empty on the server, and when the form is rendered by the client.
+fn typed_value(id: &str) -> String {
+    #[cfg(feature = "hydrate")]
+    if let Some(value) = document()
+        .get_element_by_id(id)
+        .and_then(|field| js_sys::Reflect::get(&field, &wasm_bindgen::JsValue::from_str("value")).ok())
+        .and_then(|value| value.as_string())
+    {
+        return value;
+    }
+    let _ = id;
+    String::new()
+}
+
 /// A message for errors that do not belong to one field.
 fn general_message(err: &AppError) -> String {
     match err {
@@ -49,9 +64,11 @@ pub fn ContactForm() -> impl IntoView {
         crate::error::set_status(err);
     }
 
-    let (name, set_name) = signal(String::new());
-    let (email, set_email) = signal(String::new());
-    let (message, set_message) = signal(String::new());
+    // Hydration writes every field from its signal: each starts from what the field holds, so
+    // what a visitor typed while the client was loading stays.
+    let (name, set_name) = signal(typed_value("contact-name"));
+    let (email, set_email) = signal(typed_value("contact-email"));
+    let (message, set_message) = signal(typed_value("contact-message"));
     // A field's own validation is shown once the visitor has left it (or tried to submit).
     let touched = RwSignal::new(std::collections::BTreeSet::<&'static str>::new());
     let hydrated = RwSignal::new(false);
@@ -114,7 +131,9 @@ pub fn ContactForm() -> impl IntoView {
         touched.set(Default::default());
     };
 
-    let message_count = move || message.with(|m| m.replace("\r\n", "\n").chars().count());
+    // Until hydrated, the count the server rendered (0), which hydration keeps; then the message's,
+    // also of what was typed before.
+    let message_count = move || if hydrated.get() { message.with(|m| m.replace("\r\n", "\n").chars().count()) } else { 0 };
 
     view! {
         <section id="contact" class="contact" aria-labelledby="contact-title">
