@@ -79,8 +79,8 @@ awk -v a="$L1" -v b="$L2" -v c="$L3" -v n="$ROWS" 'BEGIN {
   printf "%-44s %14.3f %14.3f %14.3f\n", "mean latency (ms, pgbench " '"$SECS"' " s)", a, b, c; }'
 echo
 echo "EXPLAIN (first page):"
-psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $FIRST" | head -n 12 | sed 's/^/  /'
+psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $FIRST" | sed -n 1,12p | sed 's/^/  /'
 echo "EXPLAIN (kind + admin):"
-psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $FILTERED" | head -n 12 | sed 's/^/  /'
+psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $FILTERED" | sed -n 1,12p | sed 's/^/  /'
 echo "EXPLAIN (no such pair):"
-psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $NONE" | head -n 8 | sed 's/^/  /'
+psql -tAq "$URL" -c "explain (analyze, costs off, timing off, summary off) $NONE" | sed -n 1,8p | sed 's/^/  /'
