@@ -1,10 +1,12 @@
 // Helper of benches/first-visit.sh: what a visitor downloads.
 //   node benches/first-visit.mjs BASE_URL PATH…
 // For each PATH, in a fresh browser context (empty cache): a first visit, then a second visit in
-// a new tab of the same context (warm cache). Bytes over the wire are the sum of CDP's
-// Network.loadingFinished encodedDataLength (headers included) over every request, counted once
-// the network is idle. Prints one `RESULT path visit key value` line per figure (read by the
-// shell script) and, for each visit, `  chromium | …` lines: one per request.
+// a new tab of the same context (warm cache); and in another fresh context, a first visit in
+// which the visitor then uses the page (moves the pointer) until it has hydrated. Bytes over the
+// wire are the sum of CDP's Network.loadingFinished encodedDataLength (headers included) over
+// every request, counted once the network is idle. Prints one `RESULT path visit key value` line
+// per figure (read by the shell script) and, for each visit, `  chromium | …` lines: one per
+// request.
 // Debian's Chromium through playwright-core from end2end/node_modules; never a downloaded browser.
 import { createRequire } from 'node:module';
 
@@ -46,7 +48,9 @@ function kindOf(r) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function visit(context, url) {
+// `use`: after the load, the pointer moves as a visitor's would, and the visit lasts until the
+// page has hydrated (the home page fetches its client on first use).
+async function visit(context, url, use = false) {
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   const reqs = new Map();
@@ -84,6 +88,12 @@ async function visit(context, url) {
   await cdp.send('Network.enable');
 
   await page.goto(url, { waitUntil: 'networkidle', timeout: 120_000 });
+  if (use) {
+    await page.mouse.move(0, 0);
+    await page.mouse.move(120, 160);
+    // Hydrated: a `data-hydrated` page says so; the sign-in button is enabled by the client only.
+    await page.waitForSelector('[data-hydrated="true"], [data-testid="signin"]:enabled', { state: 'attached', timeout: 120_000 });
+  }
   // Idle as Playwright sees it, then until CDP has finished every request it reported.
   for (let i = 0; i < 100 && [...reqs.values()].some((r) => r.url && !r.done); i++) await sleep(100);
   await sleep(300);
@@ -123,6 +133,9 @@ try {
     report(path, 'first', await visit(context, url));
     report(path, 'second', await visit(context, url));
     await context.close();
+    const fresh = await browser.newContext();
+    report(path, 'used', await visit(fresh, url, true));
+    await fresh.close();
   }
 } finally {
   await browser.close();

@@ -57,6 +57,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     };
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
+    // The home page hydrates when it is first used (see `HydrateOnFirstUse`); every other page
+    // as soon as it loads.
+    #[cfg(feature = "ssr")]
+    let on_first_use = use_context::<axum::http::request::Parts>().is_some_and(|p| p.uri.path() == "/");
+    #[cfg(not(feature = "ssr"))]
+    let on_first_use = false;
+    let stylesheet = format!("/{}/ebb.css", options.site_pkg_dir);
+    let scripts = if on_first_use { view! { <HydrateOnFirstUse options/> }.into_any() } else { view! { <HydrationScripts options/> }.into_any() };
     let page = view! {
         <!DOCTYPE html>
         <html lang=i18n::lang().code() data-theme=theme>
@@ -67,8 +75,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="data:,"/>
                 <meta name="description" content=i18n::t(i18n::T::MetaDescription)/>
                 // In the shell (rendered by the server only): the folder carries the assets' hash.
-                <link rel="stylesheet" href=format!("/{}/ebb.css", options.site_pkg_dir)/>
-                <HydrationScripts options/>
+                <link rel="stylesheet" href=stylesheet/>
+                {scripts}
                 <MetaTags/>
             </head>
             <body>
@@ -79,6 +87,28 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     no_chunk_preloads();
     page
+}
+
+/// The home page's hydration script: the client (its JS glue and the main wasm module, 205 KB
+/// compressed, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer, touch,
+/// key or focus, not with the page and with no preload hint; see `hydrate_on_first_use.js`. The
+/// page works before (and without) it: the contact form and the language switch are HTML forms,
+/// the fields keep what was typed when it hydrates (`contact::ui`). Same files and entry point as
+/// Leptos' `HydrationScripts`.
+#[component]
+fn HydrateOnFirstUse(options: LeptosOptions) -> impl IntoView {
+    let nonce = leptos::nonce::use_nonce();
+    let pkg = format!("/{}", options.site_pkg_dir);
+    let name = options.output_name.to_string();
+    // As `HydrationScripts`: the wasm is `<name>_bg.wasm` unless the build named it.
+    let wasm_suffix = if std::option_env!("LEPTOS_OUTPUT_NAME").is_none() { "_bg" } else { "" };
+    let js = format!("{pkg}/{name}.js");
+    let wasm = format!("{pkg}/{name}{wasm_suffix}.wasm");
+    view! {
+        <script type="module" nonce=nonce>
+            {format!("{}({js:?}, {wasm:?});", include_str!("hydrate_on_first_use.js"))}
+        </script>
+    }
 }
 
 /// A lazily loaded page's wasm module and shared chunks are fetched by the client when it needs

@@ -28,8 +28,14 @@ export class ContactPage {
     await this.page.goto('/');
   }
 
-  /** Waits until the wasm client has hydrated the form. */
+  /**
+   * Uses the page as a visitor would (the pointer moves over its heading) and waits until the wasm
+   * client has hydrated the form: the home page fetches its client on the first pointer, touch,
+   * key or focus (app/src/hydrate_on_first_use.js).
+   */
   async waitForHydration() {
+    await this.page.mouse.move(0, 0);
+    await this.page.getByRole('heading', { level: 1 }).hover();
     await expect(this.form).toHaveAttribute('data-hydrated', 'true');
   }
 

@@ -89,8 +89,7 @@ test('what a visitor types before the page has hydrated is kept', async ({ page 
     await held;
     await route.continue();
   });
-  // The held wasm is preloaded by the page, which would hold its load event too.
-  await page.goto('/', { waitUntil: 'domcontentloaded' });
+  await page.goto('/');
   await contact.name.fill('Early Bird');
   await contact.email.fill('early@example.com');
   await contact.message.fill('Typed while loading');
@@ -104,4 +103,23 @@ test('what a visitor types before the page has hydrated is kept', async ({ page 
   await expect(contact.counter).toHaveText('19 / 5000 characters');
   await contact.message.fill('Typed while loading, and after');
   await expect(contact.counter).toHaveText('30 / 5000 characters');
+});
+
+test('the home page fetches its client when first used, and a message sent before it arrives is sent as a plain form', async ({ page }) => {
+  const contact = new ContactPage(page);
+  const wasm: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().endsWith('.wasm')) wasm.push(r.url());
+  });
+  // The client never arrives, as on a connection that stalls.
+  await page.route('**/ebb_bg.wasm', () => new Promise<void>(() => {}));
+  await contact.open();
+  await page.waitForLoadState('networkidle');
+  expect(wasm, 'a visitor who only reads fetches no wasm').toEqual([]);
+  await contact.fill(uniqueInquiry('before-client'));
+  expect(wasm.length, 'typing fetches the client').toBe(1);
+  await expect(contact.form).not.toHaveAttribute('data-hydrated', 'true');
+  await contact.send.click();
+  await expect(page).toHaveURL(/\?sent=1/);
+  await expect(contact.success).toContainText('your message was sent');
 });

@@ -21,9 +21,14 @@ test('public pages never load the admin UI; admin pages load their module when o
   // code is in chunk_*.wasm files.
   const admin = 'split_ebb_admin.wasm';
   const modules = (files: string[]) => files.filter((f) => f.startsWith('split_'));
-  // The visitor's pages: `/` the main module only; the sign-in page its own module, no admin.
-  const home = await wasmFetched(page, async () => {
+  // The visitor's pages: `/` nothing until it is used, then the main module only; the sign-in
+  // page its own module, no admin.
+  const untouched = await wasmFetched(page, async () => {
     await page.goto('/');
+  });
+  expect(untouched, '/ fetches no wasm before the visitor uses it').toEqual([]);
+  expect(await page.locator('#contact form').getAttribute('data-hydrated')).not.toBe('true');
+  const home = await wasmFetched(page, async () => {
     await new ContactPage(page).waitForHydration();
   });
   expect(home).toContain('ebb_bg.wasm');

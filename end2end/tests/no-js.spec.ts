@@ -1,5 +1,6 @@
 import { expect, test, type Browser } from '@playwright/test';
 import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
+import { ContactPage } from '../pages/contact-page';
 import { SharesPage } from '../pages/shares';
 
 /** Every admin page and its heading. */
@@ -75,7 +76,7 @@ test('every page renders without JavaScript and hydrates with it', async ({ page
   // And with JavaScript, the visitor's pages hydrate.
   const hydrated = await browser.newPage({ baseURL });
   await hydrated.goto('/');
-  await expect(hydrated.locator('form[data-hydrated]')).toHaveAttribute('data-hydrated', 'true');
+  await new ContactPage(hydrated).waitForHydration();
   await hydrated.goto('/signin');
   await expect(hydrated.getByTestId('signin')).toBeEnabled();
   await hydrated.goto(link);

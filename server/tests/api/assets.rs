@@ -43,6 +43,12 @@ async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: 
         assert!(page.contains(&format!("/pkg/{HASH}/{file}")), "{file} in {page}");
     }
     assert!(page.contains(r#"<meta name="description""#), "a description for search engines");
+    // The home page fetches its client when it is first used, so nothing hints it; the other
+    // pages hydrate at once and hint the script and the wasm.
+    assert!(!page.contains(r#"rel="modulepreload""#) && !page.contains(r#"rel="preload""#), "no preload on /: {page}");
+    assert!(page.contains(r#"addEventListener"#), "/ starts its client on first use: {page}");
+    let signin = get(&app, "/signin", None).await.text().await.unwrap();
+    assert!(signin.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "{signin}");
 
     // The copy the client accepts, with the right headers.
     for (accept, encoding, body) in [(Some("br, gzip"), Some("br"), &b"brotli bytes"[..]), (Some("gzip"), Some("gzip"), &b"gzip bytes"[..])] {
