@@ -27,6 +27,12 @@ pub enum AlertKind {
     /// A run of the audit archive failed (critical: months wait in the database, or an archived
     /// object is missing or changed); subject: the job name.
     ArchiveFailed,
+    /// A job's runs end at their budget with work left (the archive's backlog of months);
+    /// subject: the job name. Resolved by a run that finishes everything.
+    ArchiveBehind,
+    /// Audit upkeep failed (a partition could not be created or detached); subject: empty.
+    /// Raised on the first failed run, resolved by a run that succeeds.
+    AuditUpkeepFailed,
     /// Items of one kind are past their retention promise by more than one interval of the job
     /// that removes them; subject: the kind (`inquiries`, `share_files`…).
     RetentionOverdue,
@@ -44,6 +50,8 @@ impl AlertKind {
             AlertKind::AuditUnexpectedPartition => "audit.unexpected_partition",
             AlertKind::ArchiveFailed => "archive.failed",
             AlertKind::RetentionOverdue => "retention.overdue",
+            AlertKind::ArchiveBehind => "archive.behind",
+            AlertKind::AuditUpkeepFailed => "audit.upkeep_failed",
         }
     }
 }
@@ -55,6 +63,8 @@ pub struct AlertView {
     pub kind: String,
     pub subject: String,
     pub message: String,
+    /// Everything behind the headline (each failing month, each step's error); may be long.
+    pub details: String,
     #[serde(with = "time::serde::rfc3339")]
     pub raised_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
@@ -70,20 +80,53 @@ mod db {
     use super::{AlertKind, AlertView};
     use sqlx::PgPool;
 
+    /// The longest headline kept (the column allows 1,000 characters); a longer one is cut at a
+    /// character boundary and kept whole in the details.
+    pub const HEADLINE_MAX: usize = 600;
+    /// The longest details kept (a runaway list must not fill the table).
+    pub const DETAILS_MAX: usize = 100_000;
+
     /// Raises (or refreshes) the alert `kind` about `subject`: ERROR log line, counter, row.
-    /// `message` is for admins: what happened and what to do; never personal data.
+    /// `message` is for admins: what happened and what to do; never personal data. Raised
+    /// whatever its length: a long message becomes a shortened headline and the whole text its
+    /// details ([`raise_detailed`]).
     pub async fn raise(pool: &PgPool, kind: AlertKind, subject: &str, message: &str) -> Result<(), sqlx::Error> {
-        tracing::error!(alert.kind = kind.as_str(), alert.subject = subject, "{message}");
+        raise_detailed(pool, kind, subject, message, "").await
+    }
+
+    /// Shortens `text` to at most `max` characters, ending with "…" when cut.
+    fn shorten(text: &str, max: usize) -> String {
+        match text.char_indices().nth(max.saturating_sub(1)) {
+            Some((i, _)) if text[i..].chars().nth(1).is_some() => format!("{}…", &text[..i]),
+            _ => text.to_owned(),
+        }
+    }
+
+    /// Raises (or refreshes) the alert `kind` about `subject` with a short, stable `headline`
+    /// (the banner) and `details` (no small limit). Never fails for the length of either.
+    pub async fn raise_detailed(pool: &PgPool, kind: AlertKind, subject: &str, headline: &str, details: &str) -> Result<(), sqlx::Error> {
+        let short = shorten(headline, HEADLINE_MAX);
+        let details = match (short.len() < headline.len(), details.is_empty()) {
+            (false, _) => details.to_owned(),
+            (true, true) => headline.to_owned(),
+            (true, false) => format!("{headline}\n{details}"),
+        };
+        let details = shorten(&details, DETAILS_MAX);
+        let subject = shorten(subject, 200);
+        let subject = subject.as_str();
+        let message = short.as_str();
+        tracing::error!(alert.kind = kind.as_str(), alert.subject = subject, alert.details = details.as_str(), "{message}");
         metrics::counter!("ebb_alerts_raised_total", "kind" => kind.as_str()).increment(1);
         let mut tx = pool.begin().await?;
         let new = sqlx::query_scalar!(
-            r#"insert into alerts (kind, subject, message) values ($1, $2, $3)
+            r#"insert into alerts (kind, subject, message, details) values ($1, $2, $3, $4)
                on conflict (kind, subject) where resolved_at is null
-               do update set last_raised_at = now(), times = alerts.times + 1, message = excluded.message
+               do update set last_raised_at = now(), times = alerts.times + 1, message = excluded.message, details = excluded.details
                returning (xmax = 0) as "new!""#,
             kind.as_str(),
             subject,
             message,
+            details,
         )
         .fetch_one(&mut *tx)
         .await?;
@@ -122,9 +165,9 @@ mod db {
 
     /// An admin resolves alert `id` (it is raised again if its condition persists). True when
     /// an open alert was resolved.
-    pub async fn resolve_by_admin(pool: &PgPool, id: i64, admin: uuid::Uuid) -> Result<bool, sqlx::Error> {
+    pub async fn resolve_by_admin(conn: &mut sqlx::PgConnection, id: i64, admin: uuid::Uuid) -> Result<bool, sqlx::Error> {
         let r = sqlx::query!("update alerts set resolved_at = now(), resolved_by = $2 where id = $1 and resolved_at is null", id, admin.to_string(),)
-            .execute(pool)
+            .execute(conn)
             .await?;
         Ok(r.rows_affected() == 1)
     }
@@ -133,7 +176,7 @@ mod db {
     pub async fn open(pool: &PgPool) -> Result<Vec<AlertView>, sqlx::Error> {
         sqlx::query_as!(
             AlertView,
-            "select id, kind, subject, message, raised_at, last_raised_at, times from alerts
+            "select id, kind, subject, message, details, raised_at, last_raised_at, times from alerts
              where resolved_at is null order by last_raised_at desc limit 50"
         )
         .fetch_all(pool)

@@ -47,6 +47,10 @@ pub enum AppError {
     /// The change conflicts with what is stored, e.g. a duplicate (HTTP 409); the text says what.
     #[error("{0}")]
     Conflict(String),
+    /// A part Ebb needs is not usable right now (the storage's marker is missing: an unmounted
+    /// folder, a wrong bucket); nothing was kept, an admin has been alerted (HTTP 503).
+    #[error("the storage is unavailable; nothing was kept")]
+    StorageUnavailable,
     /// Something went wrong on our side; the cause is in the server log (HTTP 500).
     #[error("something went wrong on our side; please try again later")]
     Internal,
@@ -64,6 +68,7 @@ impl AppError {
             AppError::Gone => 410,
             AppError::TooLarge { .. } => 413,
             AppError::RateLimited { .. } => 429,
+            AppError::StorageUnavailable => 503,
             AppError::Internal => 500,
         }
     }

@@ -6,3 +6,41 @@ pub async fn get_or_insert(pool: &sqlx::PgPool, key: &str, candidate: &str) -> R
     sqlx::query!("insert into settings (key, value) values ($1, $2) on conflict (key) do nothing", key, candidate).execute(pool).await?;
     sqlx::query_scalar!("select value from settings where key = $1", key).fetch_one(pool).await
 }
+
+/// Bytes in every secret Ebb generates (HMAC keys).
+pub const SECRET_BYTES: usize = 32;
+
+/// The secret kept in settings row `key`, generated on first use (first writer wins, so every
+/// instance has the same). Fails closed: a stored value that is not the hex of at least
+/// [`SECRET_BYTES`] bytes — corrupted, truncated, hand-edited — is refused with a message naming
+/// the row, and Ebb does not start; it never falls back to a value anyone could compute.
+pub async fn secret(pool: &sqlx::PgPool, key: &str) -> Result<Vec<u8>, String> {
+    let fresh = hex::encode(rand::random::<[u8; SECRET_BYTES]>());
+    let stored = get_or_insert(pool, key, &fresh).await.map_err(|e| format!("database error: {e}"))?;
+    parse_secret(key, &stored)
+}
+
+/// A stored secret's bytes, or why it is refused (naming the settings row).
+pub fn parse_secret(key: &str, stored: &str) -> Result<Vec<u8>, String> {
+    match hex::decode(stored.trim()) {
+        Ok(bytes) if bytes.len() >= SECRET_BYTES => Ok(bytes),
+        _ => Err(format!(
+            "the secret in settings row '{key}' is unreadable (not {} hex characters): it was corrupted or edited. Ebb will not start with a secret anyone could guess. Restore the row from a backup; or delete it to make a new secret (what it signed or keyed stops matching)",
+            SECRET_BYTES * 2
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_that_are_not_long_hex_are_refused_by_name() {
+        assert_eq!(parse_secret("k", &"ab".repeat(32)).unwrap(), vec![0xab; 32]);
+        for bad in ["", "zz", "abcd", &"g".repeat(64), &"ab".repeat(31)] {
+            let e = parse_secret("audit_client_secret", bad).unwrap_err();
+            assert!(e.contains("'audit_client_secret'"), "{bad}: {e}");
+        }
+    }
+}

@@ -21,6 +21,7 @@ pub fn describe(err: &AppError) -> String {
         AppError::NotFound => t(T::ErrNotFound).into(),
         AppError::Gone => t(T::ErrGone).into(),
         AppError::Conflict(msg) => msg.clone(),
+        AppError::StorageUnavailable => t(T::ErrStorageUnavailable).into(),
         AppError::Internal => t(T::ErrInternal).into(),
     }
 }

@@ -38,6 +38,21 @@ pub fn pkg_service(options: &LeptosOptions) -> ServeDir {
     ServeDir::new(Path::new(options.site_root.as_ref()).join("pkg")).precompressed_br().precompressed_gzip()
 }
 
+/// Longest name of one path segment the file systems Ebb runs on take (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+
+/// Refuses, as not found, a path the file system could not even look up: a segment longer than
+/// [`NAME_MAX`] makes the lookup fail with "file name too long", which `ServeDir` answers with a
+/// 500 (and an ERROR line) for what is a client's mistake.
+pub async fn refuse_impossible_names(req: Request, next: Next) -> Response {
+    if req.uri().path().split('/').any(|segment| segment.len() > NAME_MAX) {
+        let mut res = Response::new(axum::body::Body::from("Not found"));
+        *res.status_mut() = StatusCode::NOT_FOUND;
+        return res;
+    }
+    next.run(req).await
+}
+
 /// `Cache-Control` of the client's files: a year for hashed URLs, revalidation for the rest.
 pub async fn cache_control(req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();

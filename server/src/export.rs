@@ -78,7 +78,15 @@ pub struct AuditQuery {
 }
 
 /// The audit viewer's filtered view as CSV (the viewer's filters; 24 months).
-pub async fn audit_csv(State(state): State<AppState>, query: Result<Query<AuditQuery>, axum::extract::rejection::QueryRejection>) -> Response {
+/// Recorded in the audit log first, like every export; an export whose record cannot be written
+/// does not run.
+pub async fn audit_csv(
+    State(state): State<AppState>,
+    Extension(admin): Extension<AdminInfo>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    query: Result<Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
     let Ok(Query(q)) = query else {
         return (StatusCode::BAD_REQUEST, "The export link is malformed; use the Export CSV button of the audit log.").into_response();
     };
@@ -90,6 +98,26 @@ pub async fn audit_csv(State(state): State<AppState>, query: Result<Query<AuditQ
         }
     };
     let bom = matches!(q.bom.as_deref(), Some("1" | "true" | "on"));
+    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let filters: Vec<&str> = [("kind", &q.kind), ("admin", &q.admin), ("subject", &q.subject), ("from", &q.from), ("to", &q.to)]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(name, _)| name)
+        .collect();
+    let detail = (!filters.is_empty()).then(|| format!("filtered by {}", filters.join(", ")));
+    let recorded = async {
+        let mut conn = state.pool.acquire().await?;
+        app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::AuditExport, None, detail.as_deref()).await
+    };
+    if let Err(e) = recorded.await {
+        tracing::warn!(error = %e, "audit log export refused: its audit record could not be written");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5")],
+            "The export could not be recorded, so it did not run. Try again in a few seconds.",
+        )
+            .into_response();
+    }
     let today = time::OffsetDateTime::now_utc().date();
     (
         [

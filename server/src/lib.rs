@@ -131,7 +131,7 @@ pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(
     state.blobs.ensure_marker(&state.pool, live > 0 || archived > 0).await.map_err(storage_hint(config))?;
     state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
     // The secret that keys the audit log's client hashes.
-    state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await.map_err(|e| format!("database error: {e}"))
+    state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await
 }
 
 /// Both checks of the store (tests and tools that start from a migrated database).
@@ -283,7 +283,10 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route(app::storage::signed::PATH, get(signed::serve))
         .leptos_routes_with_context(&state, routes, move || provide_context(context_state.clone()), move || shell(shell_options.clone()))
         // The client's files: precompressed (.br, .gz) by the build, chosen by Accept-Encoding.
-        .nest_service("/pkg", assets::pkg_service(&state.leptos_options))
+        .nest_service(
+            "/pkg",
+            tower::ServiceBuilder::new().layer(axum::middleware::from_fn(assets::refuse_impossible_names)).service(assets::pkg_service(&state.leptos_options)),
+        )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
         // that grows past the limit fails as it is read.

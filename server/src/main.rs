@@ -140,10 +140,18 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => {
             let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
-            // The GC trusts the store's deletes: check the store (probe and marker) first.
-            server::probe_storage(&state, &config).await?;
             migrate().await?;
-            server::check_storage_marker(&state, &config).await?;
+            // The GC trusts the store's deletes: check the store (probe and marker) first. A
+            // check that fails is a failed run of every job asked for: recorded and alerted on,
+            // so an operator's scheduler is not the only one to know.
+            let checked = async {
+                server::probe_storage(&state, &config).await?;
+                server::check_storage_marker(&state, &config).await
+            };
+            if let Err(why) = checked.await {
+                server::maintenance::record_not_started(&state, &jobs, &why).await;
+                return Err(why);
+            }
             server::maintenance::run_now(&state, &jobs, force, &mut std::io::stdout()).await
         }
         Command::Maintenance { command: MaintenanceCommand::Status } => {

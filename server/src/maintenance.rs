@@ -38,14 +38,19 @@ pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut 
                 let _ = writeln!(out, "{}: {}", job.name, app::jobs::outcome_label(run.outcome.as_str()));
                 for s in &run.steps {
                     let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-                    let detail = match (&s.error, s.status) {
-                        (Some(e), _) => format!("FAILED: {e}"),
-                        (None, app::jobs::StepStatus::Skipped) => "skipped (time budget spent; the next run goes on)".into(),
-                        _ => format!(
-                            "{}{}",
-                            if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") },
-                            if s.more { " (more left for the next run)" } else { "" }
-                        ),
+                    use app::jobs::StepStatus;
+                    let done = format!(
+                        "{}{}",
+                        if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") },
+                        if s.more { " (more left for the next run)" } else { "" }
+                    );
+                    let detail = match s.status {
+                        StepStatus::Failed => format!("FAILED: {}", s.error.as_deref().unwrap_or("see the server log")),
+                        StepStatus::Skipped => "not reached: the run's time budget was spent; the next run goes on".into(),
+                        // Says which failed check stopped the run; its error says who must act.
+                        StepStatus::Stopped => s.error.clone().unwrap_or_else(|| "not run: an earlier check stopped the run".into()),
+                        StepStatus::CutOff => format!("{done} — {}", s.error.as_deref().unwrap_or("cut off at the run's budget")),
+                        StepStatus::Done | StepStatus::Running => done,
                     };
                     let _ = writeln!(out, "  {:<22} {detail}", s.step);
                 }
@@ -67,6 +72,16 @@ pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut 
         Ok(())
     } else {
         Err(failed.join("; "))
+    }
+}
+
+/// The run of each named job (all when none is named) could not start for `why`: each is
+/// recorded as a failed run and alerted on (best effort: the database may be what failed).
+pub async fn record_not_started(state: &AppState, names: &[String], why: &str) {
+    for job in state.jobs.jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
+        if let Err(e) = app::jobs::record_not_started(state, job, Trigger::Cli, why).await {
+            tracing::warn!(job = job.name, error = %e, "could not record a run that could not start");
+        }
     }
 }
 

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use app::storage::{check_key, Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored, MARKER_KEY};
+use app::storage::{check_key, Blob, BlobError, BlobStore, ByteStream, Head, Listing, Namespace, ObjectInfo, Stored, MARKER_KEY};
 use aws_sdk_s3::config::http::HttpResponse;
 use aws_sdk_s3::config::{timeout::TimeoutConfig, BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
@@ -476,7 +476,7 @@ impl BlobStore for S3Store {
         })
     }
 
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>> {
         Box::pin(async move {
             let res = self
                 .client
@@ -495,7 +495,14 @@ impl BlobStore for S3Store {
                     out.push(ObjectInfo { key: key.to_owned(), size: o.size().unwrap_or(0).max(0) as u64, modified: to_system_time(o.last_modified()) });
                 }
             }
-            Ok(out)
+            // The next page starts after the last key the store returned, Ebb's or not: a foreign
+            // object skipped above must not end the listing.
+            let next = if res.is_truncated() == Some(true) {
+                res.contents().last().and_then(|o| o.key()).and_then(|k| k.strip_prefix(&self.settings.prefix)).map(str::to_owned)
+            } else {
+                None
+            };
+            Ok(Listing { objects: out, next })
         })
     }
 

@@ -62,20 +62,33 @@ pub async fn admin_gate(State(state): State<AppState>, session: Session, mut req
     }
 }
 
+/// GET routes that write an audit row (downloads that are recorded).
+pub const WRITING_GETS: &[&str] = &["/admin/inbox/export.csv", "/admin/audit/export.csv", "/admin/retention/report.json"];
+
 /// Refuses state-changing requests from other sites: the `Origin` must be the public origin;
 /// without `Origin`, `Sec-Fetch-Site` must say same-origin (or none: typed by the user). Requests
 /// with neither header come from non-browser clients, which cannot carry a victim's cookies.
+///
+/// A few GETs also write (an export or a report is recorded in the audit log): they are refused
+/// when the browser says the request came from another site (`Sec-Fetch-Site: cross-site` or
+/// `same-site`) — a link or an image on another site must not make a signed-in admin's browser
+/// write audit rows. Following a link within Ebb, or typing the address, still works.
 pub async fn same_origin_only(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let fetch_site_ok = || match headers.get("sec-fetch-site").map(|v| v.to_str().unwrap_or("")) {
+        Some(site) => site == "same-origin" || site == "none",
+        None => true,
+    };
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        if WRITING_GETS.contains(&req.uri().path()) && !fetch_site_ok() {
+            tracing::info!(event = "csrf.refused", method = %req.method(), "cross-site request for a recorded download refused");
+            return (StatusCode::FORBIDDEN, "This download was asked for by another site and was refused. Open it from Ebb's own pages.").into_response();
+        }
         return next.run(req).await;
     }
-    let headers = req.headers();
     let allowed = match headers.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("")) {
         Some(origin) => origin == state.config.public_url,
-        None => match headers.get("sec-fetch-site").map(|v| v.to_str().unwrap_or("")) {
-            Some(site) => site == "same-origin" || site == "none",
-            None => true,
-        },
+        None => fetch_site_ok(),
     };
     if allowed {
         next.run(req).await

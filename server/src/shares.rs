@@ -125,6 +125,13 @@ async fn receive(
                     Ok(stored) => stored.size,
                     Err(BlobError::TooLarge { .. }) => return Err(AppError::TooLarge { limit_bytes: limit }),
                     Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
+                    Err(BlobError::MarkerMissing) => {
+                        tracing::warn!("share upload refused: the storage marker is missing (the storage may not be the real one)");
+                        if let Err(e) = app::shares::gc::alert_marker_missing(&state.pool).await {
+                            tracing::warn!(error = %e, "could not raise the storage marker alert");
+                        }
+                        return Err(AppError::StorageUnavailable);
+                    }
                     Err(e) => return Err(AppError::internal("share upload: storing the file failed", e)),
                 };
                 file = Some((stored, file_name, content_type, size));

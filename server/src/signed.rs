@@ -31,7 +31,14 @@ pub async fn serve(State(state): State<AppState>, query: Result<Query<SignedRead
     let Some(signer) = state.blobs.signer() else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "Downloads are not available yet; try again in a minute.");
     };
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    // The database's clock: the link was signed with it, maybe by another instance.
+    let now = match app::jobs::claim::db_now(&state.pool).await {
+        Ok(now) => now.unix_timestamp(),
+        Err(e) => {
+            tracing::warn!(error = %e, "signed read: the database clock could not be read");
+            return refuse(StatusCode::SERVICE_UNAVAILABLE, "Downloads are not available right now; try again in a minute.");
+        }
+    };
     match signer.verify(&q.key, q.expires, &q.name, &q.sig, now) {
         Ok(()) => {}
         Err(app::storage::signed::SignedUrlError::Invalid) => {

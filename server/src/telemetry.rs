@@ -75,13 +75,29 @@ pub async fn tag_route(req: Request, next: Next) -> Response {
 /// records their latency.
 pub async fn http_metrics(req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method());
     let res = next.run(req).await;
     let route = res.extensions().get::<Route>().map(|r| r.0.clone()).unwrap_or_else(|| "unmatched".into());
     let status = res.status().as_u16().to_string();
-    metrics::counter!("ebb_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status).increment(1);
+    metrics::counter!("ebb_http_requests_total", "method" => method, "route" => route.clone(), "status" => status).increment(1);
     metrics::histogram!("ebb_http_request_duration_seconds", "method" => method, "route" => route).record(start.elapsed().as_secs_f64());
     res
+}
+
+/// The method as a metric label, from a closed set: a client can send any method string, and
+/// every new label value would be a new series kept forever.
+pub fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
 }
 
 /// After any response: asks each job's in-memory "next due" (no database access when nothing is

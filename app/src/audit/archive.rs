@@ -13,12 +13,20 @@
 //! 2. `partitions`: future partitions counted by their bounds (too few → the run stops, critical
 //!    alert); the default partition's rows counted exactly and logged.
 //! 3. `objects`: every ledgered object still exists with its size and CRC32C (a missing or
-//!    changed one stops the run; a month not yet dropped is marked failed so it is written again).
-//! 4. `write`: every table in `audit_pending` (being there is the signal) is streamed as gzip'd
-//!    CSV to its month's key, counting rows as they are written; the ledger says `written`.
-//! 5. `verify`: rows written = `count(*)`, and size and CRC32C read back from the store = what was
-//!    written → `verified`; otherwise `failed` (the table stays; the next run overwrites the key).
-//! 6. `drop`: tables whose month is verified, with a short lock timeout.
+//!    changed one stops the run; a month not yet dropped is marked failed so it is written again;
+//!    a dropped month's object needs a person, and the alert says so). An object the store keeps
+//!    no CRC32C for is read back and its bytes checked.
+//! 4. `verify`: months an earlier run left `written` (cut off, or killed after the upload):
+//!    rows written = `count(*)`, and size and CRC32C read back from the store = what was written
+//!    → `verified`; otherwise `failed` (the table stays; a later run writes it again).
+//! 5. `drop`: tables whose month is verified, with a short lock timeout.
+//! 6. `write`: every table in `audit_pending` (being there is the signal) that is not written
+//!    yet is streamed as gzip'd CSV to its month's key, counting rows as they are written; each
+//!    month is then verified and dropped at once. At least one month per run, then until the
+//!    budget: a backlog of any size drains, and a run cut off with months left raises
+//!    `archive.behind` (resolved by a run that finishes).
+//!
+//! Steps 4–6 start even when the budget is spent: what is half done is finished first.
 
 use std::sync::{
     atomic::{AtomicU64, Ordering},
@@ -198,25 +206,29 @@ struct PendingRows {
 
 impl Pages for PendingRows {
     type Row = AuditRow;
-    type Cursor = i64;
+    /// The table's primary key, `(id, occurred_at)`: ids alone are not unique (a restored or
+    /// moved event can share one), and paging by the id alone would drop one of two events
+    /// sharing an id at a page edge.
+    type Cursor = (i64, OffsetDateTime);
     const PAGE_ROWS: i64 = PAGE_ROWS;
 
     fn header(&self) -> &'static [&'static str] {
         &super::export::HEADER
     }
 
-    async fn page(&self, after: Option<i64>) -> Result<Vec<AuditRow>, sqlx::Error> {
+    async fn page(&self, after: Option<(i64, OffsetDateTime)>) -> Result<Vec<AuditRow>, sqlx::Error> {
         // Plain columns only, by name: the archive must not depend on any other table.
         let sql = format!(
             "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash
-             from {} where id > $1 order by id limit $2",
+             from {} where (id, occurred_at) > ($1, $2) order by id, occurred_at limit $3",
             pending_table(&self.table)
         );
-        sqlx::query_as::<_, AuditRow>(&sql).bind(after.unwrap_or(i64::MIN)).bind(PAGE_ROWS).fetch_all(&self.pool).await
+        let (id, at) = after.unwrap_or((i64::MIN, OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 1000)));
+        sqlx::query_as::<_, AuditRow>(&sql).bind(id).bind(at).bind(PAGE_ROWS).fetch_all(&self.pool).await
     }
 
-    fn cursor(r: &AuditRow) -> i64 {
-        r.id
+    fn cursor(r: &AuditRow) -> (i64, OffsetDateTime) {
+        (r.id, r.occurred_at)
     }
 
     fn cells(r: &AuditRow) -> Vec<String> {
@@ -294,6 +306,39 @@ pub async fn write_table(pool: &PgPool, store: &dyn BlobStore, table: &str, key:
     Ok(Written { rows: rows.load(Ordering::Relaxed), bytes: stored.size, crc32c: stored.crc32c })
 }
 
+/// Whether the object at `key` holds what the ledger recorded: `None` when it does, else why not.
+/// The store's own size and CRC32C are compared; an object the store keeps no CRC32C for (one
+/// restored from a backup by a tool that does not send one, as common S3 tools do by default) is
+/// read back and its bytes' CRC32C computed: the bytes are what must match, not the header.
+pub async fn object_problem(store: &dyn BlobStore, key: &str, bytes: i64, crc: i64) -> Result<Option<String>, BlobError> {
+    let head = store.head(key).await?;
+    Ok(match head {
+        None => Some("the object is missing".to_string()),
+        Some(h) if h.size as i64 != bytes => Some(format!("the object is {} bytes; the ledger has {bytes}", h.size)),
+        Some(h) => match h.crc32c {
+            Some(c) if i64::from(c) == crc => None,
+            Some(c) => Some(format!("the object's CRC32C is {c:08x}; the ledger has {crc:08x}")),
+            None => match read_crc32c(store, key).await? {
+                None => Some("the object is missing".to_string()),
+                Some((size, c)) if size as i64 == bytes && i64::from(c) == crc => None,
+                Some((size, c)) => Some(format!("the object reads back as {size} bytes with CRC32C {c:08x}; the ledger has {bytes} bytes, {crc:08x}")),
+            },
+        },
+    })
+}
+
+/// Size and CRC32C of an object's bytes, read through (`None` when absent).
+async fn read_crc32c(store: &dyn BlobStore, key: &str) -> Result<Option<(u64, u32)>, BlobError> {
+    let Some(mut blob) = store.open(key).await? else { return Ok(None) };
+    let (mut size, mut crc) = (0u64, 0u32);
+    while let Some(chunk) = blob.body.next().await {
+        let chunk = chunk?;
+        size += chunk.len() as u64;
+        crc = crc32c::crc32c_append(crc, &chunk);
+    }
+    Ok(Some((size, crc)))
+}
+
 /// Why [`drop_verified`] left a table.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DropRefused {
@@ -350,14 +395,10 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
         return Err(DropRefused::NotVerified(label));
     };
     let count: i64 = sqlx::query_scalar(&format!("select count(*) from {}", pending_table(table))).fetch_one(&mut *tx).await?;
-    let head = store.head(&row.object_key).await.map_err(|e| DropRefused::Storage(e.to_string()))?;
-    let problem = match head {
-        _ if count != rows => Some(format!("the table has {count} rows, the archive {rows}")),
-        None => Some("the archived object is missing".to_string()),
-        Some(h) if h.size != bytes as u64 || h.crc32c != Some(crc as u32) => {
-            Some(format!("the archived object reads back as {} bytes, CRC32C {:?}; the ledger has {bytes} bytes, CRC32C {crc}", h.size, h.crc32c))
-        }
-        Some(_) => None,
+    let problem = if count != rows {
+        Some(format!("the table has {count} rows, the archive {rows}"))
+    } else {
+        object_problem(store, &row.object_key, bytes, crc).await.map_err(|e| DropRefused::Storage(e.to_string()))?.map(|why| format!("archived object: {why}"))
     };
     if let Some(why) = problem {
         tx.rollback().await?;
@@ -389,7 +430,7 @@ async fn requests_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 /// Step `partitions`: partitions ahead by bounds (too few stops the run); default rows counted.
 /// Any failure stops the run: the later steps rely on this check.
 async fn partitions_step(ctx: StepCtx) -> Result<StepReport, StepError> {
-    check_partitions(ctx).await.map_err(|e| StepError::stop(e.message))
+    check_partitions(ctx).await.map_err(|e| StepError { stop: true, ..e })
 }
 
 async fn check_partitions(ctx: StepCtx) -> Result<StepReport, StepError> {
@@ -404,7 +445,8 @@ async fn check_partitions(ctx: StepCtx) -> Result<StepReport, StepError> {
     if ahead < min {
         return Err(StepError::stop(format!(
             "only {ahead} monthly partitions ahead (at least {min} needed): audit upkeep is not working; the archive stopped until a person fixes it"
-        )));
+        ))
+        .for_a_person());
     }
     Ok(StepReport::rows("partitions_ahead", ahead as u64).with("default_rows", default_rows as u64))
 }
@@ -412,31 +454,27 @@ async fn check_partitions(ctx: StepCtx) -> Result<StepReport, StepError> {
 /// Step `objects`: every ledgered object is still there as recorded. Any failure (a store that
 /// cannot be read included) stops the run.
 async fn objects_step(ctx: StepCtx) -> Result<StepReport, StepError> {
-    check_objects(ctx).await.map_err(|e| StepError::stop(e.message))
+    check_objects(ctx).await.map_err(|e| StepError { stop: true, ..e })
 }
 
 async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
     let mut problems = Vec::new();
     let mut checked = 0;
+    let mut needs_person = false;
     for row in ledger(pool).await?.into_iter().filter(|r| r.status == "verified") {
         checked += 1;
         let label = period_label(row.period);
-        let why = match ctx.state.blobs.head(&row.object_key).await? {
-            None => Some("the object is missing".to_string()),
-            Some(h) if Some(h.size) != row.bytes.map(|b| b as u64) || h.crc32c != row.crc32c.map(|c| c as u32) => {
-                Some(format!("the object is {} bytes with CRC32C {:?}; the ledger has {:?} bytes, CRC32C {:?}", h.size, h.crc32c, row.bytes, row.crc32c))
-            }
-            Some(_) => None,
-        };
+        let why = object_problem(&*ctx.state.blobs, &row.object_key, row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1)).await?;
         let Some(why) = why else { continue };
         if row.dropped_at.is_none() {
             // The table is still here: write it again (next run; this one stops).
             record_failure(pool, row.period, &row.table_name, &format!("after verification: {why}")).await?;
             problems.push(format!("{label}: {why} (the month is still in the database and is written again next run)"));
         } else {
+            needs_person = true;
             problems.push(format!(
-                "{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup)",
+                "{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup — see the README, restoring an archived month)",
                 row.object_key
             ));
         }
@@ -444,7 +482,8 @@ async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     if problems.is_empty() {
         Ok(StepReport::rows("checked", checked))
     } else {
-        Err(StepError::stop(format!("archived objects changed behind Ebb's back: {}", problems.join("; "))))
+        let e = StepError::stop(format!("archived objects changed behind Ebb's back: {}", problems.join("; ")));
+        Err(if needs_person { e.for_a_person() } else { e })
     }
 }
 
@@ -456,9 +495,12 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     conn.commit().await?;
     let states: std::collections::HashMap<Date, LedgerRow> = ledger(pool).await?.into_iter().map(|r| (r.period, r)).collect();
     let (mut written, mut empty, mut errors) = (0u64, 0u64, Vec::new());
+    let (mut verified, mut dropped) = (0u64, 0u64);
     let mut more = false;
     for t in tables {
-        if ctx.out_of_time() {
+        // At least one month per run, however long the steps before took: a backlog of any size
+        // moves every run.
+        if ctx.out_of_time() && (written > 0 || !errors.is_empty()) {
             more = true;
             break;
         }
@@ -480,7 +522,9 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
                 errors.push(format!("{}: {why}", t.name));
                 continue;
             }
-            Some(r) if r.status == "verified" => continue, // waiting for the drop
+            // Verified: waiting for the drop. Written: the verify step checks it (a later run
+            // when this one is cut off); an upload is never redone while it may be good.
+            Some(r) if r.status == "verified" || r.status == "written" => continue,
             _ => {}
         }
         let has_rows: bool = sqlx::query_scalar(&format!("select exists (select 1 from {})", pending_table(&t.name))).fetch_one(pool).await?;
@@ -512,6 +556,31 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
                 .await?;
                 tracing::info!(month = %label, rows = w.rows, bytes = w.bytes, "audit archive: month written");
                 written += 1;
+                crate::jobs::tally("written", 1);
+                // Verified and dropped at once, so a run cut off later leaves finished months
+                // behind it, not a pile of uploads to check again.
+                let row = ledger(pool).await?.into_iter().find(|r| r.period == period && r.status == "written");
+                let Some(row) = row else { continue };
+                let mut conn = pool.begin().await?;
+                let tables_now = pending(&mut conn).await?;
+                conn.commit().await?;
+                match verify_month(&ctx, &row, &tables_now).await? {
+                    Ok(()) => {
+                        verified += 1;
+                        crate::jobs::tally("verified", 1);
+                        match drop_verified(pool, &ctx.state.blobs, &t.name).await {
+                            Ok(_) => {
+                                dropped += 1;
+                                crate::jobs::tally("dropped", 1);
+                            }
+                            Err(DropRefused::Locked) => {
+                                tracing::info!(table = %t.name, "audit archive: a verified month's table is locked; it is dropped next run")
+                            }
+                            Err(e) => errors.push(format!("{}: {e}", t.name)),
+                        }
+                    }
+                    Err(why) => errors.push(why),
+                }
             }
             Err(e) => {
                 let why = format!("writing {key} failed: {e}");
@@ -523,10 +592,50 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     if !errors.is_empty() {
         return Err(StepError::new(errors.join("; ")));
     }
-    Ok(StepReport { counts: vec![("written", written), ("empty_left", empty)], rows: written, more })
+    Ok(StepReport { counts: vec![("written", written), ("verified", verified), ("dropped", dropped), ("empty_left", empty)], rows: written, more })
 }
 
-/// Step `verify`: written months checked twice; verified ones are recorded as such.
+/// Checks written month `row` against its table and the store: rows written = `count(*)`, and
+/// the stored object's size and CRC32C = what was written. Verified → the ledger says so (with an
+/// event); otherwise the month is marked failed (the table stays; a later run writes it again).
+/// `Err(why)` when it was not verified.
+async fn verify_month(ctx: &StepCtx, row: &LedgerRow, tables: &[PendingTable]) -> Result<Result<(), String>, StepError> {
+    let pool = &ctx.state.pool;
+    let label = period_label(row.period);
+    let Some(table) = tables.iter().find(|t| t.period.as_ref().ok() == Some(&row.period)) else {
+        let why = "its table is no longer in audit_pending".to_string();
+        record_failure(pool, row.period, &row.table_name, &why).await?;
+        return Ok(Err(format!("{label}: {why}")));
+    };
+    let count: i64 = sqlx::query_scalar(&format!("select count(*) from {}", pending_table(&table.name))).fetch_one(pool).await?;
+    let (written, bytes, crc) = (row.rows_written.unwrap_or(-1), row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1));
+    let why = if written != count {
+        Some(format!("{written} rows were written but the table has {count}"))
+    } else {
+        object_problem(&*ctx.state.blobs, &row.object_key, bytes, crc).await?
+    };
+    if let Some(why) = why {
+        record_failure(pool, row.period, &table.name, &format!("verification: {why}")).await?;
+        return Ok(Err(format!("{label}: {why}; left in the database, written again by a later run")));
+    }
+    let mut tx = pool.begin().await?;
+    sqlx::query!(
+        "update audit_partition_archives set status = 'verified', table_rows = $2, verified_at = now(), failure = null
+         where period = $1 and status = 'written'",
+        row.period,
+        count
+    )
+    .execute(&mut *tx)
+    .await?;
+    record(&mut tx, &Actor::system(), AuditKind::ArchiveMonth, Some(("month", &label)), Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")))
+        .await?;
+    tx.commit().await?;
+    tracing::info!(month = %label, rows = count, bytes, "audit archive: month verified");
+    Ok(Ok(()))
+}
+
+/// Step `verify`: months left `written` (by a run cut off or killed after the upload) are
+/// checked before anything new is written: a backlog resumes, it is not written again.
 async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
     let mut conn = pool.begin().await?;
@@ -534,50 +643,9 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     conn.commit().await?;
     let (mut verified, mut errors) = (0u64, Vec::new());
     for row in ledger(pool).await?.into_iter().filter(|r| r.status == "written") {
-        let label = period_label(row.period);
-        let Some(table) = tables.iter().find(|t| t.period.as_ref().ok() == Some(&row.period)) else {
-            let why = "its table is no longer in audit_pending".to_string();
-            record_failure(pool, row.period, &row.table_name, &why).await?;
-            errors.push(format!("{label}: {why}"));
-            continue;
-        };
-        let count: i64 = sqlx::query_scalar(&format!("select count(*) from {}", pending_table(&table.name))).fetch_one(pool).await?;
-        let head = ctx.state.blobs.head(&row.object_key).await?;
-        let (written, bytes, crc) = (row.rows_written.unwrap_or(-1), row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1));
-        let why = match head {
-            _ if written != count => Some(format!("{written} rows were written but the table has {count}")),
-            None => Some("the object written is not in the store".to_string()),
-            Some(h) if h.size as i64 != bytes => Some(format!("the stored object is {} bytes; {bytes} were written", h.size)),
-            Some(h) if h.crc32c.map(i64::from) != Some(crc) => Some(format!("the stored object's CRC32C is {:?}; {crc} was written", h.crc32c)),
-            Some(_) => None,
-        };
-        match why {
-            Some(why) => {
-                record_failure(pool, row.period, &table.name, &format!("verification: {why}")).await?;
-                errors.push(format!("{label}: {why}; left in the database, written again next run"));
-            }
-            None => {
-                let mut tx = pool.begin().await?;
-                sqlx::query!(
-                    "update audit_partition_archives set status = 'verified', table_rows = $2, verified_at = now(), failure = null
-                     where period = $1 and status = 'written'",
-                    row.period,
-                    count
-                )
-                .execute(&mut *tx)
-                .await?;
-                record(
-                    &mut tx,
-                    &Actor::system(),
-                    AuditKind::ArchiveMonth,
-                    Some(("month", &label)),
-                    Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")),
-                )
-                .await?;
-                tx.commit().await?;
-                tracing::info!(month = %label, rows = count, bytes, "audit archive: month verified");
-                verified += 1;
-            }
+        match verify_month(&ctx, &row, &tables).await? {
+            Ok(()) => verified += 1,
+            Err(why) => errors.push(why),
         }
     }
     if !errors.is_empty() {
@@ -685,7 +753,7 @@ pub async fn retrieval_link(state: &crate::state::AppState, actor: &Actor, perio
     .await?;
     record(&mut tx, actor, AuditKind::ArchiveRetrieval, Some(("month", &label)), None).await?;
     let file_name = format!("{label}.csv.gz");
-    let url = state.blobs.signed_url(&key, Duration::from_secs(minutes as u64 * 60), &file_name).await?;
+    let url = state.blobs.signed_url(&key, Duration::from_secs(minutes as u64 * 60), &file_name, expires_at - time::Duration::minutes(minutes)).await?;
     tx.commit().await?;
     Ok(super::DownloadLink { url, file_name, expires_at })
 }
@@ -704,12 +772,14 @@ pub fn job() -> crate::jobs::Job {
     .budget(budget)
     .traffic_budget(budget)
     .alert_on_failure(crate::alerts::AlertKind::ArchiveFailed)
+    .alert_when_behind(crate::alerts::AlertKind::ArchiveBehind)
     .step(Step::new("requests", requests_step).labelled("export requests stuck or older than 90 days"))
     .step(Step::new("partitions", partitions_step).labelled("partitions ahead and the default partition"))
     .step(Step::new("objects", objects_step).labelled("archived objects still there as recorded"))
-    .step(Step::new("write", write_step).labelled("pending months written to the archive"))
-    .step(Step::new("verify", verify_step).labelled("written months checked (rows, size, CRC32C)"))
-    .step(Step::new("drop", drop_step).labelled("verified months dropped from the database"))
+    // What earlier runs left half-done is finished before anything new is written.
+    .step(Step::new("verify", verify_step).labelled("written months checked (rows, size, CRC32C)").past_budget())
+    .step(Step::new("drop", drop_step).labelled("verified months dropped from the database").past_budget())
+    .step(Step::new("write", write_step).labelled("pending months written, verified and dropped").past_budget())
 }
 
 #[cfg(test)]

@@ -34,10 +34,10 @@ pub struct ClientSecret(std::sync::OnceLock<Vec<u8>>);
 
 impl ClientSecret {
     /// Loads (or creates, first writer wins) the secret. Start-up calls it after migrations.
-    pub async fn load(&self, pool: &PgPool) -> Result<(), sqlx::Error> {
-        let fresh = hex::encode(rand::random::<[u8; 32]>());
-        let value = crate::settings::get_or_insert(pool, "audit_client_secret", &fresh).await?;
-        let _ = self.0.set(hex::decode(value).unwrap_or_else(|_| b"unreadable-secret".to_vec()));
+    /// An unreadable stored secret is refused (Ebb does not start), never replaced by a constant.
+    pub async fn load(&self, pool: &PgPool) -> Result<(), String> {
+        let secret = crate::settings::secret(pool, "audit_client_secret").await?;
+        let _ = self.0.set(secret);
         Ok(())
     }
 

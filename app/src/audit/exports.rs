@@ -189,7 +189,7 @@ pub async fn link(state: &AppState, actor: &Actor, id: Uuid) -> Result<DownloadL
     let name = file_name(row.range_from.date(), row.range_to.date().previous_day().unwrap_or(row.range_to.date()));
     let mut tx = pool.begin().await?;
     record(&mut tx, actor, AuditKind::ExportDownload, Some(("export", &id.to_string())), None).await?;
-    let url = state.blobs.signed_url(&key, Duration::from_secs(LINK_MINUTES as u64 * 60), &name).await?;
+    let url = state.blobs.signed_url(&key, Duration::from_secs(LINK_MINUTES as u64 * 60), &name, row.now).await?;
     tx.commit().await?;
     Ok(DownloadLink { url, file_name: name, expires_at: row.now + time::Duration::minutes(LINK_MINUTES) })
 }
@@ -270,17 +270,18 @@ pub async fn delete_expired_files(store: &dyn BlobStore, now: SystemTime, limit:
     let cutoff = now - Duration::from_secs(EXPORT_KEEP_DAYS as u64 * 86_400);
     let (mut deleted, mut after) = (0u64, None::<String>);
     loop {
+        // Paged by the store's cursor, never by a page's length: a page with foreign keys
+        // skipped comes back short and is not the end.
         let page = store.list(Namespace::Exports, after.as_deref(), 500).await?;
-        let Some(last) = page.last() else { return Ok((deleted, false)) };
-        after = Some(last.key.clone());
-        for o in page.iter().filter(|o| o.modified < cutoff) {
+        for o in page.objects.iter().filter(|o| o.modified < cutoff) {
             if deleted >= limit {
                 return Ok((deleted, true));
             }
             store.delete(&o.key).await?;
             deleted += 1;
         }
-        if page.len() < 500 {
+        after = page.next;
+        if after.is_none() {
             return Ok((deleted, false));
         }
     }
@@ -329,7 +330,7 @@ pub fn job() -> crate::jobs::Job {
     )
     .step(
         Step::new("expired_files", |ctx: StepCtx| async move {
-            let (deleted, more) = delete_expired_files(&*ctx.state.blobs, SystemTime::now(), ctx.rows).await.map_err(StepError::from)?;
+            let (deleted, more) = delete_expired_files(&*ctx.state.blobs, SystemTime::from(ctx.now), ctx.rows).await.map_err(StepError::from)?;
             Ok(StepReport { counts: vec![("deleted", deleted)], rows: deleted, more })
         })
         .labelled("export files older than 7 days"),

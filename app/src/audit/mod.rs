@@ -105,6 +105,7 @@ kinds! {
     HoldPlace = "hold.place", KindHoldPlace;
     HoldLift = "hold.lift", KindHoldLift;
     RetentionReport = "retention.report", KindRetentionReport;
+    AuditExport = "audit.export", KindAuditExport;
 }
 
 /// One event as the viewer shows it.
@@ -193,6 +194,7 @@ impl AuditRow {
             Some(AuditKind::HoldPlace) => say_detail(A::SayHoldPlace, A::SayHoldPlaceDetail),
             Some(AuditKind::HoldLift) => say_detail(A::SayHoldLift, A::SayHoldLiftDetail),
             Some(AuditKind::RetentionReport) => say(A::SayRetentionReport),
+            Some(AuditKind::AuditExport) => say(A::SayAuditExport),
             None => format!("{who}: {} {subject}", self.kind),
         }
     }
@@ -505,6 +507,7 @@ texts! {
     KindExportDownload { en: "Export downloaded", ja: "エクスポートのダウンロード" }
     KindHoldPlace { en: "Legal hold placed", ja: "法的保全の設定" }
     KindHoldLift { en: "Legal hold lifted", ja: "法的保全の解除" }
+    KindAuditExport { en: "Audit log exported", ja: "監査ログのエクスポート" }
     KindRetentionReport { en: "Retention report downloaded", ja: "保管期間レポートのダウンロード" }
 
     // The viewer's "What happened" column (`AuditRow::sentence`): {who} is an admin's name,
@@ -552,6 +555,7 @@ texts! {
     SayHoldPlaceDetail { en: "{who} placed legal hold {subject} on {detail}", ja: "{who} が法的保全 {subject} を設定しました（対象: {detail}）" }
     SayHoldLift { en: "{who} lifted legal hold {subject}", ja: "{who} が法的保全 {subject} を解除しました" }
     SayHoldLiftDetail { en: "{who} lifted legal hold {subject} from {detail}", ja: "{who} が法的保全 {subject} を解除しました（対象: {detail}）" }
+    SayAuditExport { en: "{who} exported the audit log", ja: "{who} が監査ログをエクスポートしました" }
     SayRetentionReport { en: "{who} downloaded the retention report", ja: "{who} が保管期間レポートをダウンロードしました" }
 
     // The viewer's filter errors (`AuditFilter::parse`) and the export range's (exports.rs)

@@ -14,7 +14,7 @@
 //! Names are used only to refuse: a partition whose name is not `audit_events_YYYY_MM`, or whose
 //! bounds are not one whole month, is left alone and reported.
 
-use sqlx::{PgConnection, PgPool};
+use sqlx::{Connection as _, PgConnection, PgPool};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 use super::db::{record, Actor};
@@ -130,13 +130,44 @@ pub struct UpkeepReport {
     pub stopped: bool,
 }
 
-/// Upkeep as of `now` (injected: tests run it "in" chosen months).
+/// Upkeep as of `now` (injected: tests run it "in" chosen months). Its alerts are raised
+/// whatever happens: when a step fails (creating a month whose rows already sit in the default
+/// partition, a lock that never came), the partitions ahead and the default partition are still
+/// counted and alerted on, and the error is returned for the job's own alert.
 pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<UpkeepReport, sqlx::Error> {
+    // A dedicated connection: its session-level advisory lock (one upkeep at a time, whatever
+    // the claims say: two instances, a CLI run) ends with it, however this returns.
+    let mut conn = sqlx::PgConnection::connect_with(&pool.connect_options()).await?;
+    sqlx::query!("select pg_advisory_lock(hashtext('ebb.audit_upkeep'))").execute(&mut conn).await?;
+    let result = work(&mut conn, now, ahead).await;
+    let _ = sqlx::Connection::close(conn).await;
+    match result {
+        Ok(report) => {
+            raise_alerts(pool, &report, ahead).await?;
+            Ok(report)
+        }
+        Err(e) => {
+            // What can still be read is alerted on now, not at the next weekly run.
+            let mut report = UpkeepReport::default();
+            let mut conn = pool.acquire().await?;
+            report.partitions_ahead = months_ahead(&partitions(&mut conn).await?, month_start(now));
+            report.stopped = report.partitions_ahead < ahead as i64;
+            report.default_rows = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events_default"#).fetch_one(&mut *conn).await?;
+            drop(conn);
+            raise_alerts(pool, &report, ahead).await?;
+            Err(e)
+        }
+    }
+}
+
+/// The upkeep's work on `conn`, in short transactions: partitions ahead created in one; each
+/// month to detach gets its period CHECK added `not valid` and validated (a full scan) while
+/// only that partition is locked, and then is detached in a short transaction of its own, so
+/// audited actions never wait for a scan.
+async fn work(conn: &mut PgConnection, now: OffsetDateTime, ahead: u32) -> Result<UpkeepReport, sqlx::Error> {
     let mut report = UpkeepReport::default();
     let current = month_start(now);
-    let mut tx = pool.begin().await?;
-    // One upkeep at a time, whatever the claims say (two instances, a CLI run).
-    sqlx::query!("select pg_advisory_xact_lock(hashtext('ebb.audit_upkeep'))").execute(&mut *tx).await?;
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
     sqlx::query!("set local lock_timeout = '5s'").execute(&mut *tx).await?;
     let parts = partitions(&mut tx).await?;
 
@@ -192,6 +223,7 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
     tracing::info!(default_rows = report.default_rows, partitions_ahead = report.partitions_ahead, "audit upkeep: default partition rows counted");
 
     report.stopped = report.partitions_ahead < ahead as i64 || !report.holes.is_empty();
+    tx.commit().await?;
     if !report.stopped {
         // 4. Detach whole months that ended 25 months ago or earlier.
         let limit = months_before(now, DETACH_AFTER_MONTHS);
@@ -199,27 +231,56 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
             if *to > limit || report.untouched.contains(&p.name) {
                 continue;
             }
-            // A detached table loses its partition bound; the same range as a CHECK constraint
-            // (validated: it holds for every row) keeps its period provable for the archive.
-            let rfc = |t: &OffsetDateTime| t.format(&time::format_description::well_known::Rfc3339).expect("formats");
-            sqlx::query(&format!(
-                "alter table {} add constraint {BOUNDS_CONSTRAINT} check (occurred_at >= '{}' and occurred_at < '{}')",
-                p.name,
-                rfc(from),
-                rfc(to)
-            ))
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(&format!("alter table audit_events detach partition {}", p.name)).execute(&mut *tx).await?;
-            sqlx::query(&format!("alter table {} set schema audit_pending", p.name)).execute(&mut *tx).await?;
-            record(&mut tx, &Actor::system(), AuditKind::PartitionDetach, Some(("month", &p.name["audit_events_".len()..].replace('_', "-"))), None).await?;
-            tracing::info!(partition = %p.name, "audit upkeep: detached a month for the archive (nothing deleted)");
+            detach_month(conn, &p.name, *from, *to).await?;
             report.detached.push(p.name.clone());
         }
     }
-    tx.commit().await?;
+    Ok(report)
+}
 
-    // Alerts after the commit (they are about the state just recorded).
+/// Detaches month partition `name` into `audit_pending`. A detached table loses its partition
+/// bound; the same range as a CHECK constraint (validated: it holds for every row) keeps its
+/// period provable for the archive. Three short steps, each safe to repeat after a crash:
+/// 1. the CHECK added `not valid` (a catalog change, no scan);
+/// 2. validated: a full scan under `SHARE UPDATE EXCLUSIVE` on this partition only, so events
+///    go on being written (and read) meanwhile;
+/// 3. detached and moved in one short transaction (nothing is scanned: the month is already
+///    proven), with its event.
+async fn detach_month(conn: &mut PgConnection, name: &str, from: OffsetDateTime, to: OffsetDateTime) -> Result<(), sqlx::Error> {
+    let rfc = |t: OffsetDateTime| t.format(&time::format_description::well_known::Rfc3339).expect("formats");
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    sqlx::query!("set local lock_timeout = '5s'").execute(&mut *tx).await?;
+    let has_check: bool = sqlx::query_scalar!(
+        r#"select exists (select 1 from pg_constraint where conrelid = to_regclass('public.' || quote_ident($1)) and conname = $2) as "has!""#,
+        name,
+        BOUNDS_CONSTRAINT
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !has_check {
+        sqlx::query(&format!(
+            "alter table {name} add constraint {BOUNDS_CONSTRAINT} check (occurred_at >= '{}' and occurred_at < '{}') not valid",
+            rfc(from),
+            rfc(to)
+        ))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    fail::fail_point!("upkeep-before-validate", |_| Err(sqlx::Error::Protocol("failpoint upkeep-before-validate".into())));
+    sqlx::query(&format!("alter table {name} validate constraint {BOUNDS_CONSTRAINT}")).execute(&mut *conn).await?;
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    sqlx::query!("set local lock_timeout = '5s'").execute(&mut *tx).await?;
+    sqlx::query(&format!("alter table audit_events detach partition {name}")).execute(&mut *tx).await?;
+    sqlx::query(&format!("alter table {name} set schema audit_pending")).execute(&mut *tx).await?;
+    record(&mut tx, &Actor::system(), AuditKind::PartitionDetach, Some(("month", &name["audit_events_".len()..].replace('_', "-"))), None).await?;
+    tx.commit().await?;
+    tracing::info!(partition = %name, "audit upkeep: detached a month for the archive (nothing deleted)");
+    Ok(())
+}
+
+/// The upkeep's alerts, raised or resolved by what `report` found.
+async fn raise_alerts(pool: &PgPool, report: &UpkeepReport, ahead: u32) -> Result<(), sqlx::Error> {
     let problems = [
         (
             AlertKind::AuditPartitionsMissing,
@@ -248,7 +309,7 @@ pub async fn run(pool: &PgPool, now: OffsetDateTime, ahead: u32) -> Result<Upkee
             alerts::resolve(pool, kind, "").await?;
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 /// `now` minus `n` calendar months (the same day and time; clamped to the month's last day).
@@ -336,6 +397,8 @@ pub fn job() -> crate::jobs::Job {
     )
     .budget(Budget { rows_per_step: 1_000, time: std::time::Duration::from_secs(60) })
     .traffic_budget(Budget { rows_per_step: 1_000, time: std::time::Duration::from_secs(60) })
+    // The first failed run alerts (a person hears of it now, not one or two weeks later).
+    .alert_on_failure(AlertKind::AuditUpkeepFailed)
     .step(
         Step::new("partitions", |ctx: crate::jobs::StepCtx| async move {
             let ahead = ctx.state.domain::<UpkeepSettings>().partitions_ahead;

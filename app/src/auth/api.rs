@@ -93,8 +93,7 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
     let mut stored = serde_json::to_value(&auth).map_err(|e| AppError::internal("signin state", e))?;
     service::allow_backup_eligible_upgrade(&mut stored)?;
     let challenge = Uuid::new_v4();
-    let expires = time::OffsetDateTime::now_utc() + service::CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, expires).await.map_err(internal("store challenge"))?;
+    db::insert_challenge(&state.pool, challenge, "signin", &stored, None, None, service::CHALLENGE_TTL).await.map_err(internal("store challenge"))?;
     // Best-effort, once the answer is ready: prune if due (seed 000).
     service::prune_after_signin(&state);
     Ok((challenge, rcr))
@@ -110,7 +109,7 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
     service::limit_auth(&state, "auth.signin").await?;
     let refused = || AppError::BadRequest(t(AuthT::PasskeyNotAccepted).into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
-    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc()) else {
+    let Some(taken) = taken.filter(|t| !t.expired) else {
         let expired = AppError::BadRequest(t(AuthT::SignInExpired).into());
         return Err(service::refuse(&state, "auth.signin", expired).await);
     };

@@ -28,17 +28,20 @@ pub async fn insert_invite(
     token_hash: &[u8],
     name: Option<&str>,
     created_by: Option<Uuid>,
-    expires_at: OffsetDateTime,
-) -> Result<Uuid, sqlx::Error> {
-    sqlx::query_scalar!(
-        "insert into admin_invites (token_hash, name, created_by, expires_at) values ($1, $2, $3, $4) returning id",
+    ttl: time::Duration,
+) -> Result<(Uuid, OffsetDateTime), sqlx::Error> {
+    // Expiry on the database clock, like every other expiry (one clock for all instances).
+    let r = sqlx::query!(
+        "insert into admin_invites (token_hash, name, created_by, expires_at)
+         values ($1, $2, $3, clock_timestamp() + make_interval(secs => $4)) returning id, expires_at",
         token_hash,
         name,
         created_by,
-        expires_at,
+        ttl.as_seconds_f64(),
     )
     .fetch_one(conn)
-    .await
+    .await?;
+    Ok((r.id, r.expires_at))
 }
 
 /// An invite that can still be redeemed.
@@ -107,16 +110,18 @@ pub async fn insert_challenge(
     state: &Json,
     admin: Option<Uuid>,
     invite: Option<Uuid>,
-    expires_at: OffsetDateTime,
+    ttl: time::Duration,
 ) -> Result<(), sqlx::Error> {
+    // Expiry on the database clock (prune deletes by it, and instances' clocks may differ).
     sqlx::query!(
-        "insert into passkey_challenges (id, kind, state, admin_id, invite_id, expires_at) values ($1, $2, $3, $4, $5, $6)",
+        "insert into passkey_challenges (id, kind, state, admin_id, invite_id, expires_at)
+         values ($1, $2, $3, $4, $5, clock_timestamp() + make_interval(secs => $6))",
         id,
         kind,
         state,
         admin,
         invite,
-        expires_at,
+        ttl.as_seconds_f64(),
     )
     .execute(pool)
     .await?;
@@ -127,15 +132,22 @@ pub struct TakenChallenge {
     pub state: Json,
     pub admin_id: Option<Uuid>,
     pub invite_id: Option<Uuid>,
-    pub expires_at: OffsetDateTime,
+    /// Past its expiry by the database clock.
+    pub expired: bool,
 }
 
 /// Takes (deletes and returns) a challenge: a challenge is used at most once, whatever the
 /// outcome of the ceremony.
 pub async fn take_challenge(pool: &PgPool, id: Uuid, kind: &str) -> Result<Option<TakenChallenge>, sqlx::Error> {
-    sqlx::query_as!(TakenChallenge, "delete from passkey_challenges where id = $1 and kind = $2 returning state, admin_id, invite_id, expires_at", id, kind,)
-        .fetch_optional(pool)
-        .await
+    sqlx::query_as!(
+        TakenChallenge,
+        r#"delete from passkey_challenges where id = $1 and kind = $2
+           returning state, admin_id, invite_id, expires_at <= clock_timestamp() as "expired!""#,
+        id,
+        kind,
+    )
+    .fetch_optional(pool)
+    .await
 }
 
 // ---- passkeys --------------------------------------------------------------------------------

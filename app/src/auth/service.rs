@@ -139,8 +139,7 @@ pub async fn create_invite(
     created_by: Option<Uuid>,
 ) -> Result<super::NewInvite, sqlx::Error> {
     let (token, hash) = new_token();
-    let expires_at = time::OffsetDateTime::now_utc() + INVITE_TTL;
-    let id = db::insert_invite(conn, &hash, name, created_by, expires_at).await?;
+    let (id, expires_at) = db::insert_invite(conn, &hash, name, created_by, INVITE_TTL).await?;
     crate::audit::db::record_admin_action(conn, created_by, crate::audit::AuditKind::InviteCreate, Some(&id.to_string())).await?;
     tracing::info!(invite.id = %id, "invite created");
     Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
@@ -198,8 +197,9 @@ pub async fn begin_registration(
     let pending = PendingRegistration { reg, admin_id, name, passkey_name };
     let stored = serde_json::to_value(&pending).map_err(|e| AppError::internal("registration state", e))?;
     let challenge = Uuid::new_v4();
-    let expires = time::OffsetDateTime::now_utc() + CHALLENGE_TTL;
-    db::insert_challenge(&state.pool, challenge, "register", &stored, owner, invite, expires).await.map_err(|e| AppError::internal("store challenge", e))?;
+    db::insert_challenge(&state.pool, challenge, "register", &stored, owner, invite, CHALLENGE_TTL)
+        .await
+        .map_err(|e| AppError::internal("store challenge", e))?;
     Ok((challenge, ccr))
 }
 
@@ -212,7 +212,7 @@ pub async fn complete_registration(
     owner: Option<Uuid>,
 ) -> Result<(webauthn_rs::prelude::Passkey, PendingRegistration, Option<Uuid>), AppError> {
     let taken = db::take_challenge(&state.pool, challenge, "register").await.map_err(|e| AppError::internal("take challenge", e))?;
-    let Some(taken) = taken.filter(|t| t.expires_at > time::OffsetDateTime::now_utc() && t.admin_id == owner) else {
+    let Some(taken) = taken.filter(|t| !t.expired && t.admin_id == owner) else {
         return Err(AppError::BadRequest(crate::i18n::t(super::AuthT::RegisterExpired).into()));
     };
     let pending: PendingRegistration = serde_json::from_value(taken.state).map_err(|e| AppError::internal("registration state", e))?;

@@ -49,14 +49,29 @@ pub async fn detail(pool: &PgPool, id: Uuid) -> Result<Option<InquiryDetail>, sq
     sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at, held from inquiries where id = $1", id).fetch_optional(pool).await
 }
 
-/// Deletes the given inquiries, except those on legal hold, and returns the ids deleted.
+/// Deletes the given inquiries, except those on legal hold, and returns the ids deleted. The
+/// holds themselves are checked, not only the row's flag: a submission racing a hold on its
+/// sender's address may have missed the flag (prune checks the same way).
 pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!("delete from inquiries where id = any($1) and not held returning id", ids).fetch_all(conn).await
+    sqlx::query_scalar!(
+        "delete from inquiries i where id = any($1) and not held
+           and not exists (select 1 from legal_holds h where h.email = lower(i.email))
+         returning id",
+        ids
+    )
+    .fetch_all(conn)
+    .await
 }
 
-/// Which of the given inquiries are on legal hold.
+/// Which of the given inquiries are on legal hold (by their flag or by a hold on their address).
 pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!("select id from inquiries where id = any($1) and held", ids).fetch_all(conn).await
+    sqlx::query_scalar!(
+        "select id from inquiries i where id = any($1)
+           and (held or exists (select 1 from legal_holds h where h.email = lower(i.email)))",
+        ids
+    )
+    .fetch_all(conn)
+    .await
 }
 
 pub async fn counts(pool: &PgPool) -> Result<InboxCounts, sqlx::Error> {

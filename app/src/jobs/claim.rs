@@ -106,10 +106,23 @@ fn lease_key(job: &str) -> i64 {
     i64::from_be_bytes(digest[..8].try_into().expect("8 bytes"))
 }
 
+/// How long a lease outlives its holder's silence. The engine proves it holds the lease every
+/// [`super::HEARTBEAT`]; a holder that stops (SIGSTOP, a frozen VM, a hung task) is cut off by
+/// PostgreSQL's `idle_session_timeout` on the lease's connection, which ends the lock, and other
+/// instances can run the job again. A holder that wakes up finds its lease gone at its next beat
+/// and stops its run.
+pub const LEASE_IDLE: Duration = Duration::from_secs(60);
+
 /// Tries to take the lease of `job` on a new dedicated connection (not the pool's: a pooled
 /// connection going back to the pool would keep the lock). `None` when another holder has it.
 pub async fn try_lease(pool: &PgPool, job: &str) -> Result<Option<Lease>, sqlx::Error> {
+    try_lease_for(pool, job, LEASE_IDLE).await
+}
+
+/// [`try_lease`] with the lease ending after `idle` without a [`Lease::beat`] (tests shorten it).
+pub async fn try_lease_for(pool: &PgPool, job: &str, idle: Duration) -> Result<Option<Lease>, sqlx::Error> {
     let mut conn = PgConnection::connect_with(&pool.connect_options()).await?;
+    sqlx::query(&format!("set idle_session_timeout = {}", idle.as_millis().max(1))).execute(&mut conn).await?;
     let key = lease_key(job);
     let got: bool = sqlx::query_scalar!(r#"select pg_try_advisory_lock($1) as "got!""#, key).fetch_one(&mut conn).await?;
     if got {
@@ -121,6 +134,13 @@ pub async fn try_lease(pool: &PgPool, job: &str) -> Result<Option<Lease>, sqlx::
 }
 
 impl Lease {
+    /// Proves the lease is still held (and keeps its connection from timing out). `Err`: the
+    /// connection ended — the lease is gone and the job may be running elsewhere.
+    pub async fn beat(&mut self) -> Result<(), sqlx::Error> {
+        sqlx::query("select 1").execute(&mut self.conn).await?;
+        Ok(())
+    }
+
     /// Ends the lease and closes its connection.
     pub async fn release(mut self) {
         let _ = sqlx::query_scalar!(r#"select pg_advisory_unlock($1) as "released!""#, self.key).fetch_one(&mut self.conn).await;

@@ -101,20 +101,51 @@ impl StepReport {
 #[error("{message}")]
 pub struct StepError {
     pub message: String,
-    /// The rest of the run must not go on (its later steps are recorded as skipped): a check
+    /// The rest of the run must not go on (its later steps are recorded as stopped): a check
     /// that the later steps rely on failed.
     pub stop: bool,
+    /// Retrying will not help: a person must act (restore an object, fix partitions). The alert
+    /// says so instead of "the next run retries".
+    pub needs_person: bool,
 }
 
 impl StepError {
     /// A failed step; the run's other steps still run.
     pub fn new(message: impl Into<String>) -> Self {
-        StepError { message: message.into(), stop: false }
+        StepError { message: message.into(), stop: false, needs_person: false }
     }
 
-    /// A failed check that stops the run: the later steps are skipped.
+    /// A failed check that stops the run: the later steps are not run.
     pub fn stop(message: impl Into<String>) -> Self {
-        StepError { message: message.into(), stop: true }
+        StepError { message: message.into(), stop: true, needs_person: false }
+    }
+
+    /// Marks the failure as one a person must resolve.
+    pub fn for_a_person(mut self) -> Self {
+        self.needs_person = true;
+        self
+    }
+}
+
+type Tally = Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>;
+
+tokio::task_local! {
+    /// The counts of the step running in this task, as it goes ([`tally`]).
+    static PROGRESS: Tally;
+}
+
+/// Adds `n` to the running step's count `name` as work is done (e.g. after each committed
+/// batch). The engine writes these counts to the run's record while the step runs, and keeps
+/// them when the step is cut off at the run's budget: work done is never lost from the record.
+/// Outside a step (tests calling a step function directly) it does nothing.
+pub fn tally(name: &'static str, n: u64) {
+    let _ = PROGRESS.try_with(|p| add_count(&mut p.lock().unwrap_or_else(|e| e.into_inner()), name, n));
+}
+
+fn add_count(counts: &mut Vec<(&'static str, u64)>, name: &'static str, n: u64) {
+    match counts.iter_mut().find(|(k, _)| *k == name) {
+        Some((_, v)) => *v += n,
+        None => counts.push((name, n)),
     }
 }
 
@@ -167,6 +198,9 @@ pub struct Step {
     pub name: &'static str,
     /// What the step removes, for people (the dashboard); defaults to the name.
     pub label: &'static str,
+    /// Started even when the run's time budget is spent (the step bounds itself and moves at
+    /// least one item, so a backlog of any size makes progress every run).
+    pub past_budget: bool,
     run: Arc<StepFn>,
 }
 
@@ -176,7 +210,13 @@ impl Step {
         F: Fn(StepCtx) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<StepReport, StepError>> + Send + 'static,
     {
-        Step { name, label: name, run: Arc::new(move |ctx| Box::pin(f(ctx))) }
+        Step { name, label: name, past_budget: false, run: Arc::new(move |ctx| Box::pin(f(ctx))) }
+    }
+
+    /// Starts this step even when the run's time budget is spent ([`Step::past_budget`]).
+    pub fn past_budget(mut self) -> Self {
+        self.past_budget = true;
+        self
     }
 
     /// Sets the label shown to people.
@@ -206,6 +246,8 @@ pub struct Job {
     /// Raised (once per failed run, listing every failed step) when a run fails; resolved by a
     /// run that does not. Jobs without one alert after two failed runs in a row.
     pub alert: Option<AlertKind>,
+    /// Raised while runs end cut off with work left (a backlog); resolved by a run that finishes.
+    pub behind_alert: Option<AlertKind>,
     /// How long a step may overrun the run's budget before it is cut off (and the run recorded
     /// as failed). The background task that runs it has two of these beyond the budget, so the
     /// record is always written before that outer timeout drops the run.
@@ -244,6 +286,7 @@ impl Job {
             traffic_budget: budget,
             steps: Vec::new(),
             alert: None,
+            behind_alert: None,
             step_grace: STEP_GRACE,
             runtime: Default::default(),
         }
@@ -258,6 +301,12 @@ impl Job {
     /// Every failed run raises `kind` at once (critical jobs: the archive).
     pub fn alert_on_failure(mut self, kind: AlertKind) -> Self {
         self.alert = Some(kind);
+        self
+    }
+
+    /// Runs cut off with work left raise `kind`; a run that finishes everything resolves it.
+    pub fn alert_when_behind(mut self, kind: AlertKind) -> Self {
+        self.behind_alert = Some(kind);
         self
     }
 
@@ -340,8 +389,29 @@ impl Registry {
 pub enum StepStatus {
     Done,
     Failed,
-    /// Not started: the run's time budget was spent.
+    /// Not started: the run's time budget was spent (the next run goes on).
     Skipped,
+    /// Not started: an earlier step's failed check stopped the run (its error says who must act).
+    Stopped,
+    /// Stopped at the run's time budget in the middle of its work: its counts so far are kept,
+    /// the next run goes on.
+    CutOff,
+    /// Started in this run, not finished yet (the record is written as the run goes).
+    Running,
+}
+
+impl StepStatus {
+    /// The stable name stored in the run record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Done => "done",
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+            StepStatus::Stopped => "stopped",
+            StepStatus::CutOff => "cut_off",
+            StepStatus::Running => "running",
+        }
+    }
 }
 
 /// One step's outcome in a run (stored as JSON in `maintenance_runs.steps`).
@@ -362,7 +432,7 @@ pub enum Outcome {
     Ok,
     /// At least one step failed; the others still ran.
     Failed,
-    /// The time budget ended the run before every step finished; the next run goes on.
+    /// The time or row budget ended the run before all its work was done; the next run goes on.
     CutOff,
 }
 
@@ -375,6 +445,9 @@ impl Outcome {
         }
     }
 }
+
+/// How often a run writes its progress to its record and proves it still holds its lease.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
 
 /// What one run did.
 #[derive(Debug, Clone)]
@@ -416,10 +489,16 @@ impl Drop for Running<'_> {
 /// `force`), records the run, updates metrics and alerts. `Err` only when the engine itself could
 /// not reach the database; a failing step is recorded in the run, not returned as an error.
 pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
-    // A run already going in this process: traffic and the ticker give up at once (the next
-    // tick comes); the CLI and an admin's "Run now" wait for it (up to one budget) and then ask
-    // the claim themselves, so a person gets an answer about their own request.
-    let patience = if matches!(trigger, Trigger::Cli | Trigger::Admin) { job.budget.time } else { Duration::ZERO };
+    run_job_as(state, job, trigger, force, crate::audit::db::Actor::system()).await
+}
+
+/// [`run_job`], its audit event recorded with `actor` (the admin who pressed "Run now"): one
+/// event per run, in the transaction that closes its record.
+pub async fn run_job_as(state: &AppState, job: &Job, trigger: Trigger, force: bool, actor: crate::audit::db::Actor) -> Result<RunOutcome, sqlx::Error> {
+    // A run already going in this process: traffic, the ticker and "Run now" (whose page shows
+    // the running one live) give up at once; the CLI waits for it (up to one budget) and then
+    // asks the claim itself, so the operator gets an answer about their own request.
+    let patience = if matches!(trigger, Trigger::Cli) { job.budget.time } else { Duration::ZERO };
     let waiting = Instant::now();
     while job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
         if waiting.elapsed() >= patience {
@@ -432,12 +511,20 @@ pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool)
         job.wait(job.interval.min(Duration::from_secs(60)));
         return Ok(RunOutcome::Busy);
     };
-    let outcome = run_leased(state, job, trigger, force).await;
+    let mut lease = lease;
+    let outcome = run_leased(state, job, trigger, force, &mut lease, &actor).await;
     lease.release().await;
     outcome
 }
 
-async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) -> Result<RunOutcome, sqlx::Error> {
+async fn run_leased(
+    state: &AppState,
+    job: &Job,
+    trigger: Trigger,
+    force: bool,
+    lease: &mut claim::Lease,
+    actor: &crate::audit::db::Actor,
+) -> Result<RunOutcome, sqlx::Error> {
     let started_at = if force {
         claim::force_claim(&state.pool, job.claim_key).await?
     } else {
@@ -453,54 +540,66 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         }
     };
     job.wait(job.interval);
+    // Holding the lease: a record still `running` is of a run that died (SIGKILL, a lost host).
+    close_interrupted(state, job).await?;
     let budget = if trigger.is_traffic() { job.traffic_budget } else { job.budget };
     let clock = Instant::now();
     let ctx = StepCtx::new(state.clone(), started_at, trigger, budget);
-    let mut steps = Vec::with_capacity(job.steps.len());
-    let mut stopped = false;
+    let run_id = sqlx::query_scalar!(
+        r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome)
+           values ($1, $2, $3, null, true, '[]', 'running') returning id"#,
+        job.name,
+        trigger.as_str(),
+        started_at,
+    )
+    .fetch_one(&state.pool)
+    .await?;
+    // Dashboards show the run from its start, and its progress as it goes.
+    state.live.touch(crate::live::Topic::Job, Some(job.name.to_string()));
+    let mut steps: Vec<StepRecord> = Vec::with_capacity(job.steps.len());
+    let mut stopped_by: Option<&'static str> = None;
+    let mut lease_lost = false;
+    let mut needs_person = false;
     for step in &job.steps {
-        if stopped || ctx.out_of_time() {
+        if let Some(by) = stopped_by {
+            steps.push(StepRecord {
+                step: step.name,
+                status: StepStatus::Stopped,
+                counts: Vec::new(),
+                more: true,
+                error: Some(format!("not run: step {by} stopped the run")),
+            });
+            continue;
+        }
+        if lease_lost || (ctx.out_of_time() && !step.past_budget) {
             steps.push(StepRecord { step: step.name, status: StepStatus::Skipped, counts: Vec::new(), more: true, error: None });
             continue;
         }
-        // A step that overruns the run's budget by more than a minute is cut off here, so the run
-        // is still recorded (and a critical job's alert raised) rather than lost to an outer timeout.
-        let bounded = tokio::time::timeout_at(tokio::time::Instant::from_std(ctx.deadline() + job.step_grace), (step.run)(ctx.clone()));
-        let result =
-            bounded.await.unwrap_or_else(|_| Err(StepError::new(format!("did not finish within the run's time budget ({} s)", budget.time.as_secs()))));
-        let record = match result {
-            Ok(report) => {
-                tracing::debug!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
-                for (name, n) in &report.counts {
-                    metrics::counter!("ebb_job_step_rows_total", "job" => job.name, "step" => step.name, "count" => *name).increment(*n);
-                }
-                StepRecord { step: step.name, status: StepStatus::Done, counts: report.counts, more: report.more, error: None }
+        let tally: Tally = Default::default();
+        let record = run_step(state, job, step, &ctx, budget, run_id, &steps, &tally, lease, &mut lease_lost).await;
+        if let Some(e) = &record.1 {
+            if e.stop {
+                stopped_by = Some(step.name);
             }
-            Err(e) => {
-                tracing::warn!(job = job.name, step = step.name, error = %e, stops_run = e.stop, "job step failed");
-                metrics::counter!("ebb_job_step_failures_total", "job" => job.name, "step" => step.name).increment(1);
-                stopped = e.stop;
-                StepRecord { step: step.name, status: StepStatus::Failed, counts: Vec::new(), more: true, error: Some(e.message) }
-            }
-        };
-        steps.push(record);
+            needs_person |= e.needs_person;
+        }
+        steps.push(record.0);
     }
     let outcome = if steps.iter().any(|s| s.status == StepStatus::Failed) {
         Outcome::Failed
-    } else if steps.iter().any(|s| s.status == StepStatus::Skipped || (s.more && ctx.out_of_time())) {
+    } else if steps.iter().any(|s| s.more || s.status != StepStatus::Done) {
+        // Stopped by the time budget or by the row budget with work left.
         Outcome::CutOff
     } else {
         Outcome::Ok
     };
-    let errors: Vec<String> = steps.iter().filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
+    let errors: Vec<String> =
+        steps.iter().filter(|s| s.status == StepStatus::Failed).filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
     let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
     let mut tx = state.pool.begin().await?;
     sqlx::query!(
-        r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome, error)
-           values ($1, $2, $3, clock_timestamp(), $4, $5, $6, $7)"#,
-        job.name,
-        trigger.as_str(),
-        started_at,
+        r#"update maintenance_runs set finished_at = clock_timestamp(), ok = $2, steps = $3, outcome = $4, error = $5 where id = $1"#,
+        run_id,
         outcome != Outcome::Failed,
         serde_json::to_value(&steps).unwrap_or_default(),
         outcome.as_str(),
@@ -513,8 +612,7 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
     if !rows.is_empty() || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
         let counts: Vec<String> = rows.iter().map(|(step, c, n)| format!("{step}.{c}={n}")).collect();
         let detail = format!("{} ({}){}{}", outcome.as_str(), trigger.as_str(), if counts.is_empty() { "" } else { ": " }, counts.join(", "));
-        crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail))
-            .await?;
+        crate::audit::db::record(&mut tx, actor, crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;
     }
     tx.commit().await?;
     state.live.touch(crate::live::Topic::Job, Some(job.name.to_string()));
@@ -528,27 +626,226 @@ async fn run_leased(state: &AppState, job: &Job, trigger: Trigger, force: bool) 
         tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, counts = ?rows, "job run recorded");
     }
     match job.alert {
-        Some(kind) => raise_or_resolve(state, job, kind, outcome, &errors).await?,
+        Some(kind) => raise_or_resolve(state, job, kind, outcome, &steps, needs_person).await?,
         None => check_failing_twice(state, job, outcome).await?,
+    }
+    if let Some(kind) = job.behind_alert {
+        behind_or_caught_up(state, job, kind, outcome, &steps).await?;
     }
     Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
 }
 
-/// A critical job's alert: raised by a failed run with every failed step's error, resolved by a
-/// run that did not fail.
-async fn raise_or_resolve(state: &AppState, job: &Job, kind: AlertKind, outcome: Outcome, errors: &[String]) -> Result<(), sqlx::Error> {
+/// Runs one step: its counts written to the run's record every [`HEARTBEAT`] while it runs (the
+/// lease proven at the same time), cut off — counts kept — when it overruns the run's budget by
+/// the job's grace, or when the lease is lost (the job may be running elsewhere now).
+#[allow(clippy::too_many_arguments)]
+async fn run_step(
+    state: &AppState,
+    job: &Job,
+    step: &Step,
+    ctx: &StepCtx,
+    budget: Budget,
+    run_id: i64,
+    done: &[StepRecord],
+    tally: &Tally,
+    lease: &mut claim::Lease,
+    lease_lost: &mut bool,
+) -> (StepRecord, Option<StepError>) {
+    let counts_so_far = || tally.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let fut = PROGRESS.scope(tally.clone(), (step.run)(ctx.clone()));
+    tokio::pin!(fut);
+    let cut_at = tokio::time::Instant::from_std(ctx.deadline() + job.step_grace);
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let result = loop {
+        tokio::select! {
+            r = &mut fut => break Some(r),
+            _ = tokio::time::sleep_until(cut_at) => break None,
+            _ = beat.tick() => {
+                if let Err(e) = lease.beat().await {
+                    tracing::warn!(job = job.name, step = step.name, error = %e, "job lease lost (its connection ended): the run stops here");
+                    *lease_lost = true;
+                    break None;
+                }
+                let mut snapshot: Vec<StepRecord> = done.to_vec();
+                snapshot.push(StepRecord { step: step.name, status: StepStatus::Running, counts: counts_so_far(), more: true, error: None });
+                match save_progress(&state.pool, run_id, &snapshot).await {
+                    Ok(()) => state.live.touch(crate::live::Topic::Job, Some(job.name.to_string())),
+                    Err(e) => tracing::warn!(job = job.name, error = %e, "could not write a run's progress; the run goes on"),
+                }
+            }
+        }
+    };
+    match result {
+        Some(Ok(mut report)) => {
+            tracing::debug!(job = job.name, step = step.name, rows = report.rows, more = report.more, counts = ?report.counts, "job step done");
+            // Counts tallied as the step went and not in its report are kept too.
+            for (name, n) in counts_so_far() {
+                if !report.counts.iter().any(|(k, _)| *k == name) {
+                    report.counts.push((name, n));
+                }
+            }
+            for (name, n) in &report.counts {
+                metrics::counter!("ebb_job_step_rows_total", "job" => job.name, "step" => step.name, "count" => *name).increment(*n);
+            }
+            (StepRecord { step: step.name, status: StepStatus::Done, counts: report.counts, more: report.more, error: None }, None)
+        }
+        Some(Err(e)) => {
+            tracing::warn!(job = job.name, step = step.name, error = %e, stops_run = e.stop, "job step failed");
+            metrics::counter!("ebb_job_step_failures_total", "job" => job.name, "step" => step.name).increment(1);
+            (StepRecord { step: step.name, status: StepStatus::Failed, counts: counts_so_far(), more: true, error: Some(e.message.clone()) }, Some(e))
+        }
+        None => {
+            let why = if *lease_lost {
+                "stopped: the job's lease was lost (another instance may run it now)".to_string()
+            } else {
+                format!("cut off at the run's time budget ({} s); the next run goes on", budget.time.as_secs())
+            };
+            tracing::warn!(job = job.name, step = step.name, "job step {why}");
+            let counts = counts_so_far();
+            for (name, n) in &counts {
+                metrics::counter!("ebb_job_step_rows_total", "job" => job.name, "step" => step.name, "count" => *name).increment(*n);
+            }
+            (StepRecord { step: step.name, status: StepStatus::CutOff, counts, more: true, error: Some(why) }, None)
+        }
+    }
+}
+
+async fn save_progress(pool: &sqlx::PgPool, run_id: i64, steps: &[StepRecord]) -> Result<(), sqlx::Error> {
+    sqlx::query!("update maintenance_runs set steps = $2 where id = $1 and outcome = 'running'", run_id, serde_json::to_value(steps).unwrap_or_default())
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Closes the records of `job`'s runs that never finished (the process died, or lost its lease):
+/// `interrupted`, with the counts they had written, and an audit event saying what they did.
+/// Called with the lease held, so no such run is still going.
+async fn close_interrupted(state: &AppState, job: &Job) -> Result<(), sqlx::Error> {
+    let mut tx = state.pool.begin().await?;
+    let closed = sqlx::query!(
+        "update maintenance_runs set outcome = 'interrupted', ok = false, finished_at = clock_timestamp(),
+             error = 'the run ended without finishing (the process stopped or lost its lease); its counts are what it had recorded'
+         where job = $1 and outcome = 'running' returning id, trigger, steps",
+        job.name
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for run in &closed {
+        let counts: Vec<String> = run
+            .steps
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|s| {
+                let step = s["step"].as_str().unwrap_or_default().to_owned();
+                s["counts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(move |p| Some(format!("{step}.{}={}", p[0].as_str()?, p[1].as_u64().filter(|n| *n > 0)?)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let detail = format!("interrupted ({}){}{}", run.trigger, if counts.is_empty() { "" } else { ": " }, counts.join(", "));
+        crate::audit::db::record(&mut tx, &crate::audit::db::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail))
+            .await?;
+        tracing::warn!(job = job.name, run = run.id, "a run of this job ended without finishing; its record is closed as interrupted");
+    }
+    tx.commit().await
+}
+
+/// A critical job's alert: raised by a failed run — a short headline naming the failed steps and
+/// who must act, every step's error in its details — and resolved by a run that did not fail.
+async fn raise_or_resolve(state: &AppState, job: &Job, kind: AlertKind, outcome: Outcome, steps: &[StepRecord], needs_person: bool) -> Result<(), sqlx::Error> {
     match outcome {
         Outcome::Ok => return alerts::resolve(&state.pool, kind, job.name).await,
         // Cut off: some steps did not run, so the run proves nothing either way.
         Outcome::CutOff => return Ok(()),
         Outcome::Failed => {}
     }
-    let message = format!(
-        "The job “{}” failed: {}. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.",
-        job.title,
-        errors.join("; ")
+    let failed: Vec<&str> = steps.iter().filter(|s| s.status == StepStatus::Failed).map(|s| s.step).collect();
+    let headline = if needs_person {
+        format!(
+            "The job “{}” stopped at: {}. A person must act — retrying will not fix it; the details say what. Nothing unverified was deleted.",
+            job.title,
+            failed.join(", ")
+        )
+    } else {
+        format!(
+            "The job “{}” failed at: {}. Nothing unverified was deleted; the next run retries. The details and the dashboard have each step's result.",
+            job.title,
+            failed.join(", ")
+        )
+    };
+    let details: Vec<String> = steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Done)
+        .map(|s| format!("{} ({}): {}", s.step, s.status.as_str(), s.error.as_deref().unwrap_or("not reached: the run's time budget was spent")))
+        .collect();
+    alerts::raise_detailed(&state.pool, kind, job.name, &headline, &details.join("\n")).await
+}
+
+/// A job with a backlog alert: a run cut off with work left raises it (it names what is left);
+/// a run that finished everything resolves it. A failed run changes nothing here.
+async fn behind_or_caught_up(state: &AppState, job: &Job, kind: AlertKind, outcome: Outcome, steps: &[StepRecord]) -> Result<(), sqlx::Error> {
+    match outcome {
+        Outcome::Ok => alerts::resolve(&state.pool, kind, job.name).await,
+        Outcome::Failed => Ok(()),
+        Outcome::CutOff => {
+            let left: Vec<&str> = steps.iter().filter(|s| s.more || s.status != StepStatus::Done).map(|s| s.step).collect();
+            let headline = format!(
+                "The job “{}” has a backlog: its last run ended at its budget with work left ({}). Runs go on with it; this clears when a run finishes everything.",
+                job.title,
+                left.join(", ")
+            );
+            let details: Vec<String> = steps
+                .iter()
+                .map(|s| {
+                    let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    format!("{} ({}){}: {}", s.step, s.status.as_str(), if s.more { ", more left" } else { "" }, counts.join(", "))
+                })
+                .collect();
+            alerts::raise_detailed(&state.pool, kind, job.name, &headline, &details.join("\n")).await
+        }
+    }
+}
+
+/// Records a run of `job` that could not start (`ebb maintenance run` while the storage check
+/// fails, say) and alerts at once: an operator driving jobs from their own scheduler hears of it
+/// on the dashboard, not only in a cron mail. Every step is recorded as stopped with `why`.
+pub async fn record_not_started(state: &AppState, job: &Job, trigger: Trigger, why: &str) -> Result<(), sqlx::Error> {
+    let steps: Vec<StepRecord> = job
+        .steps
+        .iter()
+        .map(|s| StepRecord { step: s.name, status: StepStatus::Stopped, counts: Vec::new(), more: true, error: Some(format!("not run: {why}")) })
+        .collect();
+    let mut tx = state.pool.begin().await?;
+    sqlx::query!(
+        r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome, error)
+           values ($1, $2, clock_timestamp(), clock_timestamp(), false, $3, 'failed', $4)"#,
+        job.name,
+        trigger.as_str(),
+        serde_json::to_value(&steps).unwrap_or_default(),
+        format!("could not start: {why}"),
+    )
+    .execute(&mut *tx)
+    .await?;
+    crate::audit::db::record(
+        &mut tx,
+        &crate::audit::db::Actor::system(),
+        crate::audit::AuditKind::MaintenanceRun,
+        Some(("job", job.name)),
+        Some(&format!("failed ({}): could not start", trigger.as_str())),
+    )
+    .await?;
+    tx.commit().await?;
+    metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => Outcome::Failed.as_str()).increment(1);
+    let headline = format!(
+        "The job “{}” stopped at: start. A person must act — retrying will not fix it; the details say what. Nothing unverified was deleted.",
+        job.title
     );
-    alerts::raise(&state.pool, kind, job.name, &message).await
+    alerts::raise_detailed(&state.pool, job.alert.unwrap_or(AlertKind::JobFailing), job.name, &headline, why).await
 }
 
 /// A job failing twice in a row raises an alert; a run that does not fail resolves it.
@@ -616,7 +913,8 @@ pub fn nudge_all(state: &AppState) {
 /// A recorded run, read back for the dashboard.
 pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::RunView>, sqlx::Error> {
     let row = sqlx::query!(
-        "select started_at, finished_at, trigger, outcome, steps from maintenance_runs where job = $1 order by started_at desc, id desc limit 1",
+        r#"select started_at, coalesce(finished_at, clock_timestamp()) as "finished_at!", trigger, outcome, steps from maintenance_runs
+           where job = $1 order by started_at desc, id desc limit 1"#,
         job
     )
     .fetch_optional(pool)

@@ -23,7 +23,8 @@ pub struct StepView {
     pub step: String,
     /// What the step removes, for people.
     pub label: String,
-    /// `done`, `failed` or `skipped` (the run's budget ended before it).
+    /// `done`, `failed`, `skipped` (the run's budget ended before it), `stopped` (an earlier
+    /// check stopped the run), `cut_off` (stopped at the budget, counts kept) or `running`.
     pub status: String,
     /// Named counts (`deleted`, `purged`, `orphans_deleted`…), in the order the step reported them.
     pub counts: Vec<(String, u64)>,
@@ -39,7 +40,7 @@ pub struct RunView {
     #[serde(with = "time::serde::rfc3339")]
     pub finished_at: OffsetDateTime,
     pub trigger: String,
-    /// `ok`, `failed` or `cut_off`.
+    /// `ok`, `failed`, `cut_off`, `running` or `interrupted`.
     pub outcome: String,
     pub steps: Vec<StepView>,
 }
@@ -62,6 +63,9 @@ pub struct JobView {
 pub struct RunNowView {
     /// Whether this request ran the job (false: its claim or lease was held).
     pub ran: bool,
+    /// The run was started and was still going when the answer was sent (its progress shows
+    /// on the dashboard as it goes).
+    pub started: bool,
     pub job: JobView,
 }
 
@@ -86,6 +90,8 @@ pub fn outcome_label(outcome: &str) -> &'static str {
         "ok" => "completed",
         "failed" => "completed with errors",
         "cut_off" => "cut off by its budget (the rest runs next time)",
+        "running" => "running now",
+        "interrupted" => "interrupted (the process stopped; the counts are what it had recorded)",
         _ => "unknown",
     }
 }

@@ -65,24 +65,37 @@ pub async fn list_jobs() -> Result<Vec<JobView>, AppError> {
 /// happened less than an interval ago (or is running) instead of running twice.
 #[server(prefix = "/api", endpoint = "admin/jobs/run")]
 pub async fn run_job_now(job: String) -> Result<RunNowView, AppError> {
-    use crate::jobs::{run_job, RunOutcome, Trigger};
+    use crate::jobs::{run_job_as, RunOutcome, Trigger};
     let (state, _, admin) = crate::auth::service::require_admin().await?;
     let Some(entry) = state.jobs.get(&job) else {
         return Err(AppError::NotFound);
     };
-    let ran = match run_job(&state, entry, Trigger::Admin, false).await {
-        Ok(RunOutcome::Ran(_)) => true,
-        Ok(RunOutcome::NotDue { .. } | RunOutcome::Busy) => false,
-        Err(e) => return Err(AppError::internal("run job", e)),
+    // The run is a tracked background task (drained on shutdown, with the job's budget): a
+    // closed tab or a dropped request never cancels it half-way. The answer waits a moment
+    // for a quick outcome (not due, busy, a short run); a longer run is answered as started,
+    // and the dashboard follows it live. Its one audit event names the admin.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (task_state, task_job) = (state.clone(), entry.clone());
+    let actor = crate::audit::db::Actor::in_request(Some(admin.id));
+    state.background.spawn_with_timeout(entry.name, entry.budget.time + entry.step_grace * 2, async move {
+        let outcome = run_job_as(&task_state, &task_job, Trigger::Admin, false, actor).await;
+        let failed = matches!(&outcome, Ok(RunOutcome::Ran(r)) if r.outcome == crate::jobs::Outcome::Failed);
+        let error = outcome.as_ref().err().map(|e| e.to_string());
+        let _ = tx.send(outcome.map(|o| matches!(o, RunOutcome::Ran(_))));
+        match (error, failed) {
+            (Some(e), _) => Err(format!("{}: {e}", task_job.name)),
+            (None, true) => Err(format!("{}: steps failed", task_job.name)),
+            (None, false) => Ok(()),
+        }
+    });
+    let (ran, started) = match tokio::time::timeout(std::time::Duration::from_secs(2), rx).await {
+        Ok(Ok(Ok(ran))) => (ran, false),
+        Ok(Ok(Err(e))) => return Err(AppError::internal("run job", e)),
+        Ok(Err(_)) => return Err(AppError::internal("run job", "the run's task ended without an answer")),
+        Err(_) => (true, true),
     };
-    if ran {
-        let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-        crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditKind::MaintenanceRun, Some(entry.name))
-            .await
-            .map_err(internal("record"))?;
-    }
     let view = crate::jobs::view(&state.pool, entry).await.map_err(internal("job status"))?;
-    Ok(RunNowView { ran, job: view })
+    Ok(RunNowView { ran, started, job: view })
 }
 
 /// Open alerts (the banner on every admin page).
@@ -96,12 +109,14 @@ pub async fn list_alerts() -> Result<Vec<AlertView>, AppError> {
 #[server(prefix = "/api", endpoint = "admin/alerts/resolve")]
 pub async fn resolve_alert(id: i64) -> Result<(), AppError> {
     let (state, _, admin) = crate::auth::service::require_admin().await?;
-    if !crate::alerts::resolve_by_admin(&state.pool, id, admin.id).await.map_err(internal("resolve alert"))? {
+    // The change and its event commit together or not at all.
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !crate::alerts::resolve_by_admin(&mut tx, id, admin.id).await.map_err(internal("resolve alert"))? {
         return Err(AppError::Gone);
     }
-    let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
-    crate::audit::db::record_admin_action(&mut conn, Some(admin.id), crate::audit::AuditKind::AlertResolve, Some(&id.to_string()))
+    crate::audit::db::record_admin_action(&mut tx, Some(admin.id), crate::audit::AuditKind::AlertResolve, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
     Ok(())
 }

@@ -152,6 +152,9 @@ where
         if deleted > 0 {
             report.batches += 1;
             report.deleted += deleted;
+            // Recorded as it goes: a run cut off or killed after this batch still counts it.
+            jobs::tally("deleted", deleted);
+            jobs::tally("batches", 1);
             // Crash tests stop here: a batch is committed, the rest not yet deleted.
             fail::fail_point!("prune-after-batch");
         }
@@ -161,7 +164,13 @@ where
         // Paced: rest three times as long as the batch took, so a large backlog takes at most a
         // quarter of one database backend and visitors' requests keep their latency (`make
         // bench` measures it). A run stays bounded by its row budget.
-        tokio::time::sleep(started.elapsed() * 3).await;
+        // The rest never runs past the run's budget: one slow batch (a lock wait, an I/O stall)
+        // must not turn into a pause the engine cuts off.
+        let pause = started.elapsed() * 3;
+        match ctx.deadline {
+            Some(deadline) => tokio::time::sleep_until(tokio::time::Instant::from_std((std::time::Instant::now() + pause).min(deadline))).await,
+            None => tokio::time::sleep(pause).await,
+        }
     }
 }
 

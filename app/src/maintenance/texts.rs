@@ -22,6 +22,9 @@ texts! {
     Comma { en: ", ", ja: "、" }
     Period { en: ".", ja: "。" }
     StepFailed { en: "failed (see the server log)", ja: "失敗（サーバーログを参照してください）" }
+    StepStopped { en: "not run: an earlier check stopped the run (see the alert: a person must act)", ja: "未実行：前のチェックが実行を停止しました（アラートを確認してください。担当者の対応が必要です）" }
+    StepRunning { en: "(running)", ja: "（実行中）" }
+    StepCutOff { en: " (cut off at the run's budget; the next run goes on)", ja: "（処理枠の上限で中断。次回に続きを実行）" }
     StepSkipped { en: "not reached (budget spent; next run)", ja: "未実行（処理枠を使い切ったため次回に実行）" }
     StepMoreLeft { en: " (more left for the next run)", ja: "（残りは次回に処理）" }
     NothingToDo { en: "nothing to do", ja: "処理対象なし" }
@@ -29,6 +32,7 @@ texts! {
     NextNow { en: "Next run may start now (with the next request, or the timer).", ja: "次回の実行はいつでも開始できます（次のリクエスト時、またはタイマーによる）。" }
     Running { en: "Running…", ja: "実行中…" }
     RunNow { en: "Run now", ja: "今すぐ実行" }
+    StartedNow { en: "{job} started. It goes on in the background; its progress shows below as it runs.", ja: "「{job}」を開始しました。バックグラウンドで実行を続けます。進み具合は下に表示されます。" }
     RanNow { en: "{job} ran now. Its results are below.", ja: "「{job}」を実行しました。結果は下に表示されています。" }
     NotDue { en: "{job} ran less than its interval ago, so it did not start again. The next run may start after {time}.", ja: "「{job}」は前回の実行から実行間隔が経過していないため、再実行しませんでした。次回の実行は {time} 以降に開始できます。" }
     Busy { en: "{job} is running right now; its results will appear here.", ja: "「{job}」は現在実行中です。結果はここに表示されます。" }
@@ -121,11 +125,16 @@ texts! {
     OutcomeFailed { en: "completed with errors", ja: "エラーありで完了" }
     OutcomeCutOff { en: "cut off by its budget (the rest runs next time)", ja: "処理枠の上限で中断（残りは次回に実行）" }
     OutcomeUnknown { en: "unknown", ja: "不明" }
+    OutcomeRunning { en: "running now", ja: "実行中" }
+    OutcomeInterrupted { en: "interrupted (the process stopped; the counts are what it had recorded)", ja: "中断（プロセスが停止しました。件数は記録済みの分です）" }
 
     // The alerts' messages, as their callers write them (the database keeps the English; the
     // banner reads its values back and shows this text); {errors} are the steps' own error texts
     AlertJobFailing { en: "The job “{job}” failed twice in a row. The server log has the cause of each failed step.", ja: "ジョブ「{job}」が 2 回続けて失敗しました。失敗した各ステップの原因はサーバーログに記録されています。" }
-    AlertJobFailed { en: "The job “{job}” failed: {errors}. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.", ja: "ジョブ「{job}」が失敗しました: {errors}。確認の済んでいないものは何も削除されていません。次回の実行で再試行します。各ステップの結果はダッシュボードとサーバーログで確認できます。" }
+    AlertJobFailed { en: "The job “{job}” failed at: {steps}. Nothing unverified was deleted; the next run retries. The details and the dashboard have each step's result.", ja: "ジョブ「{job}」が次のステップで失敗しました: {steps}。確認の済んでいないものは何も削除されていません。次回の実行で再試行します。各ステップの結果は詳細とダッシュボードで確認できます。" }
+    AlertJobNeedsPerson { en: "The job “{job}” stopped at: {steps}. A person must act — retrying will not fix it; the details say what. Nothing unverified was deleted.", ja: "ジョブ「{job}」が次のステップで停止しました: {steps}。再試行では解決しないため、担当者の対応が必要です。内容は詳細を確認してください。確認の済んでいないものは何も削除されていません。" }
+    AlertJobBehind { en: "The job “{job}” has a backlog: its last run ended at its budget with work left ({steps}). Runs go on with it; this clears when a run finishes everything.", ja: "ジョブ「{job}」に未処理の作業が残っています。前回の実行は処理枠の上限で終了しました（{steps}）。以降の実行で続きを処理し、すべて終わるとこのアラートは解消されます。" }
+    AlertDetails { en: "Details", ja: "詳細" }
     AlertArchiveMissing { en: "Archived month {month} is in the ledger but {key} is not in the storage. Restore it from a backup.", ja: "アーカイブ済みの月 {month} は台帳に記録されていますが、ストレージに {key} がありません。バックアップから復元してください。" }
     AlertShareDeleteFailing { en: "The file of share {share} could not be deleted {n} times; it is retried with growing delays. The server log has the cause.", ja: "共有ファイル {share} のファイルを {n} 回削除できませんでした。間隔を広げながら再試行します。原因はサーバーログに記録されています。" }
     AlertShareFileMissing { en: "The stored file of share {share} is missing: its link cannot be delivered. Check the storage; revoke the share if the file is lost.", ja: "共有ファイル {share} の保存されたファイルが見つかりません。リンクからダウンロードできない状態です。ストレージを確認し、ファイルが失われている場合は共有を取り消してください。" }

@@ -107,7 +107,13 @@ const TRIGGERS: [(&str, SettingsT); 8] = [
 ];
 
 /// The outcomes (`maintenance_runs.outcome`) as `crate::jobs::outcome_label` words them.
-const OUTCOMES: [(&str, SettingsT); 3] = [("ok", SettingsT::OutcomeOk), ("failed", SettingsT::OutcomeFailed), ("cut_off", SettingsT::OutcomeCutOff)];
+const OUTCOMES: [(&str, SettingsT); 5] = [
+    ("ok", SettingsT::OutcomeOk),
+    ("failed", SettingsT::OutcomeFailed),
+    ("cut_off", SettingsT::OutcomeCutOff),
+    ("running", SettingsT::OutcomeRunning),
+    ("interrupted", SettingsT::OutcomeInterrupted),
+];
 
 fn job_title_in(lang: Lang, name: &str, english: &str) -> String {
     let key = JOBS.iter().find(|(n, ..)| *n == name).or_else(|| JOBS.iter().find(|(_, k, _)| k.get(Lang::En) == english)).map(|(_, k, _)| *k);
@@ -213,6 +219,7 @@ fn alert_templates(kind: &str) -> &'static [SettingsT] {
         k if k == A::AuditDefaultRows.as_str() => &[S::AlertDefaultRows],
         k if k == A::AuditUnexpectedPartition.as_str() => &[S::AlertUnexpectedPartition],
         k if k == A::RetentionOverdue.as_str() => &[S::AlertOverdueOne, S::AlertOverdueMany],
+        k if k == A::ArchiveBehind.as_str() => &[S::AlertJobBehind],
         _ => &[],
     }
 }
@@ -253,7 +260,7 @@ fn alert_message_in(lang: Lang, kind: &str, subject: &str, message: &str) -> Str
             _ => value,
         })
     };
-    for key in alert_templates(kind).iter().chain(&[SettingsT::AlertJobFailed]) {
+    for key in alert_templates(kind).iter().chain(&[SettingsT::AlertJobFailed, SettingsT::AlertJobNeedsPerson]) {
         let Some(values) = read_filled(key.get(Lang::En), message) else { continue };
         let Some(values) = values.into_iter().map(|(name, value)| Some((value_in(&name, value)?, name))).collect::<Option<Vec<_>>>() else {
             continue;
@@ -300,6 +307,9 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
                                 let text = match s.status.as_str() {
                                     "failed" => t(SettingsT::StepFailed).to_string(),
                                     "skipped" => t(SettingsT::StepSkipped).to_string(),
+                                    "stopped" => t(SettingsT::StepStopped).to_string(),
+                                    "running" => format!("{} {}", counts_text(&s.counts), t(SettingsT::StepRunning)),
+                                    "cut_off" => format!("{}{}", counts_text(&s.counts), t(SettingsT::StepCutOff)),
                                     _ => format!("{}{}", counts_text(&s.counts), if s.more { t(SettingsT::StepMoreLeft) } else { "" }),
                                 };
                                 let label = step_label(&job_name, &s.step, &s.label);
@@ -335,7 +345,9 @@ pub fn JobsPanel() -> impl IntoView {
                 Ok(r) => {
                     // The job's title goes in last: its text is not read for placeholders.
                     let title = job_title(&r.job.name, &r.job.title);
-                    let text = if r.ran {
+                    let text = if r.started {
+                        tf(SettingsT::StartedNow, &[("job", &title)])
+                    } else if r.ran {
                         tf(SettingsT::RanNow, &[("job", &title)])
                     } else {
                         match r.job.next_possible_at {
@@ -386,6 +398,12 @@ pub fn AlertBanner() -> impl IntoView {
                         view! {
                             <div class="notice error alert" data-testid=testid>
                                 <p><strong>{message}</strong></p>
+                                {(!a.details.is_empty()).then(|| view! {
+                                    <details class="alert-details">
+                                        <summary>{t(SettingsT::AlertDetails)}</summary>
+                                        <pre data-testid="alert-details">{a.details.clone()}</pre>
+                                    </details>
+                                })}
                                 <p class="muted">{t(SettingsT::Since)} <crate::time::LocalTime at={a.raised_at}/>
                                     {if a.times > 1 { tf(SettingsT::RaisedTimes, &[("n", &num(a.times)), ("time", &format_time(a.last_raised_at))]) } else { String::new() }}
                                     " · " <code>{a.kind}</code>

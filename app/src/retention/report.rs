@@ -74,7 +74,7 @@ struct Kind {
 /// its language ([`Did`]).
 fn step_did(run: &RunView, step: &str) -> String {
     let did = match run.steps.iter().find(|s| s.step == step) {
-        Some(s) if s.status == "done" || s.status == "failed" => {
+        Some(s) if matches!(s.status.as_str(), "done" | "failed" | "cut_off" | "running") => {
             Did::Ran { counts: s.counts.iter().map(|(k, v)| (k.replace('_', " "), *v)).collect(), failed: s.status == "failed", more: s.more }
         }
         Some(_) => Did::Skipped,
@@ -353,17 +353,17 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     let mut after: Option<String> = None;
     loop {
         let page = state.blobs.list(Namespace::Exports, after.as_deref(), 1000).await?;
-        for o in &page {
+        for o in &page.objects {
             let modified = OffsetDateTime::from(o.modified);
             figures.count += 1;
             figures.oldest_at = Some(figures.oldest_at.map_or(modified, |m| m.min(modified)));
             figures.past += i64::from(modified < now - keep);
             figures.overdue += i64::from(modified < now - keep - secs(exports_every));
         }
-        if page.len() < 1000 || figures.count as usize >= EXPORT_LIST_MAX {
+        after = page.next;
+        if after.is_none() || figures.count as usize >= EXPORT_LIST_MAX {
             break;
         }
-        after = page.last().map(|o| o.key.clone());
     }
     kinds.push(Kind {
         kind: "export_files",

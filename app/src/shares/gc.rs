@@ -87,17 +87,22 @@ async fn marker_checked(pool: &PgPool, store: &dyn BlobStore) -> Result<(), Step
             Ok(())
         }
         Err(BlobError::MarkerMissing) => {
-            alerts::raise(
-                pool,
-                AlertKind::StorageMarkerMissing,
-                "",
-                "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount (or the EBB_S3_* settings).",
-            )
-            .await?;
+            alert_marker_missing(pool).await?;
             Err(StepError::new("storage marker missing; nothing deleted"))
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Raises the missing-marker alert (the GC, and an upload refused for it).
+pub async fn alert_marker_missing(pool: &PgPool) -> Result<(), sqlx::Error> {
+    alerts::raise(
+        pool,
+        AlertKind::StorageMarkerMissing,
+        "",
+        "The storage marker is missing: the storage folder (or bucket) in use may not be the real one — an unmounted disk or a wrong path. No share is marked deleted until it is back. Check EBB_STORAGE_DIR and the mount (or the EBB_S3_* settings).",
+    )
+    .await
 }
 
 async fn purge_step(ctx: StepCtx) -> Result<StepReport, StepError> {
@@ -212,8 +217,10 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let page = RECONCILE_PAGE.min(ctx.rows.max(1) as usize);
 
     let after = cursor(pool, "share_gc_reconcile_after").await?.filter(|c| !c.is_empty());
-    let objects = store.list(crate::storage::Namespace::Shares, after.as_deref(), page).await?;
-    let next = if objects.len() < page { String::new() } else { objects.last().map(|o| o.key.clone()).unwrap_or_default() };
+    let listing = store.list(crate::storage::Namespace::Shares, after.as_deref(), page).await?;
+    // The store's cursor, not the page's length, says whether the listing goes on.
+    let next = listing.next.unwrap_or_default();
+    let objects = listing.objects;
     let keys: Vec<String> = objects.iter().filter(|o| is_share_key(&o.key)).map(|o| o.key.clone()).collect();
     let live: std::collections::HashSet<String> =
         sqlx::query_scalar!("select blob_key from shares where blob_key = any($1) and status <> 'purged'", &keys).fetch_all(pool).await?.into_iter().collect();

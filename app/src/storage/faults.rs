@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::{Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{Blob, BlobError, BlobStore, ByteStream, Head, Listing, Namespace, Stored};
 
 /// The operations a fault can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -179,7 +179,7 @@ impl<S: BlobStore> BlobStore for FaultyStore<S> {
             self.inner.remove_abandoned_uploads(age).await
         })
     }
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>> {
         Box::pin(async move {
             self.faults.enter(Op::List, None).await?;
             self.inner.list(ns, after, limit).await

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::{future::BoxFuture, StreamExt, TryStreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{check_key_or_marker, Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{check_key_or_marker, Blob, BlobError, BlobStore, ByteStream, Head, Listing, Namespace, ObjectInfo, Stored};
 
 /// Read buffer of a download: large enough that the syscall count does not limit throughput.
 const READ_CHUNK: usize = 256 * 1024;
@@ -197,7 +197,7 @@ impl BlobStore for LocalDirStore {
         })
     }
 
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>> {
         Box::pin(async move {
             // A folder has no order: read the names, sort, page. Bounded by the folder's size,
             // which the GC keeps to live objects.
@@ -205,7 +205,7 @@ impl BlobStore for LocalDirStore {
             let mut entries = match tokio::fs::read_dir(&dir).await {
                 Ok(e) => e,
                 // The base folder is checked by the marker; a namespace folder appears on first put.
-                Err(e) if not_found(&e) && tokio::fs::metadata(&self.dir).await.is_ok() => return Ok(Vec::new()),
+                Err(e) if not_found(&e) && tokio::fs::metadata(&self.dir).await.is_ok() => return Ok(Listing::default()),
                 Err(e) => return Err(e.into()),
             };
             let mut keys = Vec::new();
@@ -216,6 +216,7 @@ impl BlobStore for LocalDirStore {
                 }
             }
             keys.sort_unstable();
+            let next = (keys.len() > limit && limit > 0).then(|| keys[limit - 1].clone());
             keys.truncate(limit);
             let mut out = Vec::with_capacity(keys.len());
             for key in keys {
@@ -226,7 +227,7 @@ impl BlobStore for LocalDirStore {
                     Err(e) => return Err(e.into()),
                 }
             }
-            Ok(out)
+            Ok(Listing { objects: out, next })
         })
     }
 
@@ -366,12 +367,12 @@ mod tests {
     async fn listing_pages_through_one_namespace_in_key_order() {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalDirStore::new(dir.path());
-        assert!(store.list(Namespace::Shares, None, 10).await.unwrap().is_empty(), "no folder yet: empty");
+        assert_eq!(store.list(Namespace::Shares, None, 10).await.unwrap(), Listing::default(), "no folder yet: empty");
         for k in ["shares/c", "shares/a", "shares/b", "exports/a.csv", "audit-archive/2024-05.csv.gz"] {
             store.put(k, Bytes::from_static(b"x")).await.unwrap();
         }
         std::fs::write(dir.path().join("shares/d.1.part"), b"half").unwrap();
-        let keys = |v: Vec<ObjectInfo>| v.into_iter().map(|o| o.key).collect::<Vec<_>>();
+        let keys = |v: Listing| v.objects.into_iter().map(|o| o.key).collect::<Vec<_>>();
         assert_eq!(keys(store.list(Namespace::Shares, None, 2).await.unwrap()), ["shares/a", "shares/b"]);
         assert_eq!(keys(store.list(Namespace::Shares, Some("shares/b"), 2).await.unwrap()), ["shares/c"]);
         assert_eq!(keys(store.list(Namespace::AuditArchive, None, 5).await.unwrap()), ["audit-archive/2024-05.csv.gz"]);

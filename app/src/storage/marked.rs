@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 
 use super::signed::UrlSigner;
-use super::{Blob, BlobError, BlobStore, ByteStream, Head, Namespace, ObjectInfo, Stored};
+use super::{Blob, BlobError, BlobStore, ByteStream, Head, Listing, Namespace, Stored};
 
 /// The key of the marker object that proves a store is the real one.
 pub const MARKER_KEY: &str = "ebb-store-marker";
@@ -73,10 +73,7 @@ impl MarkedStore {
     /// Start-up: the secret and base URL of Ebb-signed read URLs (the secret is generated once and
     /// kept in the database, so every instance signs alike and links survive a restart).
     pub async fn ensure_signer(&self, pool: &sqlx::PgPool, public_url: &str) -> Result<(), String> {
-        let fresh = hex::encode(rand::random::<[u8; 32]>());
-        let secret = crate::settings::get_or_insert(pool, "blob_url_secret", &fresh).await.map_err(|e| format!("database error: {e}"))?;
-        let secret =
-            hex::decode(secret).map_err(|_| "the stored blob_url_secret setting is not hex; delete that settings row to make a new one".to_string())?;
+        let secret = crate::settings::secret(pool, "blob_url_secret").await?;
         let _ = self.signer.set(UrlSigner::new(secret, public_url));
         Ok(())
     }
@@ -87,14 +84,15 @@ impl MarkedStore {
     }
 
     /// A URL that reads `key` for `expires_in`, downloaded as `file_name`: presigned by S3, or
-    /// signed by Ebb (HMAC over key, expiry and name) and served by Ebb at `/blob`.
-    pub async fn signed_url(&self, key: &str, expires_in: Duration, file_name: &str) -> Result<String, BlobError> {
+    /// signed by Ebb (HMAC over key, expiry and name) and served by Ebb at `/blob`. `now` is the
+    /// database's time: an Ebb-signed link expires by the one clock every instance shares.
+    pub async fn signed_url(&self, key: &str, expires_in: Duration, file_name: &str, now: time::OffsetDateTime) -> Result<String, BlobError> {
         super::check_key(key)?;
         if let Some(url) = self.inner.presign(key, expires_in, file_name).await? {
             return Ok(url);
         }
         let signer = self.signer.get().ok_or_else(|| BlobError::Service("read URLs are not set up yet".into()))?;
-        let expires = time::OffsetDateTime::now_utc().unix_timestamp() + expires_in.as_secs() as i64;
+        let expires = now.unix_timestamp() + expires_in.as_secs() as i64;
         Ok(signer.url(key, expires, file_name))
     }
 
@@ -142,7 +140,7 @@ impl BlobStore for MarkedStore {
         })
     }
 
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>> {
         self.inner.list(ns, after, limit)
     }
 

@@ -144,6 +144,16 @@ pub struct Head {
     pub modified: SystemTime,
 }
 
+/// One page of a listing: the objects found, and where the next page starts. `next` is `Some`
+/// whenever the store said more keys follow — even when this page holds fewer objects than asked
+/// for (keys that are not Ebb's are skipped, not returned) or none at all. Callers page by `next`,
+/// never by a page's length: a short page is not the end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub objects: Vec<ObjectInfo>,
+    pub next: Option<String>,
+}
+
 /// An object found by [`BlobStore::list`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectInfo {
@@ -181,8 +191,8 @@ pub trait BlobStore: Send + Sync {
     fn remove_abandoned_uploads(&self, age: Duration) -> BoxFuture<'_, Result<u64, BlobError>>;
 
     /// Up to `limit` objects in `ns` whose keys sort after `after`, in key order (a page of a
-    /// listing; unfinished uploads are not objects).
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>>;
+    /// listing; unfinished uploads are not objects), and the cursor of the next page.
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>>;
 
     /// A URL that reads `key` until `expires_in` has passed, downloaded as `file_name`, signed by
     /// the store itself (S3 presigning). `None`: the store cannot sign, Ebb signs and serves
@@ -236,7 +246,7 @@ impl<T: BlobStore + ?Sized> BlobStore for Box<T> {
     fn remove_abandoned_uploads(&self, age: Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
         (**self).remove_abandoned_uploads(age)
     }
-    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Vec<ObjectInfo>, BlobError>> {
+    fn list<'a>(&'a self, ns: Namespace, after: Option<&'a str>, limit: usize) -> BoxFuture<'a, Result<Listing, BlobError>> {
         (**self).list(ns, after, limit)
     }
     fn presign<'a>(&'a self, key: &'a str, expires_in: Duration, file_name: &'a str) -> BoxFuture<'a, Result<Option<String>, BlobError>> {

@@ -126,6 +126,37 @@ async fn the_csv_export_is_the_filtered_view_with_formulas_neutralised(pool: PgP
     let anonymous = app.client.get(app.url("/admin/audit/export.csv")).send().await.unwrap();
     assert_eq!(anonymous.status(), 303, "no session: sent to sign in");
     assert!(anonymous.headers()["location"].to_str().unwrap().starts_with("/signin"));
+    // Each export that ran is in the log (the filtered one says by what), as every export is.
+    let recorded: Vec<Option<String>> = sqlx::query_scalar("select detail from audit_events where kind = 'audit.export' and admin_id = $1 order by id")
+        .bind(ana)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(recorded, vec![Some("filtered by kind".to_string()), None], "the malformed and anonymous requests exported nothing");
+}
+
+/// Downloads that write an audit row are GETs: a link or image on another site must not make a
+/// signed-in admin's browser write them. Ebb's own links (and a typed address) still work.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn recorded_downloads_refuse_requests_from_other_sites(pool: PgPool) {
+    let ana = create_admin(&pool, "Ana").await;
+    let cookie = session_cookie_for(&pool, ana).await;
+    let app = spawn_app(pool.clone()).await;
+    let events = || async { sqlx::query_scalar::<_, i64>("select count(*) from audit_events where admin_id = $1").bind(ana).fetch_one(&pool).await.unwrap() };
+    for path in server::security::WRITING_GETS {
+        let before = events().await;
+        for site in ["cross-site", "same-site"] {
+            let res = app.client.get(app.url(path)).header("cookie", &cookie).header("sec-fetch-site", site).send().await.unwrap();
+            assert_eq!(res.status(), 403, "{path} from {site}");
+        }
+        assert_eq!(events().await, before, "{path}: nothing recorded for another site's request");
+        for site in ["same-origin", "none"] {
+            let res = app.client.get(app.url(path)).header("cookie", &cookie).header("sec-fetch-site", site).send().await.unwrap();
+            assert_eq!(res.status(), 200, "{path} from {site}");
+            let _ = res.bytes().await;
+        }
+        assert_eq!(events().await, before + 2, "{path}: both downloads recorded");
+    }
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

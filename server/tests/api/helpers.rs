@@ -45,7 +45,7 @@ impl TestApp {
     pub async fn stored_files(&self) -> Vec<String> {
         let mut keys = Vec::new();
         for ns in app::storage::Namespace::ALL {
-            keys.extend(self.raw.list(ns, None, 1000).await.unwrap().into_iter().map(|o| o.key));
+            keys.extend(self.raw.list(ns, None, 1000).await.unwrap().objects.into_iter().map(|o| o.key));
         }
         keys
     }

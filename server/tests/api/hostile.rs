@@ -704,6 +704,13 @@ fn raw_requests(cookie: &str) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> =
         RAW_TARGETS.iter().map(|t| (format!("GET {t}"), format!("GET {t} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").into_bytes())).collect();
     out.push(("GET /s/<bytes 0xff 0xfe>".into(), b"GET /s/\xff\xfe HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".to_vec()));
+    // Names longer than the file system takes (ENAMETOOLONG), in the served folder and below it.
+    for target in [format!("/pkg/{}", "a".repeat(300)), format!("/pkg/{}/{}.wasm", "0".repeat(16), "b".repeat(5000))] {
+        out.push((
+            format!("GET /pkg/<a {}-byte name>", target.len()),
+            format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").into_bytes(),
+        ));
+    }
     let post = |path: &str, headers: &str, body: &[u8]| {
         [format!("POST {path} HTTP/1.1\r\nHost: localhost\r\nOrigin: {ORIGIN}\r\nCookie: {cookie}\r\nConnection: close\r\n{headers}\r\n").as_bytes(), body]
             .concat()

@@ -93,3 +93,22 @@ fn the_first_invite_link_is_printed_to_the_terminal_and_never_logged() {
     assert!(!logs.contains("/invite/"), "the link is not in the logs: {logs}");
     assert!(logs.contains("printed to the terminal"), "the logs say where it went");
 }
+
+/// Every secret fails closed: a corrupted secret row stops the start-up with a message naming the
+/// row, instead of a fallback anyone could compute (rate-limit keys, client hashes, signed
+/// redirects and signed links all depend on them).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_corrupted_secret_stops_the_start_up_and_names_its_setting(pool: sqlx::PgPool) {
+    for (key, bad) in [("audit_client_secret", "not hex at all"), ("audit_client_secret", "abcd"), ("blob_url_secret", "")] {
+        sqlx::query("delete from settings where key in ('audit_client_secret', 'blob_url_secret')").execute(&pool).await.unwrap();
+        sqlx::query("insert into settings (key, value) values ($1, $2)").bind(key).bind(bad).execute(&pool).await.unwrap();
+        let storage = tempfile::tempdir().unwrap();
+        let config = crate::helpers::test_config(&["--storage-dir", storage.path().to_str().unwrap()]);
+        let state = server::build_state(&config, pool.clone());
+        let err = server::check_storage(&state, &config).await.expect_err("must not start with an unreadable secret");
+        assert!(err.contains(&format!("'{key}'")), "{key}={bad:?}: {err}");
+        // Nothing was replaced: the row is left for a person to restore.
+        let kept: String = sqlx::query_scalar("select value from settings where key = $1").bind(key).fetch_one(&pool).await.unwrap();
+        assert_eq!(kept, bad);
+    }
+}

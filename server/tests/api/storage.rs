@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use sqlx::PgPool;
 
-use crate::backend::{open_store, storage_args, Backend};
+use crate::backend::{open_store, open_store_with, storage_args, Backend};
 use crate::helpers::*;
 
 /// `n` bytes in chunks of odd sizes, so part boundaries never line up with chunks.
@@ -25,7 +25,7 @@ fn stream_of(bytes: Vec<u8>) -> ByteStream<'static> {
 }
 
 async fn keys_in(store: &dyn BlobStore, ns: Namespace) -> Vec<String> {
-    store.list(ns, None, 1000).await.unwrap().into_iter().map(|o| o.key).collect()
+    store.list(ns, None, 1000).await.unwrap().objects.into_iter().map(|o| o.key).collect()
 }
 
 /// Open multipart uploads are aborted in the background after a failed put: wait for it.
@@ -96,18 +96,58 @@ async fn listing_pages_through_a_namespace_only(_pool: PgPool, backend: Backend)
     let (mut seen, mut after) = (Vec::new(), None::<String>);
     loop {
         let page = store.list(Namespace::Shares, after.as_deref(), 3).await.unwrap();
-        assert!(page.len() <= 3);
-        if page.is_empty() {
+        assert!(page.objects.len() <= 3);
+        seen.extend(page.objects.into_iter().map(|o| o.key));
+        after = page.next;
+        if after.is_none() {
             break;
         }
-        after = page.last().map(|o| o.key.clone());
-        seen.extend(page.into_iter().map(|o| o.key));
     }
     assert_eq!(seen, (0..7).map(|i| format!("shares/k{i}")).collect::<Vec<_>>());
-    let archive = store.list(Namespace::AuditArchive, None, 10).await.unwrap();
+    let archive = store.list(Namespace::AuditArchive, None, 10).await.unwrap().objects;
     assert_eq!(archive.len(), 1);
     assert_eq!((archive[0].key.as_str(), archive[0].size), ("audit-archive/2024-05.csv.gz", 5));
     assert_eq!(keys_in(&*store, Namespace::Exports).await, ["exports/e1.csv.gz"]);
+}
+
+/// Objects in the namespace that are not Ebb's (an operator's file, another tool's) are skipped,
+/// and the listing goes on past them: a short page is not the end. Here the first page holds only
+/// foreign keys, and the export GC still deletes the expired export behind them.
+async fn a_listing_goes_on_past_objects_that_are_not_ebbs(_pool: PgPool, backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = storage_args(backend, dir.path());
+    let store = open_store_with(&args);
+    match backend {
+        Backend::Local => {
+            std::fs::create_dir_all(dir.path().join("exports")).unwrap();
+            for i in 0..5 {
+                std::fs::write(dir.path().join(format!("exports/0-foreign {i}.txt")), b"not Ebb's").unwrap();
+            }
+        }
+        Backend::S3 => {
+            // A second store one folder down writes `exports/exports/…`: keys the first one
+            // does not accept as its own, listed under its `exports/` prefix, before its own.
+            let i = args.iter().position(|a| a == "--s3-prefix").unwrap() + 1;
+            args[i] = format!("{}exports/", args[i]);
+            let foreign = open_store_with(&args);
+            for i in 0..5 {
+                foreign.put(&format!("exports/0-foreign-{i}.csv"), Bytes::from_static(b"not Ebb's")).await.unwrap();
+            }
+        }
+    }
+    store.put("exports/zz-ebb.csv.gz", Bytes::from_static(b"x")).await.unwrap();
+    let first = store.list(Namespace::Exports, None, 3).await.unwrap();
+    if backend == Backend::S3 {
+        // S3 pages by raw keys: this page held only the foreign ones.
+        assert!(first.objects.is_empty(), "foreign keys are not Ebb's objects: {:?}", first.objects);
+        assert!(first.next.is_some(), "an empty page with more behind it is not the end");
+    } else {
+        assert_eq!(first.objects.len(), 1, "a folder's foreign names are skipped before paging");
+    }
+    let later = std::time::SystemTime::now() + Duration::from_secs(8 * 86_400);
+    let (deleted, more) = app::audit::exports::delete_expired_files(&*store, later, 100).await.unwrap();
+    assert_eq!((deleted, more), (1, false), "the expired export behind the foreign keys is deleted");
+    assert!(keys_in(&*store, Namespace::Exports).await.is_empty());
 }
 
 async fn keys_outside_the_namespaces_never_reach_the_backend(_pool: PgPool, backend: Backend) {
@@ -124,7 +164,8 @@ async fn signed_read_urls_work_once_signed_and_not_when_changed_or_expired(pool:
     let app = spawn_app_on(pool, backend, &[], |_| {}).await;
     let bytes = data(300_000);
     app.write_stored("exports/report-1.csv.gz", &bytes).await;
-    let url = app.state.blobs.signed_url("exports/report-1.csv.gz", Duration::from_secs(600), "Report «Q3».csv.gz").await.unwrap();
+    let url =
+        app.state.blobs.signed_url("exports/report-1.csv.gz", Duration::from_secs(600), "Report «Q3».csv.gz", time::OffsetDateTime::now_utc()).await.unwrap();
     // Local: served by Ebb at the public URL; S3: presigned by the server itself.
     let url = match backend {
         Backend::Local => url.replace("http://localhost:3000", &app.base),
@@ -149,19 +190,30 @@ async fn signed_read_urls_work_once_signed_and_not_when_changed_or_expired(pool:
         assert!(res.headers().get("content-disposition").is_none());
     }
     // Expired.
-    let short =
-        app.state.blobs.signed_url("exports/report-1.csv.gz", Duration::from_secs(1), "r.csv.gz").await.unwrap().replace("http://localhost:3000", &app.base);
+    let short = app
+        .state
+        .blobs
+        .signed_url("exports/report-1.csv.gz", Duration::from_secs(1), "r.csv.gz", time::OffsetDateTime::now_utc())
+        .await
+        .unwrap()
+        .replace("http://localhost:3000", &app.base);
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let res = app.client.get(&short).send().await.unwrap();
     assert!(res.status().is_client_error(), "expired: {}", res.status());
-    assert!(app.state.blobs.signed_url("../etc/passwd", Duration::from_secs(60), "x").await.is_err());
+    assert!(app.state.blobs.signed_url("../etc/passwd", Duration::from_secs(60), "x", time::OffsetDateTime::now_utc()).await.is_err());
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn an_ebb_signed_link_says_what_is_wrong(pool: PgPool) {
     let app = spawn_app(pool).await;
     app.write_stored("exports/x.csv", b"a,b\n").await;
-    let url = app.state.blobs.signed_url("exports/x.csv", Duration::from_secs(60), "x.csv").await.unwrap().replace("http://localhost:3000", &app.base);
+    let url = app
+        .state
+        .blobs
+        .signed_url("exports/x.csv", Duration::from_secs(60), "x.csv", time::OffsetDateTime::now_utc())
+        .await
+        .unwrap()
+        .replace("http://localhost:3000", &app.base);
     let forged = url.rsplit_once("sig=").map(|(head, _)| format!("{head}sig={}", "0".repeat(64))).unwrap();
     let res = app.client.get(&forged).send().await.unwrap();
     assert_eq!(res.status(), 403);
@@ -306,6 +358,7 @@ on_both_backends!(
     put_head_get_and_delete_with_checksums,
     a_put_over_the_limit_or_abandoned_leaves_nothing,
     listing_pages_through_a_namespace_only,
+    a_listing_goes_on_past_objects_that_are_not_ebbs,
     keys_outside_the_namespaces_never_reach_the_backend,
     signed_read_urls_work_once_signed_and_not_when_changed_or_expired,
     a_store_outage_keeps_links_and_purges_nothing,

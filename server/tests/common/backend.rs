@@ -76,7 +76,13 @@ struct StoreCli {
 /// The backend's store as Ebb would open it (fresh folder `dir`, or a fresh prefix).
 #[allow(dead_code)]
 pub fn open_store(backend: Backend, dir: &std::path::Path) -> Box<dyn app::storage::BlobStore> {
-    let args = storage_args(backend, dir);
+    open_store_with(&storage_args(backend, dir))
+}
+
+/// The store that storage flags `args` open.
+#[allow(dead_code)]
+pub fn open_store_with(args: &[String]) -> Box<dyn app::storage::BlobStore> {
+    let args = args.iter().cloned();
     let config = <StoreCli as clap::Parser>::try_parse_from(["ebb", "--database-url", "postgres://unused"].into_iter().map(String::from).chain(args))
         .expect("valid storage flags")
         .config;

@@ -52,8 +52,30 @@ async fn a_challenge_can_be_taken_once(pool: PgPool) {
         .await
         .unwrap();
     assert!(take_challenge(&pool, id, "register").await.unwrap().is_none(), "the kind must match");
-    assert!(take_challenge(&pool, id, "signin").await.unwrap().is_some());
+    assert!(!take_challenge(&pool, id, "signin").await.unwrap().expect("taken once").expired);
     assert!(take_challenge(&pool, id, "signin").await.unwrap().is_none());
+}
+
+/// Expiries are read on the database clock, the one every instance shares: a challenge that the
+/// database says expired a second ago is expired, whatever this process's clock says.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_challenge_expires_by_the_database_clock(pool: PgPool) {
+    let id = Uuid::new_v4();
+    sqlx::query("insert into passkey_challenges (id, kind, state, expires_at) values ($1, 'signin', '{}', clock_timestamp() - interval '1 second')")
+        .bind(id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert!(take_challenge(&pool, id, "signin").await.unwrap().expect("taken").expired);
+    // A new one gets its expiry from the database too.
+    let fresh = Uuid::new_v4();
+    app::auth::db::insert_challenge(&pool, fresh, "signin", &serde_json::json!({}), None, None, time::Duration::minutes(5)).await.unwrap();
+    let ahead: f64 = sqlx::query_scalar("select extract(epoch from expires_at - clock_timestamp())::float8 from passkey_challenges where id = $1")
+        .bind(fresh)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!((290.0..=300.0).contains(&ahead), "{ahead}");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

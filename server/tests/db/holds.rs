@@ -251,3 +251,23 @@ async fn a_prune_running_while_a_hold_is_being_placed_skips_the_row(pool: PgPool
     assert_eq!(prune(&pool).await, 0);
     assert!(exists(&pool, id).await);
 }
+
+/// A submission racing a hold on its sender's address can be stored without the flag (its
+/// insert read the holds before the hold committed). The admin's delete checks the holds
+/// themselves, as prune does: that inquiry cannot be deleted while the hold lasts.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_inquiry_that_missed_its_senders_hold_flag_cannot_be_deleted_by_an_admin(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let first = inquiry(&pool, "Racer@Example.org", 1).await;
+    place(&pool, &actor, HoldTarget::Sender(first), REASON).await.unwrap();
+    // As if its insert ran before the hold committed: the flag is not set.
+    let raced = inquiry(&pool, "racer@example.org", 1).await;
+    sqlx::query("update inquiries set held = false where id = $1").bind(raced).execute(&pool).await.unwrap();
+    let free = inquiry(&pool, "free@example.org", 1).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let held = app::inbox::db::held_among(&mut conn, &[raced, free]).await.unwrap();
+    assert_eq!(held, vec![raced], "the hold on the address counts, not only the flag");
+    let deleted = app::inbox::db::delete(&mut conn, &[raced, free]).await.unwrap();
+    assert_eq!(deleted, vec![free]);
+    assert!(exists(&pool, raced).await, "the inquiry under its sender's hold was deleted");
+}
