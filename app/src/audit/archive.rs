@@ -376,6 +376,8 @@ impl From<sqlx::Error> for DropRefused {
 /// and reads the object back from the store (size and CRC32C as recorded); then drops the table
 /// and marks the month dropped. Anything else leaves the table where it is.
 pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> Result<Date, DropRefused> {
+    // Crash tests stop here: the month is verified, its table not dropped.
+    fail::fail_point!("archive-before-drop");
     let mut tx = pool.begin().await?;
     sqlx::query(&format!("set local lock_timeout = '{DROP_LOCK_TIMEOUT}'")).execute(&mut *tx).await?;
     sqlx::query(&format!("lock table {} in access exclusive mode", pending_table(table))).execute(&mut *tx).await?;
@@ -656,7 +658,6 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 
 /// Step `drop`: verified months leave the database.
 async fn drop_step(ctx: StepCtx) -> Result<StepReport, StepError> {
-    fail::fail_point!("archive-before-drop");
     let pool = &ctx.state.pool;
     let mut conn = pool.begin().await?;
     let tables = pending(&mut conn).await?;

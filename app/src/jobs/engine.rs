@@ -495,10 +495,11 @@ pub async fn run_job(state: &AppState, job: &Job, trigger: Trigger, force: bool)
 /// [`run_job`], its audit event recorded with `actor` (the admin who pressed "Run now"): one
 /// event per run, in the transaction that closes its record.
 pub async fn run_job_as(state: &AppState, job: &Job, trigger: Trigger, force: bool, actor: crate::audit::db::Actor) -> Result<RunOutcome, sqlx::Error> {
-    // A run already going in this process: traffic, the ticker and "Run now" (whose page shows
-    // the running one live) give up at once; the CLI waits for it (up to one budget) and then
-    // asks the claim itself, so the operator gets an answer about their own request.
-    let patience = if matches!(trigger, Trigger::Cli) { job.budget.time } else { Duration::ZERO };
+    // A run already going in this process: traffic and the ticker give up at once (the next
+    // tick comes); the CLI and an admin's "Run now" (a background task of its own) wait for it
+    // (up to one budget) and then ask the claim themselves, so a person gets an answer about
+    // their own request.
+    let patience = if matches!(trigger, Trigger::Cli | Trigger::Admin) { job.budget.time } else { Duration::ZERO };
     let waiting = Instant::now();
     while job.runtime.running.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
         if waiting.elapsed() >= patience {

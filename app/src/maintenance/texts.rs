@@ -72,7 +72,7 @@ texts! {
     LabelArchiveRequests { en: "export requests stuck or older than 90 days", ja: "止まったままの、または 90 日より古いエクスポート依頼" }
     LabelArchivePartitions { en: "partitions ahead and the default partition", ja: "先の月のパーティションとデフォルトパーティション" }
     LabelArchiveObjects { en: "archived objects still there as recorded", ja: "アーカイブ済みオブジェクトが記録どおり残っているかの確認" }
-    LabelArchiveWrite { en: "pending months written to the archive", ja: "アーカイブに書き込んだ処理待ちの月" }
+    LabelArchiveWrite { en: "pending months written, verified and dropped", ja: "処理待ちの月の書き込み・確認・削除" }
     LabelArchiveVerify { en: "written months checked (rows, size, CRC32C)", ja: "書き込んだ月の確認（行数・サイズ・CRC32C）" }
     LabelArchiveDrop { en: "verified months dropped from the database", ja: "確認済みの月のデータベースからの削除" }
     LabelExportsRun { en: "waiting exports started", ja: "待機中のエクスポートの開始" }

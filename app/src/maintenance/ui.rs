@@ -577,9 +577,18 @@ mod tests {
         assert_eq!(ja("job.failing", "prune", m), "ジョブ「定期削除」が 2 回続けて失敗しました。失敗した各ステップの原因はサーバーログに記録されています。");
 
         // A critical job's failure keeps its steps' own error texts.
-        let m = "The job “Audit archive” failed: verify: the object is missing. Nothing unverified was deleted; the next run retries. The dashboard and the server log have each step's result.";
+        // A critical job's failure names its failed steps; the details (not translated) hold
+        // each step's error.
+        let m = "The job “Audit archive” failed at: write, verify. Nothing unverified was deleted; the next run retries. The details and the dashboard have each step's result.";
         let got = ja("archive.failed", "audit_archive", m);
-        assert!(got.starts_with("ジョブ「監査ログのアーカイブ」が失敗しました: verify: the object is missing。"), "{got}");
+        assert!(got.starts_with("ジョブ「監査ログのアーカイブ」が次のステップで失敗しました: write, verify。"), "{got}");
+        let m =
+            "The job “Audit archive” stopped at: objects. A person must act — retrying will not fix it; the details say what. Nothing unverified was deleted.";
+        let got = ja("archive.failed", "audit_archive", m);
+        assert!(got.starts_with("ジョブ「監査ログのアーカイブ」が次のステップで停止しました: objects。再試行では解決しない"), "{got}");
+        let m = "The job “Audit archive” has a backlog: its last run ended at its budget with work left (write). Runs go on with it; this clears when a run finishes everything.";
+        let got = ja("archive.behind", "audit_archive", m);
+        assert!(got.starts_with("ジョブ「監査ログのアーカイブ」に未処理の作業が残っています。"), "{got}");
 
         let m = "Archived month 2024-05 is in the ledger but audit-archive/2024-05.csv.gz is not in the storage. Restore it from a backup.";
         assert!(ja("archive.failed", "audit_archive", m).contains("2024-05 は台帳に記録されていますが、ストレージに audit-archive/2024-05.csv.gz がありません"));

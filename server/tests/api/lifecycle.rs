@@ -206,17 +206,107 @@ async fn a_hanging_step_of_a_traffic_run_is_cut_off_and_the_run_recorded(pool: P
         .traffic_budget(Budget { rows_per_step: 10, time: Duration::from_millis(100) })
         .step_grace(Duration::from_millis(200))
         .step(Step::new("forever", |_ctx| async {
+            // 39 rows deleted and committed, then a stall (a lock wait, an I/O stall).
+            app::jobs::tally("deleted", 39);
             std::future::pending::<()>().await;
             Ok(StepReport::rows("done", 1))
-        }));
+        }))
+        .step(Step::new("after", |_ctx| async { Ok(StepReport::rows("done", 1)) }));
     state.jobs = Arc::new(Registry::new(vec![job]));
     let job = state.jobs.get("hangs").unwrap().clone();
     app::jobs::spawn_run(&state, &job, Trigger::Contact);
     state.background.settle().await;
-    let (outcome, error): (String, Option<String>) =
-        sqlx::query_as("select outcome, error from maintenance_runs where job = 'hangs'").fetch_one(&pool).await.expect("the run was recorded");
-    assert_eq!(outcome, "failed");
-    assert!(error.unwrap_or_default().contains("did not finish within"), "the step's cut-off is the reason");
+    let (outcome, steps): (String, serde_json::Value) =
+        sqlx::query_as("select outcome, steps from maintenance_runs where job = 'hangs'").fetch_one(&pool).await.expect("the run was recorded");
+    assert_eq!(outcome, "cut_off", "a run stopped at its budget is cut off, not failed");
+    assert_eq!(steps[0]["status"], "cut_off");
+    assert_eq!(steps[0]["counts"], serde_json::json!([["deleted", 39]]), "the work it did is kept");
+    assert!(steps[0]["error"].as_str().unwrap_or_default().contains("cut off at the run's time budget"));
+    assert_eq!(steps[1]["status"], "skipped");
+    let alerts: i64 = sqlx::query_scalar("select count(*) from alerts").fetch_one(&pool).await.unwrap();
+    assert_eq!(alerts, 0, "a cut-off run is not a failing job");
+}
+
+/// A run stopped by its row budget with work left is `cut_off` (the next run goes on), not `ok`.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_run_stopped_by_its_row_budget_is_cut_off(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let job = Job::new("rows", "Rows", "", "rows_at", Duration::from_secs(3600)).step(Step::new("bounded", |ctx: app::jobs::StepCtx| async move {
+        Ok(StepReport { counts: vec![("deleted", ctx.rows)], rows: ctx.rows, more: true })
+    }));
+    state.jobs = Arc::new(Registry::new(vec![job]));
+    let job = state.jobs.get("rows").unwrap().clone();
+    let RunOutcome::Ran(run) = run_job(&state, &job, Trigger::Cli, false).await.unwrap() else { panic!("must run") };
+    assert_eq!(run.outcome, app::jobs::Outcome::CutOff);
+    let outcome: String = sqlx::query_scalar("select outcome from maintenance_runs where job = 'rows'").fetch_one(&pool).await.unwrap();
+    assert_eq!(outcome, "cut_off");
+}
+
+/// A run is recorded as it goes: killed half-way (its task dropped, its connections gone — as
+/// with SIGKILL), its row still shows what it had done, and the next run closes it as
+/// `interrupted` with an audit event of those counts.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_run_killed_half_way_keeps_its_counts_and_the_next_run_closes_it(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let slow = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let s = slow.clone();
+    let job = Job::new("long", "Long", "", "long_at", Duration::from_secs(3600)).step(Step::new("batches", move |_ctx| {
+        let s = s.clone();
+        async move {
+            app::jobs::tally("deleted", 55_000);
+            if s.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            Ok(StepReport::rows("deleted", 0))
+        }
+    }));
+    state.jobs = Arc::new(Registry::new(vec![job]));
+    let job = state.jobs.get("long").unwrap().clone();
+    let (st, jb) = (state.clone(), job.clone());
+    let task = tokio::spawn(async move { run_job(&st, &jb, Trigger::Ticker, false).await });
+    // One heartbeat writes the progress.
+    tokio::time::sleep(app::jobs::HEARTBEAT + Duration::from_millis(1500)).await;
+    let (outcome, steps): (String, serde_json::Value) =
+        sqlx::query_as("select outcome, steps from maintenance_runs where job = 'long'").fetch_one(&pool).await.unwrap();
+    assert_eq!(outcome, "running");
+    assert_eq!(steps[0]["counts"], serde_json::json!([["deleted", 55000]]), "progress is in the record while it runs");
+    task.abort();
+    let _ = task.await;
+    slow.store(false, Ordering::SeqCst);
+    // The next run (its lease free once the dead run's connection closed) closes the record.
+    let mut next = None;
+    for _ in 0..100 {
+        match run_job(&state, &job, Trigger::Cli, true).await.unwrap() {
+            RunOutcome::Ran(r) => {
+                next = Some(r);
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert!(next.is_some(), "the lease was freed");
+    let outcomes: Vec<String> = sqlx::query_scalar("select outcome from maintenance_runs where job = 'long' order by id").fetch_all(&pool).await.unwrap();
+    assert_eq!(outcomes, ["interrupted", "ok"]);
+    let detail: String =
+        sqlx::query_scalar("select detail from audit_events where kind = 'maintenance.run' and detail like 'interrupted%'").fetch_one(&pool).await.unwrap();
+    assert!(detail.contains("batches.deleted=55000"), "{detail}");
+}
+
+/// A lease is held only while its holder shows it is alive: a holder that stops beating (frozen
+/// by SIGSTOP, a stuck VM) loses it after the idle limit, and another caller takes it; the old
+/// holder finds out at its next beat.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_frozen_lease_holder_loses_its_lease(pool: PgPool) {
+    let mut frozen = app::jobs::claim::try_lease_for(&pool, "frozen", Duration::from_millis(800)).await.unwrap().expect("first holder");
+    assert!(app::jobs::claim::try_lease(&pool, "frozen").await.unwrap().is_none(), "held while alive");
+    frozen.beat().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    let taken = app::jobs::claim::try_lease(&pool, "frozen").await.unwrap();
+    assert!(taken.is_some(), "a holder silent past the limit lost its lease");
+    assert!(frozen.beat().await.is_err(), "the frozen holder learns its lease is gone");
+    taken.unwrap().release().await;
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

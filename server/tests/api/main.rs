@@ -4,6 +4,7 @@
 #[macro_use]
 mod backend;
 
+mod alarms;
 mod archive;
 mod assets;
 mod audit;

@@ -259,3 +259,48 @@ async fn a_detached_month_keeps_its_period_in_a_database_set_to_another_time_zon
     let tz: String = sqlx::query_scalar("show timezone").fetch_one(&mut *conn).await.unwrap();
     assert_eq!(tz, "Asia/Tokyo");
 }
+
+/// Creating a month fails when the default partition already holds rows of it (PostgreSQL
+/// refuses the new partition). That run still raises upkeep's own alerts — partitions missing,
+/// rows in the default partition — at once, not one or two weekly runs later.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_month_that_cannot_be_created_still_raises_upkeeps_alerts_on_the_first_run(pool: PgPool) {
+    reset(&pool).await;
+    // Events of December land in the default partition before its month exists.
+    sqlx::query("insert into audit_events (occurred_at, kind) values ('2026-12-05 00:00+00', 'auth.signin')").execute(&pool).await.unwrap();
+    let err = run(&pool, datetime!(2026-11-15 10:00 UTC), 3).await.expect_err("December cannot be created over the default partition's rows");
+    assert!(err.to_string().contains("default partition"), "{err}");
+    assert!(open_alert(&pool, "audit.partitions_missing").await, "too few months ahead: alerted on this run");
+    assert!(open_alert(&pool, "audit.default_rows").await, "the rows in the default partition: alerted on this run");
+    assert!(attached(&pool).await.is_empty(), "nothing half-made");
+}
+
+/// A detached month's CHECK is added without a scan and validated while only that month is
+/// locked: an event written meanwhile into the current month is not held up by the scan.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn detaching_a_month_validates_its_bounds_without_locking_the_log(pool: PgPool) {
+    reset(&pool).await;
+    month(&pool, "audit_events_2024_09", "2024-09-01 00:00+00", "2024-10-01 00:00+00").await;
+    sqlx::query("insert into audit_events (occurred_at, kind) select '2024-09-01 00:00+00'::timestamptz + i * interval '1 second', 'auth.signin' from generate_series(1, 1000) i")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let r = upkeep(&pool, datetime!(2026-11-15 10:00 UTC)).await;
+    assert_eq!(r.detached, ["audit_events_2024_09"]);
+    assert_eq!(pending(&pool).await, ["audit_events_2024_09"]);
+    let validated: bool = sqlx::query_scalar(
+        "select convalidated from pg_constraint where conrelid = 'audit_pending.audit_events_2024_09'::regclass and conname = 'audit_month_bounds'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(validated, "the archive needs a validated bounds constraint");
+    // Repeating a half-done detach (the CHECK added, the process killed) finishes it.
+    month(&pool, "audit_events_2024_08", "2024-08-01 00:00+00", "2024-09-01 00:00+00").await;
+    sqlx::query("alter table audit_events_2024_08 add constraint audit_month_bounds check (occurred_at >= '2024-08-01 00:00+00' and occurred_at < '2024-09-01 00:00+00') not valid")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let r = upkeep(&pool, datetime!(2026-11-16 10:00 UTC)).await;
+    assert_eq!(r.detached, ["audit_events_2024_08"]);
+}
