@@ -31,3 +31,19 @@ alter table audit_events add constraint audit_events_kind_check check (kind in (
     'export.request', 'export.download',
     'hold.place', 'hold.lift', 'retention.report', 'audit.export'
 ));
+
+-- When each archived object's bytes were last read back and matched. The daily archive run
+-- checks every object's size and stored checksum (cheap), and re-reads the bytes of those not
+-- read for EBB_ARCHIVE_REREAD_DAYS, within its budget. Verification read them back.
+alter table audit_partition_archives add column content_checked_at timestamptz;
+update audit_partition_archives set content_checked_at = verified_at where status = 'verified';
+
+-- The hourly retention check reads only what is past each promise, through indexes: inquiries
+-- under a hold on their sender's address, and run records by age (prune deletes by it too).
+create index inquiries_email_lower_idx on inquiries (lower(email));
+create index maintenance_runs_started_at_idx on maintenance_runs (started_at);
+
+-- The notify job claims the inquiries it is about to mail (a short transaction), sends with no
+-- transaction or lock open, then marks them notified: a slow SMTP server holds no rows. A claim
+-- older than ten minutes was left by a process that died and is taken over.
+alter table inquiries add column notify_claimed_at timestamptz;

@@ -168,7 +168,25 @@ mod server_side {
 
     async fn listen(live: Arc<Live>) {
         while !live.closing.is_cancelled() {
-            let mut listener = match PgListener::connect_with(&live.pool).await {
+            // A connection of its own, outside the application's pool: a listener holds its
+            // connection for as long as it listens, and must not take one of the pool's (with a
+            // small pool, the first admin page would starve every request).
+            let own = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .min_connections(0)
+                .max_lifetime(None)
+                .idle_timeout(None)
+                .connect_with((*live.pool.connect_options()).clone())
+                .await;
+            let own = match own {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!(error = %e, "live updates: cannot connect to listen; retrying");
+                    pause(&live).await;
+                    continue;
+                }
+            };
+            let mut listener = match PgListener::connect_with(&own).await {
                 Ok(l) => l,
                 Err(e) => {
                     tracing::warn!(error = %e, "live updates: cannot connect to listen; retrying");

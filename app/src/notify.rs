@@ -6,16 +6,20 @@
 //! period, so a burst of submissions becomes one digest. The message carries what the operator
 //! chose: only "N new inquiries" (the default) or each inquiry in full.
 //!
-//! Delivery is best-effort and at least once: the inquiries are marked notified in the same
-//! transaction that is committed after the SMTP server accepted the message; a failed send
-//! leaves them for the next run (the run records the failure). Inquiries older than a day when
-//! notifications are first switched on are never sent.
+//! Delivery is best-effort and at least once. No transaction or row lock is held across the SMTP
+//! conversation (a slow mail server must not hold rows the form and the inbox touch): a short
+//! transaction claims the inquiries (`notify_claimed_at`), the message is sent, and a second one
+//! marks them notified once the server accepted it. A failed send releases the claim; a claim
+//! left by a process that died is taken over after [`CLAIM_STALE`]. Inquiries older than a day
+//! when notifications are first switched on are never sent.
 
 use std::time::Duration;
 
 use crate::jobs::{Budget, Job, Step, StepCtx, StepError, StepReport};
 
 pub const JOB: &str = "notify";
+/// A claim on inquiries older than this is taken for abandoned (its sender died mid-send).
+pub const CLAIM_STALE: Duration = Duration::from_secs(600);
 const CLAIM_KEY: &str = "notify_claim_at";
 /// When the last message went out (epoch milliseconds, in `settings`).
 const LAST_SENT_KEY: &str = "notify_last_sent_at";
@@ -77,8 +81,9 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
         return Ok(StepReport::rows("sent", 0).with("off", 1));
     };
     let pool = &ctx.state.pool;
+    // 1. Claim, in a short transaction: the digest period checked under the row lock of its
+    //    setting (one sender at a time over all instances), the inquiries taken by a claim time.
     let mut tx = pool.begin().await?;
-    // One sender at a time over all instances (the job's claim already makes this rare).
     let last_sent: Option<String> =
         sqlx::query_scalar("select value from settings where key = $1 for update").bind(LAST_SENT_KEY).fetch_optional(&mut *tx).await?;
     let now_ms: i64 = sqlx::query_scalar("select (extract(epoch from clock_timestamp()) * 1000)::bigint").fetch_one(&mut *tx).await?;
@@ -90,25 +95,45 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
         }
     }
     let rows = sqlx::query_as::<_, (uuid::Uuid, String, String, String, time::OffsetDateTime)>(
-        "select id, name, email, message, created_at from inquiries
-          where not notified and created_at > now() - interval '1 day'
-          order by created_at, id limit $1 for update skip locked",
+        "with claimed as (
+             select id from inquiries
+              where not notified and created_at > now() - interval '1 day'
+                and (notify_claimed_at is null or notify_claimed_at < clock_timestamp() - make_interval(secs => $2))
+              order by created_at, id limit $1 for update skip locked)
+         update inquiries i set notify_claimed_at = clock_timestamp() from claimed where i.id = claimed.id
+         returning i.id, i.name, i.email, i.message, i.created_at",
     )
     .bind(MAX_PER_MESSAGE)
+    .bind(CLAIM_STALE.as_secs_f64())
     .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     if rows.is_empty() {
         return Ok(StepReport::rows("sent", 0));
     }
-    let pending: Vec<Pending> = rows.into_iter().map(|(id, name, email, message, created_at)| Pending { id, name, email, message, created_at }).collect();
-    let message = compose(&mailer, &pending).map_err(|e| StepError::new(format!("the notification could not be built: {e}")))?;
-    // The inquiries stay un-notified (locked by this transaction) until the server took the mail.
-    lettre::AsyncTransport::send(&mailer.transport, message).await.map_err(|e| {
-        metrics::counter!("ebb_notify_failures_total").increment(1);
-        StepError::new(format!("the SMTP server did not take the notification: {e}"))
-    })?;
+    let mut pending: Vec<Pending> = rows.into_iter().map(|(id, name, email, message, created_at)| Pending { id, name, email, message, created_at }).collect();
+    pending.sort_by_key(|p| (p.created_at, p.id));
     let ids: Vec<uuid::Uuid> = pending.iter().map(|p| p.id).collect();
-    sqlx::query("update inquiries set notified = true where id = any($1)").bind(&ids).execute(&mut *tx).await?;
+    let release = |ids: Vec<uuid::Uuid>| async move {
+        // Best effort: a claim left here expires after CLAIM_STALE anyway.
+        let _ = sqlx::query("update inquiries set notify_claimed_at = null where id = any($1) and not notified").bind(&ids).execute(pool).await;
+    };
+    // 2. Send, holding nothing in the database.
+    let message = match compose(&mailer, &pending) {
+        Ok(m) => m,
+        Err(e) => {
+            release(ids).await;
+            return Err(StepError::new(format!("the notification could not be built: {e}")));
+        }
+    };
+    if let Err(e) = lettre::AsyncTransport::send(&mailer.transport, message).await {
+        metrics::counter!("ebb_notify_failures_total").increment(1);
+        release(ids).await;
+        return Err(StepError::new(format!("the SMTP server did not take the notification: {e}")));
+    }
+    // 3. Record, in a short transaction: these were sent, and when.
+    let mut tx = pool.begin().await?;
+    sqlx::query("update inquiries set notified = true, notify_claimed_at = null where id = any($1)").bind(&ids).execute(&mut *tx).await?;
     sqlx::query(
         "insert into settings (key, value, updated_at) values ($1, $2, clock_timestamp())
          on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",

@@ -158,4 +158,12 @@ test('where the browser offers passkey autofill, picking the passkey signs in wi
 test('a used or unknown invite link says so', async ({ page }) => {
   await page.goto('/invite/this-is-not-a-valid-token');
   await expect(page.getByTestId('invite-invalid')).toContainText('not valid');
+  // A real link, used once: the second visit is refused the same way (links are single-use).
+  const name = uniqueName('Once');
+  await VirtualAuthenticator.attach(page);
+  const link = newInviteLink(name);
+  await new InvitePage(page).join(link, name);
+  await new AdminShell(page).expectSignedInAs(name);
+  await page.goto(new URL(link).pathname);
+  await expect(page.getByTestId('invite-invalid')).toContainText('not valid');
 });

@@ -93,6 +93,11 @@ pub struct Config {
     #[arg(long, env = "EBB_AUDIT_PARTITIONS_AHEAD", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=24))]
     pub audit_partitions_ahead: u32,
 
+    /// Days between two read-backs of each archived month's object (the daily archive run
+    /// checks size and stored checksum every day, and re-reads the bytes of the ones due).
+    #[arg(long, env = "EBB_ARCHIVE_REREAD_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub archive_reread_days: u32,
+
     /// Minutes after which an audit export still `running` is taken for cut off (its process
     /// stopped) and marked failed.
     #[arg(long, env = "EBB_EXPORT_STUCK_MINS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_080))]

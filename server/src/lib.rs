@@ -121,14 +121,19 @@ pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), Stri
 /// The marker that proves the store is the real one (written on first use; after migrations),
 /// and the secret of Ebb-signed read URLs.
 pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
-    // Rows that point at stored objects: live shares and archived months (the archive may be a
-    // month's only copy).
-    let live = app::shares::db::live_count(&state.pool).await.map_err(|e| format!("database error: {e}"))?;
-    let archived = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_partition_archives where status = 'verified'"#)
-        .fetch_one(&state.pool)
-        .await
-        .map_err(|e| format!("database error: {e}"))?;
-    state.blobs.ensure_marker(&state.pool, live > 0 || archived > 0).await.map_err(storage_hint(config))?;
+    // Whether Ebb ever wrote objects to its store: any share (purged ones included), any month
+    // the archive wrote (written, verified or failed), any export file. A store without its
+    // marker then is not an empty new store but the wrong one (an unmounted folder, another
+    // bucket) — it is never adopted as "the" store.
+    let written = sqlx::query_scalar!(
+        r#"select exists (select 1 from shares)
+               or exists (select 1 from audit_partition_archives)
+               or exists (select 1 from audit_export_requests where object_key is not null) as "written!""#
+    )
+    .fetch_one(&state.pool)
+    .await
+    .map_err(|e| format!("database error: {e}"))?;
+    state.blobs.ensure_marker(&state.pool, written).await.map_err(storage_hint(config))?;
     state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
     // The secret that keys the audit log's client hashes.
     state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await
@@ -226,6 +231,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
         .with(Arc::new(app::audit::db::ClientSecret::default()))
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
+        .with(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
         .with(config.notify_settings().unwrap_or_else(|e| {
             tracing::warn!("notifications are off: {e}");

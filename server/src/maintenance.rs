@@ -124,7 +124,8 @@ pub async fn retention_report(state: &AppState, json: bool, out: &mut impl std::
                 (Some(j), None) => format!("{j}, never ran"),
                 _ => "-".into(),
             };
-            let _ = writeln!(out, "{:<32} {:>9} {:>12} {:>6} {:>6}  {job}", k.label, k.count, oldest, k.past_promise, k.held);
+            let count = if k.count_estimated { format!("~{}", k.count) } else { k.count.to_string() };
+            let _ = writeln!(out, "{:<32} {:>9} {:>12} {:>6} {:>6}  {job}", k.label, count, oldest, k.past_promise, k.held);
             let _ = writeln!(out, "    promise: {}", k.promise);
         }
         let _ = writeln!(out, "legal holds in force: {}", report.holds);

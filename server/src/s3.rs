@@ -168,26 +168,70 @@ impl S3Store {
         BlobError::Service(format!("S3 {what} failed: {hint}"))
     }
 
+    /// The ids of this installation's lifecycle rules: scoped to its prefix, so installations
+    /// sharing a bucket (each with its own prefix) never replace each other's rules.
+    pub fn rule_ids(&self) -> [String; 2] {
+        let scope = if self.settings.prefix.is_empty() { String::new() } else { format!(":{}", self.settings.prefix.trim_end_matches('/')) };
+        [format!("ebb-exports-expire-7-days{scope}"), format!("ebb-abort-incomplete-uploads-2-days{scope}")]
+    }
+
+    /// The ids of every lifecycle rule of the bucket (none when it has no configuration).
+    pub async fn lifecycle_rule_ids(&self) -> Result<Vec<String>, BlobError> {
+        Ok(self.lifecycle_rules().await?.iter().filter_map(|r| r.id().map(str::to_owned)).collect())
+    }
+
+    async fn lifecycle_rules(&self) -> Result<Vec<aws_sdk_s3::types::LifecycleRule>, BlobError> {
+        match self.client.get_bucket_lifecycle_configuration().bucket(&self.settings.bucket).send().await {
+            Ok(r) => Ok(r.rules().to_vec()),
+            // No configuration yet (S3: NoSuchLifecycleConfiguration; some servers answer 404).
+            Err(e)
+                if e.as_service_error().and_then(|s| s.meta().code()).is_some_and(|c| c == "NoSuchLifecycleConfiguration")
+                    || e.raw_response().is_some_and(|r| r.status().as_u16() == 404) =>
+            {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(self.fail("GetBucketLifecycleConfiguration", e)),
+        }
+    }
+
     /// Applies the bucket settings Ebb relies on where the server supports them; returns one line
-    /// per setting, saying whether it was applied.
+    /// per setting, saying whether it was applied. The bucket's lifecycle configuration is one
+    /// document: it is read first, and only Ebb's own rules for this prefix are replaced — other
+    /// installations' and the operator's rules are kept as they are.
     pub async fn setup(&self) -> Vec<(String, Result<(), String>)> {
         use aws_sdk_s3::types::{
             AbortIncompleteMultipartUpload, BucketLifecycleConfiguration, ExpirationStatus, LifecycleExpiration, LifecycleRule, LifecycleRuleFilter,
         };
+        let [exports_id, uploads_id] = self.rule_ids();
+        let existing = match self.lifecycle_rules().await {
+            Ok(rules) => rules,
+            Err(e) => return vec![("lifecycle rules (reading the bucket's current rules)".into(), Err(e.to_string()))],
+        };
+        // Ebb's rules for this prefix: by their scoped ids, and the unscoped ids earlier versions
+        // used when their filter is this prefix's.
+        let ours = |r: &LifecycleRule| {
+            let id = r.id().unwrap_or_default();
+            let prefix = r.filter().and_then(|f| f.prefix()).unwrap_or_default();
+            id == exports_id
+                || id == uploads_id
+                || (id == "ebb-exports-expire-7-days" && prefix == self.full(Namespace::Exports.prefix()))
+                || (id == "ebb-abort-incomplete-uploads-2-days" && prefix == self.settings.prefix)
+        };
+        let kept: Vec<LifecycleRule> = existing.into_iter().filter(|r| !ours(r)).collect();
         let exports = LifecycleRule::builder()
-            .id("ebb-exports-expire-7-days")
+            .id(&exports_id)
             .filter(LifecycleRuleFilter::builder().prefix(self.full(Namespace::Exports.prefix())).build())
             .expiration(LifecycleExpiration::builder().days(7).build())
             .status(ExpirationStatus::Enabled)
             .build();
         let uploads = LifecycleRule::builder()
-            .id("ebb-abort-incomplete-uploads-2-days")
+            .id(&uploads_id)
             .filter(LifecycleRuleFilter::builder().prefix(self.settings.prefix.clone()).build())
             .abort_incomplete_multipart_upload(AbortIncompleteMultipartUpload::builder().days_after_initiation(2).build())
             .status(ExpirationStatus::Enabled)
             .build();
         let rules = match (exports, uploads) {
-            (Ok(a), Ok(b)) => vec![a, b],
+            (Ok(a), Ok(b)) => kept.into_iter().chain([a, b]).collect::<Vec<_>>(),
             (Err(e), _) | (_, Err(e)) => return vec![("lifecycle rules".into(), Err(e.to_string()))],
         };
         let config = BucketLifecycleConfiguration::builder().set_rules(Some(rules)).build().map_err(|e| e.to_string());
@@ -210,7 +254,7 @@ impl S3Store {
         if applied.is_ok() {
             let read = self.client.get_bucket_lifecycle_configuration().bucket(&self.settings.bucket).send().await;
             let check = match read {
-                Ok(r) if r.rules().iter().any(|r| r.id() == Some("ebb-exports-expire-7-days")) => Ok(()),
+                Ok(r) if r.rules().iter().any(|r| r.id() == Some(exports_id.as_str())) => Ok(()),
                 Ok(_) => Err("the server accepted the rule but does not report it back".to_string()),
                 Err(e) => Err(self.fail("GetBucketLifecycleConfiguration", e).to_string()),
             };

@@ -67,6 +67,9 @@ struct StoredFile {
     store: Arc<dyn BlobStore>,
     background: app::state::Background,
     key: String,
+    /// Its share row may exist: from the moment the commit is sent (a request dropped while
+    /// the commit is in flight may still have committed), the file is never deleted here; if
+    /// the commit did not happen, the reconcile step removes the orphan after a day.
     committed: bool,
 }
 
@@ -162,8 +165,10 @@ async fn receive(
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
     app::audit::db::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
-    tx.commit().await.map_err(db)?;
+    // Set before the commit is sent: a future dropped during the commit must not delete the file
+    // of a share that may have committed.
     stored.committed = true;
+    tx.commit().await.map_err(db)?;
     state.live.touch(app::live::Topic::Share, Some(id.to_string()));
     tracing::info!(share.id = id, size_bytes = size, "share created");
     let url = format!("{}/s/{token}", state.config.public_url);

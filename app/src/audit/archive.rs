@@ -164,13 +164,16 @@ pub struct LedgerRow {
     pub verified_at: Option<OffsetDateTime>,
     pub failure: Option<String>,
     pub dropped_at: Option<OffsetDateTime>,
+    /// When the object's bytes were last read back and matched.
+    pub content_checked_at: Option<OffsetDateTime>,
 }
 
 /// The whole ledger, oldest month first.
 pub async fn ledger(pool: &PgPool) -> Result<Vec<LedgerRow>, sqlx::Error> {
     sqlx::query_as!(
         LedgerRow,
-        "select period, object_key, table_name, status, rows_written, table_rows, bytes, crc32c, attempts, archived_at, verified_at, failure, dropped_at
+        "select period, object_key, table_name, status, rows_written, table_rows, bytes, crc32c, attempts, archived_at, verified_at, failure, dropped_at,
+                content_checked_at
          from audit_partition_archives order by period"
     )
     .fetch_all(pool)
@@ -306,11 +309,29 @@ pub async fn write_table(pool: &PgPool, store: &dyn BlobStore, table: &str, key:
     Ok(Written { rows: rows.load(Ordering::Relaxed), bytes: stored.size, crc32c: stored.crc32c })
 }
 
+/// Settings of the archive.
+#[derive(Debug, Clone, Copy)]
+pub struct ArchiveSettings {
+    /// Every archived object's bytes are read back at least this often (the daily `objects`
+    /// step re-reads the ones due, oldest check first, within its budget); the other days it
+    /// checks size and the store's checksum only.
+    pub reread_days: u32,
+}
+
 /// Whether the object at `key` holds what the ledger recorded: `None` when it does, else why not.
-/// The store's own size and CRC32C are compared; an object the store keeps no CRC32C for (one
+/// With `read`, the object's bytes are read back whole and their size and CRC32C compared (the
+/// verification after writing, and the rolling re-read). Without, the store's size and stored
+/// CRC32C are compared (cheap: a `stat` or a HEAD); an object the store keeps no CRC32C for (one
 /// restored from a backup by a tool that does not send one, as common S3 tools do by default) is
-/// read back and its bytes' CRC32C computed: the bytes are what must match, not the header.
-pub async fn object_problem(store: &dyn BlobStore, key: &str, bytes: i64, crc: i64) -> Result<Option<String>, BlobError> {
+/// then read back: the bytes are what must match, not the header.
+pub async fn object_problem(store: &dyn BlobStore, key: &str, bytes: i64, crc: i64, read: bool) -> Result<Option<String>, BlobError> {
+    if read {
+        return Ok(match store.read_back(key).await? {
+            None => Some("the object is missing".to_string()),
+            Some((size, c)) if size as i64 == bytes && i64::from(c) == crc => None,
+            Some((size, c)) => Some(format!("the object reads back as {size} bytes with CRC32C {c:08x}; the ledger has {bytes} bytes, {crc:08x}")),
+        });
+    }
     let head = store.head(key).await?;
     Ok(match head {
         None => Some("the object is missing".to_string()),
@@ -318,25 +339,13 @@ pub async fn object_problem(store: &dyn BlobStore, key: &str, bytes: i64, crc: i
         Some(h) => match h.crc32c {
             Some(c) if i64::from(c) == crc => None,
             Some(c) => Some(format!("the object's CRC32C is {c:08x}; the ledger has {crc:08x}")),
-            None => match read_crc32c(store, key).await? {
+            None => match store.read_back(key).await? {
                 None => Some("the object is missing".to_string()),
                 Some((size, c)) if size as i64 == bytes && i64::from(c) == crc => None,
                 Some((size, c)) => Some(format!("the object reads back as {size} bytes with CRC32C {c:08x}; the ledger has {bytes} bytes, {crc:08x}")),
             },
         },
     })
-}
-
-/// Size and CRC32C of an object's bytes, read through (`None` when absent).
-async fn read_crc32c(store: &dyn BlobStore, key: &str) -> Result<Option<(u64, u32)>, BlobError> {
-    let Some(mut blob) = store.open(key).await? else { return Ok(None) };
-    let (mut size, mut crc) = (0u64, 0u32);
-    while let Some(chunk) = blob.body.next().await {
-        let chunk = chunk?;
-        size += chunk.len() as u64;
-        crc = crc32c::crc32c_append(crc, &chunk);
-    }
-    Ok(Some((size, crc)))
 }
 
 /// Why [`drop_verified`] left a table.
@@ -400,7 +409,12 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
     let problem = if count != rows {
         Some(format!("the table has {count} rows, the archive {rows}"))
     } else {
-        object_problem(store, &row.object_key, bytes, crc).await.map_err(|e| DropRefused::Storage(e.to_string()))?.map(|why| format!("archived object: {why}"))
+        // Size and stored checksum (cheap, under the lock): the bytes were read back when the
+        // month was verified.
+        object_problem(store, &row.object_key, bytes, crc, false)
+            .await
+            .map_err(|e| DropRefused::Storage(e.to_string()))?
+            .map(|why| format!("archived object: {why}"))
     };
     if let Some(why) = problem {
         tx.rollback().await?;
@@ -462,12 +476,24 @@ async fn objects_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
     let mut problems = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut reread) = (0u64, 0u64);
     let mut needs_person = false;
-    for row in ledger(pool).await?.into_iter().filter(|r| r.status == "verified") {
+    let reread_days = ctx.state.domain::<ArchiveSettings>().reread_days;
+    let due_before = ctx.now - time::Duration::days(i64::from(reread_days));
+    let mut verified: Vec<LedgerRow> = ledger(pool).await?.into_iter().filter(|r| r.status == "verified").collect();
+    // The longest unread first: a run cut short by its budget re-reads those next time.
+    verified.sort_by_key(|r| r.content_checked_at);
+    for row in verified {
         checked += 1;
         let label = period_label(row.period);
-        let why = object_problem(&*ctx.state.blobs, &row.object_key, row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1)).await?;
+        // Existence, size and stored checksum every day; the bytes themselves when due, within
+        // the run's budget (the work stays bounded however many months are archived).
+        let due = row.content_checked_at.is_none_or(|at| at <= due_before) && !ctx.out_of_time();
+        let why = object_problem(&*ctx.state.blobs, &row.object_key, row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1), due).await?;
+        if due && why.is_none() {
+            sqlx::query!("update audit_partition_archives set content_checked_at = now() where period = $1", row.period).execute(pool).await?;
+            reread += 1;
+        }
         let Some(why) = why else { continue };
         if row.dropped_at.is_none() {
             // The table is still here: write it again (next run; this one stops).
@@ -482,7 +508,7 @@ async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
         }
     }
     if problems.is_empty() {
-        Ok(StepReport::rows("checked", checked))
+        Ok(StepReport::rows("checked", checked).with("reread", reread))
     } else {
         let e = StepError::stop(format!("archived objects changed behind Ebb's back: {}", problems.join("; ")));
         Err(if needs_person { e.for_a_person() } else { e })
@@ -614,7 +640,8 @@ async fn verify_month(ctx: &StepCtx, row: &LedgerRow, tables: &[PendingTable]) -
     let why = if written != count {
         Some(format!("{written} rows were written but the table has {count}"))
     } else {
-        object_problem(&*ctx.state.blobs, &row.object_key, bytes, crc).await?
+        // Read back whole: the proof that the copy is the month.
+        object_problem(&*ctx.state.blobs, &row.object_key, bytes, crc, true).await?
     };
     if let Some(why) = why {
         record_failure(pool, row.period, &table.name, &format!("verification: {why}")).await?;
@@ -622,7 +649,7 @@ async fn verify_month(ctx: &StepCtx, row: &LedgerRow, tables: &[PendingTable]) -
     }
     let mut tx = pool.begin().await?;
     sqlx::query!(
-        "update audit_partition_archives set status = 'verified', table_rows = $2, verified_at = now(), failure = null
+        "update audit_partition_archives set status = 'verified', table_rows = $2, verified_at = now(), content_checked_at = now(), failure = null
          where period = $1 and status = 'written'",
         row.period,
         count
@@ -729,7 +756,8 @@ pub async fn retrieval_link(state: &crate::state::AppState, actor: &Actor, perio
         .await?
         .ok_or(RetrievalError::NotFound)?;
     let label = period_label(period);
-    if state.blobs.head(&key).await?.is_none() {
+    // Existence only (cheap): an admin's request never reads an object through.
+    if !state.blobs.exists(&key).await? {
         crate::alerts::raise(
             pool,
             crate::alerts::AlertKind::ArchiveFailed,

@@ -48,12 +48,22 @@ pub fn parse_range(from: &str, to: &str, today: Date) -> Result<(Date, Date), Fi
             errors.insert("to".into(), t(AuditTextT::EndBeforeStart).into());
         } else if start > today {
             errors.insert("from".into(), t(AuditTextT::RangeStartsLater).into());
+        } else if start < oldest_exportable(today) {
+            // Said, not clipped: an export that quietly left out the months before the promise
+            // would look complete.
+            let first = oldest_exportable(today).to_string();
+            errors.insert("from".into(), crate::i18n::tf(AuditTextT::RangeTooOld, &[("months", &super::PROMISE_MONTHS), ("first", &first)]));
         }
     }
     match (from, to) {
         (Some(f), Some(t)) if errors.is_empty() => Ok((f, t)),
         _ => Err(errors),
     }
+}
+
+/// The first day an export may start on: the log keeps [`super::PROMISE_MONTHS`] months.
+pub fn oldest_exportable(today: Date) -> Date {
+    super::upkeep::months_before(today.midnight().assume_utc(), super::PROMISE_MONTHS).date()
 }
 
 /// Why a request was not accepted.
@@ -183,7 +193,8 @@ pub async fn link(state: &AppState, actor: &Actor, id: Uuid) -> Result<DownloadL
         return Err(LinkError::NotReady);
     }
     let key = row.object_key.ok_or(LinkError::NotReady)?;
-    if !linkable(row.started_at, row.now) || state.blobs.head(&key).await?.is_none() {
+    // Existence only (cheap): an admin's request never reads an object through.
+    if !linkable(row.started_at, row.now) || !state.blobs.exists(&key).await? {
         return Err(LinkError::Expired);
     }
     let name = file_name(row.range_from.date(), row.range_to.date().previous_day().unwrap_or(row.range_to.date()));
@@ -352,6 +363,11 @@ mod tests {
         assert!(parse_range("1900-01-01", "2026-01-01", today).unwrap_err().contains_key("from"));
         let e = parse_range("yesterday", "", today).unwrap_err();
         assert!(e.contains_key("from") && e.contains_key("to"));
+        // Older than the log keeps: said, not clipped.
+        assert_eq!(oldest_exportable(today), date!(2024 - 11 - 30));
+        assert!(parse_range("2024-11-30", "2024-12-31", today).is_ok());
+        let e = parse_range("2024-11-29", "2024-12-31", today).unwrap_err();
+        assert!(e["from"].contains("2024-11-30"), "{e:?}");
     }
 
     #[test]

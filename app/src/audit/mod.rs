@@ -565,6 +565,7 @@ texts! {
     SubjectTooLong { en: "A subject id has at most 200 characters.", ja: "対象 ID は 200 文字以内で入力してください。" }
     SubjectControl { en: "A subject id is plain text, without control characters.", ja: "対象 ID は制御文字を含まないテキストで入力してください。" }
     EndBeforeStart { en: "The end date must not be before the start date.", ja: "終了日を開始日より前にすることはできません。" }
+    RangeTooOld { en: "The log keeps {months} months; older events are in the archive. Start the range on {first} or later, and get older months from the archive below.", ja: "監査ログに残るのは {months} か月分です。それより前のイベントはアーカイブにあります。期間の開始日は {first} 以降にし、それより前の月は下のアーカイブから取得してください。" }
     RangeStartsLater { en: "The range must start today or earlier.", ja: "期間の開始日は今日以前にしてください。" }
 
     // An archive retrieval's reason (`check_reason`)

@@ -34,6 +34,10 @@ pub struct KindReport {
     /// The promise, from the settings in force.
     pub promise: String,
     pub count: i64,
+    /// `count` is PostgreSQL's estimate of a large table (counting every row would make the
+    /// hourly check cost the table's size); the other figures are exact.
+    #[serde(default)]
+    pub count_estimated: bool,
     /// When the oldest item was created (or its period began).
     #[serde(with = "time::serde::rfc3339::option")]
     pub oldest_at: Option<OffsetDateTime>,

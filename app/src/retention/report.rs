@@ -68,6 +68,8 @@ struct Kind {
     job: &'static str,
     step: &'static str,
     figures: Figures,
+    /// The count is the planner's estimate (a large table is not counted row by row).
+    estimated: bool,
 }
 
 /// What `step` did in `run`, in (English) words: the report's text, which the admin page puts in
@@ -91,6 +93,7 @@ impl Kind {
             label: self.label.into(),
             promise: self.promise,
             count: f.count,
+            count_estimated: self.estimated,
             oldest_at: f.oldest_at,
             past_promise: f.past,
             overdue: f.overdue,
@@ -122,6 +125,31 @@ pub async fn public_promises(state: &AppState) -> Result<PublicPromises, sqlx::E
     })
 }
 
+/// Tables up to this many rows (by the planner's estimate) are counted exactly; larger ones are
+/// given the estimate, so the hourly check costs what is past the promise, not the table's size.
+const EXACT_COUNT_MAX: f32 = 100_000.0;
+
+/// Rows in `table` (a fixed name of ours, or a partitioned table: the sum of its partitions),
+/// and whether that is the catalogue's estimate (a large, analysed table) rather than a count.
+async fn table_size(pool: &PgPool, table: &'static str) -> Result<(i64, bool), sqlx::Error> {
+    let estimate: Option<f32> = sqlx::query_scalar!(
+        r#"select case when bool_or(c.reltuples < 0) then null else sum(c.reltuples)::real end
+           from pg_class c
+           where c.oid = $1::text::regclass and c.relkind = 'r'
+              or c.oid in (select inhrelid from pg_inherits where inhparent = $1::text::regclass)"#,
+        table
+    )
+    .fetch_one(pool)
+    .await?;
+    match estimate {
+        Some(n) if n > EXACT_COUNT_MAX => Ok((n as i64, true)),
+        _ => {
+            let n: i64 = sqlx::query_scalar(&format!("select count(*) from {table}")).fetch_one(pool).await?;
+            Ok((n, false))
+        }
+    }
+}
+
 /// Reads the whole report now.
 pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     use crate::audit::upkeep::{add_months, month_start, months_before};
@@ -139,20 +167,27 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     // Inquiries: the retention setting; held ones (own or sender's hold) apart.
     let days = prune::retention_days(pool).await?;
     let cutoff = now - time::Duration::days(days as i64);
-    let figures = sqlx::query_as!(
+    // Each figure from an index: the oldest by `created_at`, the past and overdue ones by a range
+    // of it (what is past the promise, normally nothing), the held ones by the hold flag's and
+    // the hold addresses' indexes. The total comes from the catalogue when the table is large.
+    let mut figures = sqlx::query_as!(
         Figures,
-        r#"with f as (
-               select created_at, held or exists (select 1 from legal_holds h where h.email = lower(i.email)) as kept from inquiries i)
-           select count(*) as "count!", min(created_at) as oldest_at,
-                  count(*) filter (where created_at < $1 and not kept) as "past!",
-                  count(*) filter (where created_at < $2 and not kept) as "overdue!",
-                  count(*) filter (where kept) as "held!"
-           from f"#,
+        r#"select 0::bigint as "count!",
+                  (select min(created_at) from inquiries) as oldest_at,
+                  (select count(*) from inquiries i where created_at < $1 and not held
+                     and not exists (select 1 from legal_holds h where h.email = lower(i.email))) as "past!",
+                  (select count(*) from inquiries i where created_at < $2 and not held
+                     and not exists (select 1 from legal_holds h where h.email = lower(i.email))) as "overdue!",
+                  (select count(*) from (select id from inquiries where held
+                                         union select i.id from legal_holds h join inquiries i on lower(i.email) = h.email
+                                         where h.email is not null) k) as "held!""#,
         cutoff,
         cutoff - secs(prune_every),
     )
     .fetch_one(pool)
     .await?;
+    let (count, inquiries_estimated) = table_size(pool, "inquiries").await?;
+    figures.count = count;
     kinds.push(Kind {
         kind: "inquiries",
         label: RetentionT::KindInquiries.get(Lang::En),
@@ -160,6 +195,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_INQUIRIES,
         figures,
+        estimated: inquiries_estimated,
     });
 
     // Shares that still have a stored file (not purged).
@@ -186,6 +222,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: crate::shares::gc::JOB,
         step: crate::shares::gc::STEP_PURGE,
         figures,
+        estimated: false,
     });
 
     // Admin sessions: idle expiry or absolute lifetime.
@@ -214,6 +251,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_SESSIONS,
         figures,
+        estimated: false,
     });
 
     // Passkey ceremonies (used ones are deleted at once; abandoned ones expire). Their creation
@@ -237,6 +275,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_CHALLENGES,
         figures,
+        estimated: false,
     });
 
     // Invites: unredeemed ones go when they expire; redeemed ones are the record of who joined.
@@ -259,6 +298,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_INVITES,
         figures,
+        estimated: false,
     });
 
     // Rate-limit windows.
@@ -282,6 +322,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_RATE_LIMITS,
         figures,
+        estimated: false,
     });
 
     // Audit events in the database: months whose end is 25 months back are detached (weekly
@@ -290,18 +331,22 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
     // interval for detached ones) later.
     let threshold = month_start(months_before(now, crate::audit::DETACH_AFTER_MONTHS));
     let late = month_start(months_before(now - secs(upkeep_every), crate::audit::DETACH_AFTER_MONTHS));
+    // Past and overdue by a range of `occurred_at`: partition pruning reads only the months
+    // past the promise (normally none). The total from the partitions' catalogue figures.
     let mut figures = sqlx::query_as!(
         Figures,
-        r#"select count(*) as "count!", min(occurred_at) as oldest_at,
-                  count(*) filter (where occurred_at < $1) as "past!",
-                  count(*) filter (where occurred_at < $2) as "overdue!",
-                  0::bigint as "held!"
-           from audit_events"#,
+        r#"select 0::bigint as "count!",
+                  (select min(occurred_at) from audit_events) as oldest_at,
+                  (select count(*) from audit_events where occurred_at < $1) as "past!",
+                  (select count(*) from audit_events where occurred_at < $2) as "overdue!",
+                  0::bigint as "held!""#,
         threshold,
         late,
     )
     .fetch_one(pool)
     .await?;
+    let (count, events_estimated) = table_size(pool, "audit_events").await?;
+    figures.count = count;
     let mut conn = pool.acquire().await?;
     let pending = crate::audit::archive::pending(&mut conn).await?;
     let waiting_late = months_before(now - secs(upkeep_every) - secs(archive_every), crate::audit::DETACH_AFTER_MONTHS);
@@ -327,6 +372,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: crate::audit::archive::JOB,
         step: "drop",
         figures,
+        estimated: events_estimated,
     });
 
     // Archived months: kept in archive storage (no expiry), each object checked daily.
@@ -345,6 +391,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: crate::audit::archive::JOB,
         step: "objects",
         figures,
+        estimated: false,
     });
 
     // Export files, from the store's own listing.
@@ -372,6 +419,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: crate::audit::exports::JOB,
         step: "expired_files",
         figures,
+        estimated: after.is_some(),
     });
 
     // Export requests (the ledger of who asked for what).
@@ -395,22 +443,25 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: crate::audit::archive::JOB,
         step: "requests",
         figures,
+        estimated: false,
     });
 
     // Run records of the lifecycle jobs.
     let keep = time::Duration::days(prune::RUN_KEEP_DAYS);
-    let figures = sqlx::query_as!(
+    let mut figures = sqlx::query_as!(
         Figures,
-        r#"select count(*) as "count!", min(started_at) as oldest_at,
-                  count(*) filter (where started_at < $1) as "past!",
-                  count(*) filter (where started_at < $2) as "overdue!",
-                  0::bigint as "held!"
-           from maintenance_runs"#,
+        r#"select 0::bigint as "count!",
+                  (select min(started_at) from maintenance_runs) as oldest_at,
+                  (select count(*) from maintenance_runs where started_at < $1) as "past!",
+                  (select count(*) from maintenance_runs where started_at < $2) as "overdue!",
+                  0::bigint as "held!""#,
         now - keep,
         now - keep - secs(prune_every),
     )
     .fetch_one(pool)
     .await?;
+    let (count, runs_estimated) = table_size(pool, "maintenance_runs").await?;
+    figures.count = count;
     kinds.push(Kind {
         kind: "run_records",
         label: RetentionT::KindRunRecords.get(Lang::En),
@@ -418,6 +469,7 @@ pub async fn compute(state: &AppState) -> Result<RetentionReport, ReportError> {
         job: prune::JOB,
         step: prune::STEP_RUNS,
         figures,
+        estimated: runs_estimated,
     });
 
     // Each job's last run, read once (prune removes six kinds).

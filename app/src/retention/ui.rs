@@ -13,6 +13,12 @@ fn count_cell(n: i64, testid: &'static str) -> impl IntoView {
     view! { <td class="num" data-testid=testid>{num(n)}</td> }
 }
 
+/// A count that may be the planner's estimate of a large table ("≈ 5,000,000").
+fn total_cell(n: i64, estimated: bool) -> impl IntoView {
+    let text = if estimated { format!("≈ {}", num(n)) } else { num(n) };
+    view! { <td class="num" data-testid="items" data-estimated=estimated.then_some("true")>{text}</td> }
+}
+
 /// An age for people in the page's language: "3 days", "5 hours", "12 minutes", "under a
 /// minute" (the words of `super::age_words`, which the CLI's report uses).
 fn age(secs: i64) -> String {
@@ -220,7 +226,7 @@ fn KindRow(kind: KindReport, now: time::OffsetDateTime) -> impl IntoView {
         <tr class=class data-testid="retention-row" data-kind=kind.kind.clone()>
             <th scope="row">{label}</th>
             <td>{promise}</td>
-            {count_cell(kind.count, "items")}
+            {total_cell(kind.count, kind.count_estimated)}
             <td class="num nowrap">{oldest}</td>
             {count_cell(kind.past_promise, "past")}
             {count_cell(kind.held, "held")}

@@ -15,6 +15,20 @@ const READ_CHUNK: usize = 256 * 1024;
 
 /// Suffix of a file being written. No key contains it, so it never names an object.
 const PARTIAL_SUFFIX: &str = ".part";
+/// The extended attribute holding an object's CRC32C and size as computed while it was written
+/// (`<crc32c hex> <size>`): what S3 keeps as its full-object checksum. `head` reads it, so an
+/// existence check costs a `stat`, not a read of the whole object; content is re-read only by
+/// [`BlobStore::read_back`] (the archive's verification and its rolling re-read).
+const CRC_XATTR: &str = "user.ebb.crc32c";
+
+/// The CRC32C recorded for `path` if its size still matches.
+fn recorded_crc(path: &Path, size: u64) -> Option<u32> {
+    let raw = xattr::get(path, CRC_XATTR).ok()??;
+    let text = std::str::from_utf8(&raw).ok()?;
+    let (crc, len) = text.split_once(' ')?;
+    (len.parse::<u64>().ok()? == size).then_some(())?;
+    u32::from_str_radix(crc, 16).ok()
+}
 
 /// Objects as files under one folder (outside any served folder). The folder must exist: Ebb
 /// creates the namespace folders inside it, never the folder itself, so a mistyped or unmounted
@@ -167,6 +181,11 @@ impl BlobStore for LocalDirStore {
                 crc = crc32c::crc32c_append(crc, &chunk);
                 file.write_all(&chunk).await?;
             }
+            // The checksum beside the bytes (a file system without extended attributes just
+            // has none: `head` then reads the file).
+            if let Err(e) = xattr::set(&partial_path, CRC_XATTR, format!("{crc:08x} {size}").as_bytes()) {
+                tracing::debug!(error = %e, "the storage folder keeps no extended attributes; checksums are read from the files");
+            }
             // Durable before anyone is told the object is stored.
             file.sync_all().await?;
             drop(file);
@@ -181,8 +200,10 @@ impl BlobStore for LocalDirStore {
 
     fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>> {
         Box::pin(async move {
-            // The checksum is read back from the bytes on disk, not from a note kept beside them.
-            let file = match tokio::fs::File::open(self.path(key)?).await {
+            // The size from the file system, the CRC32C recorded when it was written (as S3's
+            // head gives the checksum it stored); read from the bytes only when none is recorded.
+            let path = self.path(key)?;
+            let file = match tokio::fs::File::open(&path).await {
                 Ok(f) => f,
                 Err(e) if not_found(&e) => return Ok(None),
                 Err(e) => return Err(e.into()),
@@ -192,6 +213,9 @@ impl BlobStore for LocalDirStore {
                 return Ok(None);
             }
             let modified = meta.modified()?;
+            if let Some(crc) = recorded_crc(&path, meta.len()) {
+                return Ok(Some(Head { size: meta.len(), crc32c: Some(crc), modified }));
+            }
             let (size, crc) = checksum_file(file).await?;
             Ok(Some(Head { size, crc32c: Some(crc), modified }))
         })

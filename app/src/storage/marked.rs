@@ -36,10 +36,11 @@ impl MarkedStore {
     }
 
     /// Start-up: checks the store's marker against the database, writing it on first use.
-    /// `live_objects` says whether rows point at stored objects now: a store without a marker
-    /// while they do is not the real one (refused); with none, nothing can be lost, so the marker
-    /// is (re)written. A marker of another installation is refused either way.
-    pub async fn ensure_marker(&self, pool: &sqlx::PgPool, live_objects: bool) -> Result<(), String> {
+    /// `written` says whether Ebb ever wrote objects to its store (shares, archived months,
+    /// exports): a store without a marker then is not the real one (refused); when it never did,
+    /// nothing can be lost, so the marker is (re)written. A marker of another installation is
+    /// refused either way.
+    pub async fn ensure_marker(&self, pool: &sqlx::PgPool, written: bool) -> Result<(), String> {
         let db_id = sqlx::query_scalar!("select value from settings where key = $1", MARKER_SETTING)
             .fetch_optional(pool)
             .await
@@ -53,8 +54,8 @@ impl MarkedStore {
             (Some(_), Some(_)) => {
                 return Err("the storage holds the marker of another Ebb installation (another database); point it at this installation's storage".into())
             }
-            (Some(_), None) if live_objects => {
-                return Err("the storage marker is missing while shares point at stored files: this is not the storage they were written to (an unmounted or wrong folder, or another bucket?)".into())
+            (Some(_), None) if written => {
+                return Err("the storage marker is missing, but Ebb has written files to its storage before (shares, archived months or exports): this is not the storage they were written to (an unmounted or wrong folder, or another bucket?). If you emptied the storage on purpose, delete the settings row 'storage_marker_id' to make Ebb adopt it".into())
             }
             (db, _) => {
                 // First use (or nothing stored that could be lost): adopt the database's id, or

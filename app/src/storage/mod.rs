@@ -181,6 +181,21 @@ pub trait BlobStore: Send + Sync {
     fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>>;
     /// Size and CRC32C of an object as the store has them (`None` when absent).
     fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>>;
+    /// Size and CRC32C of the object's bytes as read back now, the whole object (`None` when
+    /// absent). Costly: the archive's verification and its rolling re-read use it, never a
+    /// request.
+    fn read_back<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<(u64, u32)>, BlobError>> {
+        Box::pin(async move {
+            let Some(mut blob) = self.open(key).await? else { return Ok(None) };
+            let (mut size, mut crc) = (0u64, 0u32);
+            while let Some(chunk) = blob.body.next().await {
+                let chunk = chunk?;
+                size += chunk.len() as u64;
+                crc = crc32c::crc32c_append(crc, &chunk);
+            }
+            Ok(Some((size, crc)))
+        })
+    }
     /// Opens an object for streaming (`None` when absent).
     fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>>;
     /// Deletes `key`; an absent object counts as deleted.

@@ -128,11 +128,11 @@ async fn a_restored_object_without_a_stored_checksum_is_accepted_when_its_bytes_
     plain.put(&key, bytes.clone()).await.unwrap();
     assert_eq!(plain.head(&key).await.unwrap().unwrap().crc32c, None);
     let crc = i64::from(crc32c::crc32c(&bytes));
-    assert_eq!(archive::object_problem(&plain, &key, bytes.len() as i64, crc).await.unwrap(), None);
-    let other = archive::object_problem(&plain, &key, bytes.len() as i64, crc ^ 1).await.unwrap();
+    assert_eq!(archive::object_problem(&plain, &key, bytes.len() as i64, crc, false).await.unwrap(), None);
+    let other = archive::object_problem(&plain, &key, bytes.len() as i64, crc ^ 1, false).await.unwrap();
     assert!(other.is_some_and(|why| why.contains("reads back")), "other bytes still fail");
     plain.0.put(&key, bytes::Bytes::from_static(b"the archived month, byte for bytE")).await.unwrap();
-    assert!(archive::object_problem(&plain, &key, bytes.len() as i64, crc).await.unwrap().is_some(), "same size, other bytes");
+    assert!(archive::object_problem(&plain, &key, bytes.len() as i64, crc, false).await.unwrap().is_some(), "same size, other bytes");
     let _ = pool;
 }
 
@@ -195,4 +195,113 @@ async fn a_run_stopped_by_a_missing_object_says_a_person_must_act(pool: PgPool) 
     let _ = server::maintenance::run_now(&app.state, &[archive::JOB.to_string()], true, &mut out).await;
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("step objects stopped the run") && !out.contains("budget"), "{out}");
+}
+
+/// Existence checks are cheap: on the local folder `head` gives the size and the CRC32C recorded
+/// when the object was written (as S3's HEAD does), without reading it. The bytes are re-read
+/// on a rolling budget: an object changed in place passes the daily cheap check until its
+/// re-read is due, and then fails the run.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn archived_objects_are_checked_cheaply_every_day_and_reread_when_due(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let period = month_back(30);
+    pending_month(&pool, period, 2_000).await;
+    assert_eq!(run_archive(&app).await.outcome, Outcome::Ok);
+    // Bit rot in place: same size, one byte changed, the recorded checksum left as it was.
+    let path = app.storage.path().join(archive::key_of(period));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.write_all(&bytes).unwrap();
+    }
+    let key = archive::key_of(period);
+    let head = app.raw.head(&key).await.unwrap().unwrap();
+    let (size, crc) = app.raw.read_back(&key).await.unwrap().unwrap();
+    assert_eq!(head.size, size);
+    assert_ne!(head.crc32c, Some(crc), "head gives the recorded checksum: it did not read the file");
+    // Re-read less than EBB_ARCHIVE_REREAD_DAYS ago: today's check is the cheap one.
+    let run = run_archive(&app).await;
+    assert_eq!(run.outcome, Outcome::Ok, "{:?}", run.steps);
+    assert_eq!(run.step("objects").unwrap().counts, vec![("checked", 1), ("reread", 0)]);
+    // Due: its bytes are read back, and the change is found.
+    sqlx::query("update audit_partition_archives set content_checked_at = now() - interval '31 days' where period = $1")
+        .bind(period)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let run = run_archive(&app).await;
+    assert_eq!(run.outcome, Outcome::Failed);
+    let objects = run.step("objects").unwrap();
+    assert!(objects.error.as_deref().is_some_and(|e| e.contains("reads back")), "{:?}", objects.error);
+}
+
+/// The retention report costs what is past each promise, not the tables' size: a large table's
+/// total is the planner's estimate (said so), while what is past its promise and what is held
+/// are counted exactly, through indexes.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_retention_report_counts_what_is_past_its_promise_exactly_and_estimates_large_totals(pool: PgPool) {
+    let config = test_config(&[]);
+    let state = server::build_state(&config, pool.clone());
+    sqlx::query(
+        "insert into inquiries (name, email, message, created_at)
+         select 'V', 'v' || i || '@example.org', 'm', now() - interval '1 day' from generate_series(1, 150000) i",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Past the 180-day promise: 7, of which 2 held (one by its flag, one by its sender's hold).
+    sqlx::query("insert into inquiries (name, email, message, created_at, held) select 'Old', 'old' || i || '@example.org', 'm', now() - interval '400 days', i = 1 from generate_series(1, 7) i")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("insert into legal_holds (email, reason) values ('old2@example.org', 'Case 2026-17: keep until decided')").execute(&pool).await.unwrap();
+    sqlx::query("analyze inquiries").execute(&pool).await.unwrap();
+    let report = app::retention::report::compute(&state).await.unwrap();
+    let inquiries = report.kinds.iter().find(|k| k.kind == "inquiries").unwrap();
+    assert!(inquiries.count_estimated, "a large table's total is estimated");
+    assert!((140_000..=160_000).contains(&inquiries.count), "{}", inquiries.count);
+    assert_eq!((inquiries.past_promise, inquiries.held), (5, 2), "past and held are exact");
+    // A small table is counted exactly.
+    let invites = report.kinds.iter().find(|k| k.kind == "invites").unwrap();
+    assert!(!invites.count_estimated);
+}
+
+/// `ebb maintenance run` while the store is unusable (its folder gone) exits 1 as before, and
+/// now also records a failed run of each job asked for and raises their alerts: an operator who
+/// drives jobs from their own scheduler is told on the dashboard too.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_cli_run_that_cannot_start_is_recorded_and_alerts(pool: PgPool) {
+    let gone = tempfile::tempdir().unwrap().path().join("unmounted");
+    let out = crate::archive::crash::ebb(&pool, &gone, &["maintenance", "run", "prune", "audit_archive"], &[]).output().unwrap();
+    assert!(!out.status.success(), "exit 1");
+    let runs: Vec<(String, String, String)> = sqlx::query_as("select job, trigger, outcome from maintenance_runs order by job").fetch_all(&pool).await.unwrap();
+    assert_eq!(
+        runs,
+        [("audit_archive".into(), "cli".into(), "failed".into()), ("prune".into(), "cli".into(), "failed".into())],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (headline, details) = open_alert(&pool, "archive.failed").await.expect("the archive's own alert");
+    assert!(headline.contains("A person must act") && details.contains("storage"), "{headline} / {details}");
+    assert!(open_alert(&pool, "job.failing").await.is_some(), "prune has no alert of its own: job.failing at once");
+}
+
+/// An upload while the store's marker is missing (an unmounted folder) is refused with 503 and
+/// says what is wrong — not a 500 "Internal" — and the admins are alerted.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_upload_while_the_storage_marker_is_missing_is_503_and_alerts(pool: PgPool) {
+    let cookie = crate::shares::admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    std::fs::remove_file(app.storage.path().join(app::storage::MARKER_KEY)).unwrap();
+    let res = crate::shares::upload(&app, &cookie, crate::shares::form("a.pdf", vec![7; 1000], "24", "")).await;
+    assert_eq!(res.status(), 503);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body, serde_json::json!("StorageUnavailable"));
+    assert!(open_alert(&pool, "storage.marker_missing").await.is_some());
+    let shares: i64 = sqlx::query_scalar("select count(*) from shares").fetch_one(&pool).await.unwrap();
+    assert_eq!(shares, 0, "nothing kept");
 }

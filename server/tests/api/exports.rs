@@ -61,6 +61,19 @@ async fn an_archived_month_is_retrieved_with_a_reason_through_a_15_minute_link(p
     for missing in [app::audit::archive::period_label(month_back(40)).as_str(), "2024-13", "../x", "abc"] {
         assert_eq!(link(&app, Some(&cookie), missing, reason).await.status(), 404, "{missing}");
     }
+    // A month the ledger has but not as verified (written, failed) is not retrievable either.
+    for (back, status) in [(41, "written"), (42, "failed")] {
+        let p = month_back(back);
+        sqlx::query("insert into audit_partition_archives (period, object_key, table_name, status) values ($1, $2, 'audit_events_x', $3)")
+            .bind(p)
+            .bind(app::audit::archive::key_of(p))
+            .bind(status)
+            .execute(&pool)
+            .await
+            .unwrap();
+        app.raw.put(&app::audit::archive::key_of(p), bytes::Bytes::from_static(b"not verified")).await.unwrap();
+        assert_eq!(link(&app, Some(&cookie), &app::audit::archive::period_label(p), reason).await.status(), 404, "{status}");
+    }
 
     // A link: 15 minutes, named YYYY-MM.csv.gz, downloading exactly the archived object.
     let res = link(&app, Some(&cookie), &month, &format!("  {reason}  ")).await;

@@ -156,3 +156,21 @@ async fn the_stream_is_for_admins_only_and_ends_at_shutdown(pool: PgPool) {
         assert_ne!(name, "ready");
     }
 }
+
+/// The listener has a connection of its own: with a pool of one connection, an open admin page
+/// does not starve every other request (before, the listener took the pool's only connection).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_open_live_page_takes_no_connection_from_the_pool(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let one = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_with((*pool.connect_options()).clone()).await.unwrap();
+    let app = spawn_app(one).await;
+    let mut events = Events::open(&app, &cookie).await;
+    events.until("ready").await;
+    let res = tokio::time::timeout(Duration::from_secs(10), app.client.get(app.url("/readyz")).send()).await.expect("answered while a page listens").unwrap();
+    assert_eq!(res.status(), 200);
+    let res = tokio::time::timeout(Duration::from_secs(10), app.post_contact(&[("name", "Ada"), ("email", "ada@example.org"), ("message", "Hello there")]))
+        .await
+        .expect("the form works while a page listens");
+    assert_eq!(res.status(), 200);
+    events.until("inquiry").await;
+}

@@ -336,8 +336,13 @@ async fn a_store_without_its_marker_purges_nothing(pool: PgPool, backend: Backen
 
 /// Storage classes per namespace reach the server (garage accepts and drops them; AWS keeps
 /// them), and `ebb storage setup` applies the exports lifecycle rule.
+/// The tests that change the test bucket's lifecycle configuration take turns: it is one
+/// document, and S3 has no conditional write for it.
+static BUCKET_SETUP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn storage_classes_are_accepted_and_storage_setup_applies_the_lifecycle_rule() {
+    let _turn = BUCKET_SETUP.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let mut args = storage_args(Backend::S3, dir.path());
     args.extend(["--s3-archive-storage-class", "STANDARD", "--s3-exports-storage-class", "STANDARD"].map(String::from));
@@ -352,6 +357,44 @@ async fn storage_classes_are_accepted_and_storage_setup_applies_the_lifecycle_ru
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("applied: lifecycle rule: delete test-") && out.contains("exports/* after 7 days"), "{out}");
     assert!(out.contains("applied: lifecycle rule read back"), "{out}");
+}
+
+/// The bucket's lifecycle configuration is one document shared by everyone using the bucket:
+/// `ebb storage setup` of a second installation (another prefix) keeps the first one's rules,
+/// and running it again changes nothing but its own.
+#[tokio::test]
+async fn storage_setup_changes_only_this_installations_lifecycle_rules() {
+    let _turn = BUCKET_SETUP.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let setup = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let config = test_config(&args);
+        server::storage_setup(&config, &mut Vec::new()).await.unwrap();
+        server::s3::S3Store::new(config.s3.settings().unwrap())
+    };
+    let first = setup(storage_args(Backend::S3, dir.path())).await;
+    let second = setup(storage_args(Backend::S3, dir.path())).await;
+    let again = setup(storage_args(Backend::S3, dir.path())).await;
+    let ids = again.lifecycle_rule_ids().await.unwrap();
+    for store in [&first, &second, &again] {
+        for id in store.rule_ids() {
+            assert_eq!(ids.iter().filter(|i| **i == id).count(), 1, "{id} kept once: {ids:?}");
+        }
+    }
+    // Running it again for the first installation replaces its rules, not the others'.
+    let first_again = setup({
+        let mut a = storage_args(Backend::S3, dir.path());
+        let i = a.iter().position(|x| x == "--s3-prefix").unwrap() + 1;
+        a[i] = first.settings().prefix.clone();
+        a
+    })
+    .await;
+    let after = first_again.lifecycle_rule_ids().await.unwrap();
+    for store in [&first, &second, &again] {
+        for id in store.rule_ids() {
+            assert_eq!(after.iter().filter(|i| **i == id).count(), 1, "{id} kept once: {after:?}");
+        }
+    }
 }
 
 on_both_backends!(

@@ -295,19 +295,19 @@ async fn the_gc_query_uses_the_partial_index_among_200000_purged_rows_and_2000_h
         f.share(60).await;
     }
     sqlx::query("analyze shares").execute(&f.pool).await.unwrap();
-    // The GC's own statement, as select_purgeable sends it (lifecycle.rs).
-    let plan: Vec<String> = sqlx::query_scalar(
-        "explain select id, blob_key from shares
-         where status <> 'purged' and not held
-           and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
-           and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => 900::float8))
-                or (status <> 'consumed' and expires_at <= now()))
-         order by next_purge_attempt_at nulls first, id
-         limit 5",
-    )
-    .fetch_all(&f.pool)
-    .await
-    .unwrap();
+    // The GC's own statement, exactly as select_purgeable sends it: run it on a pool of one
+    // connection, find it among that connection's prepared statements, and explain its generic
+    // plan (the one a prepared statement ends up with). Editing the query in lifecycle.rs
+    // changes what is explained here.
+    let one = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_with((*f.pool.connect_options()).clone()).await.unwrap();
+    app::shares::lifecycle::select_purgeable(&one, 5, std::time::Duration::from_secs(900)).await.unwrap();
+    let mut conn = one.acquire().await.unwrap();
+    let name: String = sqlx::query_scalar("select name from pg_prepared_statements where statement like '%from shares%next_purge_attempt_at nulls first%' and statement not like '%pg_prepared_statements%'")
+        .fetch_one(&mut *conn)
+        .await
+        .expect("the GC's statement was prepared on this connection");
+    sqlx::query("set plan_cache_mode = force_generic_plan").execute(&mut *conn).await.unwrap();
+    let plan: Vec<String> = sqlx::query_scalar(&format!("explain execute \"{name}\"(5, 900::float8)")).fetch_all(&mut *conn).await.unwrap();
     let plan = plan.join("\n");
     assert!(plan.contains("shares_purgeable_idx"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
