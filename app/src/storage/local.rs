@@ -331,11 +331,21 @@ mod tests {
         assert_eq!((head.size, head.crc32c), (10_000, Some(stored.crc32c)));
         assert_eq!(files_in(dir.path()), vec!["shares/k1".to_string()]);
 
-        // The checksum is read back from the disk: a changed byte shows.
+        // `head` gives the checksum recorded when the object was written (it reads no bytes);
+        // `read_back` reads the bytes on disk: a byte changed in place shows there.
+        assert_eq!(store.read_back("shares/k1").await.unwrap(), Some((10_000, stored.crc32c)));
         let mut bytes = std::fs::read(dir.path().join("shares/k1")).unwrap();
         bytes[5000] ^= 1;
-        std::fs::write(dir.path().join("shares/k1"), bytes).unwrap();
-        assert_ne!(store.head("shares/k1").await.unwrap().unwrap().crc32c, Some(stored.crc32c));
+        {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(dir.path().join("shares/k1")).unwrap();
+            f.write_all(&bytes).unwrap();
+        }
+        assert_eq!(store.head("shares/k1").await.unwrap().unwrap().crc32c, Some(stored.crc32c), "the recorded checksum");
+        assert_ne!(store.read_back("shares/k1").await.unwrap().map(|(_, c)| c), Some(stored.crc32c), "the bytes");
+        // A file replaced by another of a different size loses its record: head reads it.
+        std::fs::write(dir.path().join("shares/k1"), b"other").unwrap();
+        assert_eq!(store.head("shares/k1").await.unwrap().unwrap().crc32c, Some(crc32c::crc32c(b"other")));
         assert!(store.head("shares/absent").await.unwrap().is_none());
     }
 

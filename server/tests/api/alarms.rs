@@ -244,7 +244,8 @@ async fn archived_objects_are_checked_cheaply_every_day_and_reread_when_due(pool
 /// are counted exactly, through indexes.
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_retention_report_counts_what_is_past_its_promise_exactly_and_estimates_large_totals(pool: PgPool) {
-    let config = test_config(&[]);
+    let storage = tempfile::tempdir().unwrap();
+    let config = test_config(&["--storage-dir", storage.path().to_str().unwrap()]);
     let state = server::build_state(&config, pool.clone());
     sqlx::query(
         "insert into inquiries (name, email, message, created_at)
