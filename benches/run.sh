@@ -66,6 +66,7 @@ echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
 echo; bash benches/audit.sh
 echo; bash benches/retention.sh
+echo; bash benches/upkeep-lock.sh
 echo; bash benches/archive.sh
 echo; bash benches/first-visit.sh
 echo; bash benches/lighthouse.sh

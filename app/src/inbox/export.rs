@@ -21,6 +21,8 @@ pub const HEADER: [&str; 5] = ["id", "received_at", "name", "email", "message"];
 pub struct ExportMetrics {
     pub page_queries: AtomicU64,
     pub rows: AtomicU64,
+    /// Exports whose stream is alive (ended, finished or dropped with its client: gone).
+    pub open: AtomicU64,
 }
 
 struct Inquiries {
@@ -70,5 +72,12 @@ impl Pages for Inquiries {
 
 /// The export as a stream of byte chunks: the (optional) BOM and header, then one chunk per page.
 pub fn stream(pool: PgPool, search: Option<String>, bom: bool, metrics: Arc<ExportMetrics>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    metrics.open.fetch_add(1, Ordering::SeqCst);
     crate::csv_export::stream(Inquiries { pool, search, metrics }, bom)
+}
+
+impl Drop for Inquiries {
+    fn drop(&mut self) {
+        self.metrics.open.fetch_sub(1, Ordering::SeqCst);
+    }
 }

@@ -306,3 +306,36 @@ async fn an_upload_while_the_storage_marker_is_missing_is_503_and_alerts(pool: P
     let shares: i64 = sqlx::query_scalar("select count(*) from shares").fetch_one(&pool).await.unwrap();
     assert_eq!(shares, 0, "nothing kept");
 }
+
+/// A share page request runs the share GC through its own trigger (after the response, on the
+/// small traffic budget), and the expired share's file goes.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_share_page_request_runs_the_share_gc_through_its_trigger(pool: PgPool) {
+    let app = spawn_app_with(pool.clone(), &["--after-response-jobs", "false"], |_| {}).await;
+    let (id, key) = expired_share(&app).await;
+    // The share page's data (what GET /s/{token} renders with) for an unknown link.
+    let res = call_form(&app, "/api/share", None, &[("token", &"A".repeat(43))]).await;
+    assert_eq!(res.status(), 404, "an unknown link");
+    app.state.background.settle().await;
+    let triggers: Vec<String> = sqlx::query_scalar("select trigger from maintenance_runs where job = 'share_gc'").fetch_all(&pool).await.unwrap();
+    assert_eq!(triggers, ["shares"]);
+    let status: String = sqlx::query_scalar("select status from shares where id = $1").bind(id).fetch_one(&pool).await.unwrap();
+    assert_eq!(status, "purged");
+    assert!(app.read_stored(&key).await.is_none(), "the file went first");
+}
+
+/// A sign-in attempt runs prune through its own trigger (seed 000: cleanup rides on traffic).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_sign_in_attempt_runs_prune_through_its_trigger(pool: PgPool) {
+    let app = spawn_app_with(pool.clone(), &["--after-response-jobs", "false"], |_| {}).await;
+    sqlx::query("insert into inquiries (name, email, message, created_at) values ('Old', 'old@example.org', 'm', now() - interval '400 days')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let res = call_form(&app, "/api/auth/signin/start", None, &[]).await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    app.state.background.settle().await;
+    let triggers: Vec<String> = sqlx::query_scalar("select trigger from maintenance_runs where job = 'prune'").fetch_all(&pool).await.unwrap();
+    assert_eq!(triggers, ["signin"]);
+    assert_eq!(inquiry_count(&pool).await, 0, "the old inquiry was pruned");
+}

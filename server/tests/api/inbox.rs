@@ -250,17 +250,16 @@ async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
     let first = res.chunk().await.unwrap().expect("the header arrives");
     assert!(first.starts_with(b"id,"));
     drop(res); // the client goes away after the first chunk
-               // Wait until the server stops issuing queries (polling, not sleeping a guessed time).
+               // Wait until the server dropped the export's stream — not until the queries seem to pause
+               // (a slow page query would look like a stop, and the test would pass with the export still
+               // running). A stream that is never dropped fails here.
     let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
-    let mut last = metrics.page_queries.load(Ordering::SeqCst);
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let now = metrics.page_queries.load(Ordering::SeqCst);
-        if now == last {
-            break;
-        }
-        last = now;
+    let start = std::time::Instant::now();
+    while metrics.open.load(Ordering::SeqCst) > 0 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "the export went on after its client left");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    let last = metrics.page_queries.load(Ordering::SeqCst);
     println!("export: {last} page queries before the export stopped (200 needed for the whole table)");
     assert!(last < 200, "a 200-page export stopped after {last} page queries once its client left");
 }
