@@ -11,12 +11,18 @@ test('the dashboard shows every job with its last run, runs one now, and shows a
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(`Admin ${tag}`), `Admin ${tag}`);
   // An alert raised by the server (as the alert helper writes it), unique to this test.
-  psql(`insert into alerts (kind, subject, message) values ('job.failing', '${tag}', 'The job “${tag}” failed twice in a row.')`);
+  psql(`insert into alerts (kind, subject, message, details) values ('job.failing', '${tag}', 'The job “${tag}” failed twice in a row.',
+        'write (failed): 2024-05: writing audit-archive/2024-05.csv.gz failed: the storage service failed')`);
 
   await page.goto('/admin');
   await waitForAdminHydration(page);
   const banner = page.getByTestId('alerts');
   await expect(banner).toContainText(`The job “${tag}” failed twice in a row.`);
+  // The details sit under the headline, folded until asked for.
+  const mineAlert = banner.locator('.alert', { hasText: tag });
+  await expect(mineAlert.getByTestId('alert-details')).toBeHidden();
+  await mineAlert.getByText('Details').click();
+  await expect(mineAlert.getByTestId('alert-details')).toContainText('writing audit-archive/2024-05.csv.gz failed');
   await expect(page.getByTestId('job-prune')).toContainText('Prune');
   await expect(page.getByTestId('job-share_gc')).toContainText('Share GC');
 

@@ -39,7 +39,15 @@ fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
 /// Places a hold and records it; returns the hold's id.
 pub async fn place(pool: &PgPool, actor: &Actor, target: HoldTarget, reason: &str) -> Result<i64, HoldError> {
     let mut tx = pool.begin().await?;
-    lock(&mut tx).await?;
+    let id = place_in(&mut tx, actor, target, reason).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// [`place`] inside the caller's transaction (committed by the caller): the hold, its flags and
+/// its event. Tests hold the transaction open to race a prune against a hold being placed.
+pub async fn place_in(tx: &mut PgConnection, actor: &Actor, target: HoldTarget, reason: &str) -> Result<i64, HoldError> {
+    lock(&mut *tx).await?;
     let (id, what) = match target {
         HoldTarget::Inquiry(inquiry) => {
             // The FK check locks the inquiry: a prune deleting it right now makes this fail
@@ -123,8 +131,7 @@ pub async fn place(pool: &PgPool, actor: &Actor, target: HoldTarget, reason: &st
         }
     };
     let detail = format!("{what}; reason: {reason}");
-    crate::audit::db::record(&mut tx, actor, AuditKind::HoldPlace, Some(("hold", &id.to_string())), Some(&detail)).await?;
-    tx.commit().await?;
+    crate::audit::db::record(&mut *tx, actor, AuditKind::HoldPlace, Some(("hold", &id.to_string())), Some(&detail)).await?;
     Ok(id)
 }
 

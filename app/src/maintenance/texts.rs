@@ -91,6 +91,7 @@ texts! {
     CountPartitionsAhead { en: "partitions ahead", ja: "先の月のパーティション" }
     CountDefaultRows { en: "default rows", ja: "デフォルトパーティションの行" }
     CountChecked { en: "checked", ja: "確認" }
+    CountReread { en: "reread", ja: "再読み込み" }
     CountWritten { en: "written", ja: "書き込み" }
     CountEmptyLeft { en: "empty left", ja: "空のため未処理" }
     CountVerified { en: "verified", ja: "確認済み" }

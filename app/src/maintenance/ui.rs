@@ -62,7 +62,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 21] = [
 ];
 
 /// The steps' count names (`orphans_deleted`; their English is the name with spaces).
-const COUNT_NAMES: [(&str, SettingsT); 29] = [
+const COUNT_NAMES: [(&str, SettingsT); 30] = [
     ("deleted", SettingsT::CountDeleted),
     ("batches", SettingsT::CountBatches),
     ("past_promise", SettingsT::CountPastPromise),
@@ -73,6 +73,7 @@ const COUNT_NAMES: [(&str, SettingsT); 29] = [
     ("partitions_ahead", SettingsT::CountPartitionsAhead),
     ("default_rows", SettingsT::CountDefaultRows),
     ("checked", SettingsT::CountChecked),
+    ("reread", SettingsT::CountReread),
     ("written", SettingsT::CountWritten),
     ("empty_left", SettingsT::CountEmptyLeft),
     ("verified", SettingsT::CountVerified),

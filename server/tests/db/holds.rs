@@ -241,15 +241,24 @@ async fn two_admins_holding_and_lifting_concurrently_end_in_a_consistent_state(p
 async fn a_prune_running_while_a_hold_is_being_placed_skips_the_row(pool: PgPool) {
     let actor = admin(&pool).await;
     let id = inquiry(&pool, "race@example.org", 400).await;
-    // The hold's transaction has updated the row and not committed yet.
+    let other = inquiry(&pool, "other@example.org", 400).await;
+    // The real placement, its transaction not committed yet.
     let mut tx = pool.begin().await.unwrap();
-    sqlx::query("update inquiries set held = true where id = $1").bind(id).execute(&mut *tx).await.unwrap();
-    // Prune neither waits nor deletes it (SKIP LOCKED).
-    assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 0);
-    tx.rollback().await.unwrap();
-    place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    app::holds::db::place_in(&mut tx, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    // Prune neither waits for it nor deletes the row being held (SKIP LOCKED); the rest goes.
+    assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 1);
+    assert!(!exists(&pool, other).await);
+    tx.commit().await.unwrap();
     assert_eq!(prune(&pool).await, 0);
-    assert!(exists(&pool, id).await);
+    assert!(exists(&pool, id).await, "the held inquiry survived the race");
+    // The same race on the sender's address.
+    let by_sender = inquiry(&pool, "sender@example.org", 400).await;
+    let mut tx = pool.begin().await.unwrap();
+    app::holds::db::place_in(&mut tx, &actor, HoldTarget::Sender(by_sender), REASON).await.unwrap();
+    assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 0);
+    tx.commit().await.unwrap();
+    assert_eq!(prune(&pool).await, 0);
+    assert!(exists(&pool, by_sender).await);
 }
 
 /// A submission racing a hold on its sender's address can be stored without the flag (its
