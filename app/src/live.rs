@@ -50,7 +50,14 @@ impl Topic {
 pub struct LiveEvent {
     pub topic: Topic,
     pub id: Option<String>,
+    /// The other ids of the same topic that changed in the same gathering moment (up to
+    /// [`ALSO_MAX`]): one event stands for them all, and none is lost from what it names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
+
+/// The most ids one event names besides its own.
+pub const ALSO_MAX: usize = 50;
 
 #[cfg(feature = "ssr")]
 pub use server_side::{Live, LiveMessage};
@@ -81,10 +88,13 @@ mod server_side {
     }
 
     /// This instance's end of the live updates (one per process, in the app state).
+    /// A topic's gathered change: the latest id, and the other ids of the same moment.
+    type Gathered = (Option<String>, Vec<String>);
+
     pub struct Live {
         pool: PgPool,
         /// Per topic: `Some(latest id)` when something changed and is not yet notified.
-        pending: Mutex<[Option<Option<String>>; 3]>,
+        pending: Mutex<[Option<Gathered>; 3]>,
         wake: Notify,
         publisher: OnceLock<()>,
         listener: OnceLock<()>,
@@ -111,8 +121,23 @@ mod server_side {
 
         /// Something under `topic` changed (call after its transaction committed). Never waits.
         pub fn touch(self: &Arc<Self>, topic: Topic, id: Option<String>) {
-            // The latest change per topic stands for all of them: pages fetch everything anyway.
-            self.pending.lock().unwrap_or_else(|p| p.into_inner())[topic.index()] = Some(id);
+            // The latest change per topic stands for all of them (pages fetch everything anyway),
+            // and names the others of the same moment.
+            {
+                let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+                let slot = &mut pending[topic.index()];
+                let also = match slot.take() {
+                    Some((Some(prev), mut also)) if Some(&prev) != id.as_ref() => {
+                        if also.len() < super::ALSO_MAX && !also.contains(&prev) {
+                            also.push(prev);
+                        }
+                        also
+                    }
+                    Some((_, also)) => also,
+                    None => Vec::new(),
+                };
+                *slot = Some((id, also));
+            }
             if tokio::runtime::Handle::try_current().is_err() {
                 return; // outside a runtime (a CLI step after it stopped): nobody to tell
             }
@@ -141,7 +166,7 @@ mod server_side {
 
         fn take_pending(&self) -> Vec<LiveEvent> {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            Topic::ALL.into_iter().filter_map(|t| pending[t.index()].take().map(|id| LiveEvent { topic: t, id })).collect()
+            Topic::ALL.into_iter().filter_map(|t| pending[t.index()].take().map(|(id, also)| LiveEvent { topic: t, id, also })).collect()
         }
     }
 

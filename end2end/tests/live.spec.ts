@@ -1,11 +1,50 @@
-import { expect, test } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { expect, test, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { SharesPage, ShareLandingPage } from '../pages/shares';
 
-test('the dashboard and the inbox update without a reload when an inquiry arrives or a share is downloaded', async ({ page, browser }) => {
+function psql(sql: string): string {
+  return execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c', sql]).toString().trim();
+}
+
+/** Records every live event the page's EventSource receives (type and data), from its load. */
+async function recordLiveEvents(page: Page) {
+  await page.addInitScript(() => {
+    const w = window as any;
+    w.__live = [];
+    const Original = w.EventSource;
+    w.EventSource = class extends Original {
+      constructor(url: string, init?: EventSourceInit) {
+        super(url, init);
+        for (const type of ['inquiry', 'share', 'job', 'resync']) {
+          this.addEventListener(type, (e: MessageEvent) => w.__live.push({ type, data: e.data }));
+        }
+      }
+    };
+  });
+}
+
+/** Waits until the page received the live event of `type` naming `id` (not any other change). */
+async function expectLiveEvent(page: Page, type: string, id: string) {
+  await expect
+    .poll(() =>
+      page.evaluate(
+        ([t, i]) =>
+          (window as any).__live.some((e: any) => {
+            const d = JSON.parse(e.data);
+            return e.type === t && (String(d.id) === i || (d.also ?? []).map(String).includes(i));
+          }),
+        [type, id],
+      ),
+    )
+    .toBe(true);
+}
+
+test('the dashboard and the inbox update without a reload when an inquiry arrives or a share is downloaded', { tag: '@server' }, async ({ page, browser }) => {
   test.setTimeout(60_000);
   const tag = `Live ${Date.now().toString(36)}`;
+  await recordLiveEvents(page);
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(tag), tag);
   const shares = new SharesPage(page);
@@ -41,6 +80,8 @@ test('the dashboard and the inbox update without a reload when an inquiry arrive
   const sent = Date.now();
   await contact.send.click();
   await expect(contact.success).toBeVisible();
+  // The notification of this very inquiry reached the page (another spec's change would not do).
+  await expectLiveEvent(page, 'inquiry', psql(`select id from inquiries where name = '${tag}'`));
   const counts = await answerAfter(sent, '/inbox/counts');
   expect(counts.total).toBeGreaterThan(0);
   const latest = (path: string) => answers.filter((a) => a.url.endsWith(path) && a.body).at(-1)!.body;
@@ -56,6 +97,7 @@ test('the dashboard and the inbox update without a reload when an inquiry arrive
   const downloaded = Date.now();
   await landing.download().click();
   await download;
+  await expectLiveEvent(page, 'share', psql(`select id from shares where file_name = '${tag}.txt'`));
   await answerAfter(downloaded, '/shares/overview');
   const active = page.getByTestId('shares-active');
   await expect.poll(async () => (await active.textContent()) === String(latest('/shares/overview').active)).toBe(true);

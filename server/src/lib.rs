@@ -398,3 +398,29 @@ pub async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutdown signal received; finishing requests and background tasks");
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every route the router adds by hand is in [`super::PLAIN_ROUTES`], the list the gate test
+    /// walks (and the metrics' route labels are its templates): a route added to the router but
+    /// not to the list would escape both.
+    #[test]
+    fn every_plain_route_of_the_router_is_listed() {
+        let source = include_str!("lib.rs");
+        let router = &source[source.find("pub fn router(").expect("the router")..];
+        let router = &router[..router.find("\n}\n").expect("its end")];
+        let mut found = 0;
+        for call in router.split(".route(").skip(1) {
+            let path = call.split(',').next().unwrap().trim();
+            let known = super::PLAIN_ROUTES.iter().any(|(p, _)| {
+                path == format!("\"{p}\"")
+                    || (path == "app::live::PATH" && *p == app::live::PATH)
+                    || (path == "app::storage::signed::PATH" && *p == app::storage::signed::PATH)
+                    || (path == "shares::UPLOAD_PATH" && *p == crate::shares::UPLOAD_PATH)
+            });
+            assert!(known, "the router's route {path} is not in PLAIN_ROUTES");
+            found += 1;
+        }
+        assert!(found >= super::PLAIN_ROUTES.len(), "found {found} routes in the router");
+    }
+}

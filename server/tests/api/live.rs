@@ -174,3 +174,29 @@ async fn an_open_live_page_takes_no_connection_from_the_pool(pool: PgPool) {
     assert_eq!(res.status(), 200);
     events.until("inquiry").await;
 }
+
+/// Changes gathered into one notification are all named by it: two inquiries arriving together
+/// make one event (one refetch) that carries both ids, so a page waiting for a given change
+/// never loses it to another one of the same moment.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn changes_gathered_into_one_event_are_all_named(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    let mut events = Events::open(&app, &cookie).await;
+    events.until("ready").await;
+    let (a, b) = tokio::join!(
+        app.post_contact(&[("name", "Ada"), ("email", "ada@example.org"), ("message", "First of two")]),
+        app.post_contact(&[("name", "Bob"), ("email", "bob@example.org"), ("message", "Second of two")]),
+    );
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
+    let ids: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries").fetch_all(&pool).await.unwrap();
+    let mut named = std::collections::HashSet::new();
+    while named.len() < 2 {
+        let event: serde_json::Value = serde_json::from_str(&events.until("inquiry").await).unwrap();
+        named.extend(event["id"].as_str().map(str::to_owned));
+        named.extend(event["also"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)));
+    }
+    for id in ids {
+        assert!(named.contains(&id.to_string()), "{id} was named: {named:?}");
+    }
+}
