@@ -122,7 +122,12 @@ pub async fn try_lease(pool: &PgPool, job: &str) -> Result<Option<Lease>, sqlx::
 /// [`try_lease`] with the lease ending after `idle` without a [`Lease::beat`] (tests shorten it).
 pub async fn try_lease_for(pool: &PgPool, job: &str, idle: Duration) -> Result<Option<Lease>, sqlx::Error> {
     let mut conn = PgConnection::connect_with(&pool.connect_options()).await?;
-    sqlx::query(&format!("set idle_session_timeout = {}", idle.as_millis().max(1))).execute(&mut conn).await?;
+    // PostgreSQL 14 and later; on an older server the lease simply lasts as long as its
+    // connection, as before (said once in the log, not an error).
+    if let Err(e) = sqlx::query(&format!("set idle_session_timeout = {}", idle.as_millis().max(1))).execute(&mut conn).await {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| tracing::warn!(error = %e, "job leases cannot time out on this PostgreSQL (idle_session_timeout needs 14 or later)"));
+    }
     let key = lease_key(job);
     let got: bool = sqlx::query_scalar!(r#"select pg_try_advisory_lock($1) as "got!""#, key).fetch_one(&mut conn).await?;
     if got {
