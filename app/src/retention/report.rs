@@ -79,6 +79,7 @@ fn step_did(run: &RunView, step: &str) -> String {
         Some(s) if matches!(s.status.as_str(), "done" | "failed" | "cut_off" | "running") => {
             Did::Ran { counts: s.counts.iter().map(|(k, v)| (k.replace('_', " "), *v)).collect(), failed: s.status == "failed", more: s.more }
         }
+        Some(s) if s.status == "stopped" => Did::Stopped,
         Some(_) => Did::Skipped,
         None => Did::NotReached,
     };

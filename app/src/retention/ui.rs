@@ -122,6 +122,8 @@ pub(crate) enum Did {
     Ran { counts: Vec<(String, u64)>, failed: bool, more: bool },
     /// The run's budget ended before this step.
     Skipped,
+    /// An earlier step's failed check stopped the run before this step (a person must act).
+    Stopped,
     /// The run did not reach this step.
     NotReached,
 }
@@ -132,6 +134,7 @@ impl Did {
         use RetentionT as R;
         match self {
             Did::Skipped => R::DidSkipped.get(lang).into(),
+            Did::Stopped => R::DidStopped.get(lang).into(),
             Did::NotReached => R::DidNotReached.get(lang).into(),
             Did::Ran { counts, failed, more } => {
                 let counts = if counts.is_empty() {
@@ -161,6 +164,8 @@ impl Did {
         let en = |k: R| k.get(Lang::En);
         let did = if english == en(R::DidSkipped) {
             Did::Skipped
+        } else if english == en(R::DidStopped) {
+            Did::Stopped
         } else if english == en(R::DidNotReached) {
             Did::NotReached
         } else {
@@ -185,7 +190,7 @@ impl Did {
 }
 
 /// The counts of the steps the report names (the others keep their English name).
-const COUNT_NAMES: [RetentionT; 9] = [
+const COUNT_NAMES: [RetentionT; 10] = [
     RetentionT::CountDeleted,
     RetentionT::CountBatches,
     RetentionT::CountPurged,
@@ -193,6 +198,7 @@ const COUNT_NAMES: [RetentionT; 9] = [
     RetentionT::CountDropped,
     RetentionT::CountLockedLeft,
     RetentionT::CountChecked,
+    RetentionT::CountReread,
     RetentionT::CountRequestsDeleted,
     RetentionT::CountStuckFailed,
 ];
@@ -444,6 +450,7 @@ texts! {
     DidFailed { en: "{counts} (failed)", ja: "{counts}（失敗）" }
     DidMore { en: "{counts} (more next run)", ja: "{counts}（残りは次回の実行で処理）" }
     DidSkipped { en: "skipped (the run's budget ended first)", ja: "スキップ（このステップの前に実行の上限に達しました）" }
+    DidStopped { en: "not run: an earlier check stopped the run (see the alert)", ja: "未実行：前のチェックが実行を停止しました（アラートを確認してください）" }
     DidNotReached { en: "did not reach this step", ja: "このステップまで進みませんでした" }
     CountDeleted { en: "deleted", ja: "削除" }
     CountBatches { en: "batches", ja: "バッチ" }
@@ -452,7 +459,24 @@ texts! {
     CountDropped { en: "dropped", ja: "データベースから削除" }
     CountLockedLeft { en: "locked left", ja: "ロック中のため未処理" }
     CountChecked { en: "checked", ja: "確認" }
+    CountReread { en: "reread", ja: "再読み込み" }
     CountRequestsDeleted { en: "requests deleted", ja: "削除した依頼" }
     CountStuckFailed { en: "stuck failed", ja: "停止により失敗扱い" }
 }
+}
+
+#[cfg(test)]
+mod did_tests {
+    use super::*;
+
+    #[test]
+    fn what_a_step_did_reads_back_from_the_reports_english_and_shows_in_japanese() {
+        for did in
+            [Did::Skipped, Did::Stopped, Did::NotReached, Did::Ran { counts: vec![("checked".into(), 3), ("reread".into(), 1)], failed: false, more: false }]
+        {
+            assert_eq!(Did::read(&did.text(Lang::En)), Some(did.clone()), "{did:?}");
+            assert_ne!(did.text(Lang::Ja), did.text(Lang::En), "{did:?}");
+        }
+        assert!(Did::Stopped.text(Lang::En).contains("earlier check stopped the run"));
+    }
 }
