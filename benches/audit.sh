@@ -16,19 +16,8 @@ DATABASE_URL=$URL "$BIN" migrate >/dev/null
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-audit.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# 26 months of partitions back from this month (upkeep keeps 24 + 1 attached, and 3 ahead).
+psql -q "$URL" -f benches/months.sql
 psql -q "$URL" <<'SQL'
-do $$
-declare m date := date_trunc('month', now() at time zone 'UTC') - interval '26 months';
-begin
-  while m < date_trunc('month', now() at time zone 'UTC') loop
-    if to_regclass('audit_events_' || to_char(m, 'YYYY_MM')) is null then
-      execute format('create table %I partition of audit_events for values from (%L) to (%L)',
-        'audit_events_' || to_char(m, 'YYYY_MM'), m::timestamp at time zone 'UTC', (m + interval '1 month')::timestamp at time zone 'UTC');
-    end if;
-    m := m + interval '1 month';
-  end loop;
-end $$;
 create table audit_copy (like audit_events including defaults including constraints);
 alter table audit_copy add primary key (id, occurred_at);
 create index on audit_copy (occurred_at desc, id desc);

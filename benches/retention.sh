@@ -16,18 +16,8 @@ STORE=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-retention.XXXXXX")
 trap 'rm -rf "$STORE"' EXIT
 
 echo "bench: retention report: loading $INQUIRIES inquiries and $EVENTS audit events over 26 months"
+psql -q "$URL" -f benches/months.sql
 psql -q "$URL" -v inquiries="$INQUIRIES" -v events="$EVENTS" <<'SQL'
-do $$
-declare m date := date_trunc('month', now() at time zone 'UTC') - interval '26 months';
-begin
-  while m < date_trunc('month', now() at time zone 'UTC') loop
-    if to_regclass('audit_events_' || to_char(m, 'YYYY_MM')) is null then
-      execute format('create table %I partition of audit_events for values from (%L) to (%L)',
-        'audit_events_' || to_char(m, 'YYYY_MM'), m::timestamp at time zone 'UTC', (m + interval '1 month')::timestamp at time zone 'UTC');
-    end if;
-    m := m + interval '1 month';
-  end loop;
-end $$;
 -- Within the retention period (nothing past the promise but a handful), a few on hold.
 insert into inquiries (name, email, message, created_at)
   select 'Visitor ' || i, 'v' || (i % 400000) || '@example.org', 'A message of ordinary length about an ordinary matter.',

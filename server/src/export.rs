@@ -105,18 +105,10 @@ pub async fn audit_csv(
         .map(|(name, _)| name)
         .collect();
     let detail = (!filters.is_empty()).then(|| format!("filtered by {}", filters.join(", ")));
-    let recorded = async {
-        let mut conn = state.pool.acquire().await?;
-        app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::AuditExport, None, detail.as_deref()).await
-    };
-    if let Err(e) = recorded.await {
-        tracing::warn!(error = %e, "audit log export refused: its audit record could not be written");
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "5")],
-            "The export could not be recorded, so it did not run. Try again in a few seconds.",
-        )
-            .into_response();
+    if let Err(refused) =
+        record_first(&state, &actor, app::audit::AuditKind::AuditExport, detail.as_deref(), "The export could not be recorded, so it did not run.").await
+    {
+        return refused;
     }
     let today = time::OffsetDateTime::now_utc().date();
     (
@@ -147,18 +139,10 @@ pub async fn retention_report(
         }
     };
     let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
-    let recorded = async {
-        let mut conn = state.pool.acquire().await?;
-        app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::RetentionReport, None, None).await
-    };
-    if let Err(e) = recorded.await {
-        tracing::warn!(error = %e, "retention report refused: its audit record could not be written");
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "5")],
-            "The report could not be recorded, so it was not given. Try again in a few seconds.",
-        )
-            .into_response();
+    if let Err(refused) =
+        record_first(&state, &actor, app::audit::AuditKind::RetentionReport, None, "The report could not be recorded, so it was not given.").await
+    {
+        return refused;
     }
     let stamp = report.generated_at.format(&time::macros::format_description!("[year][month][day]T[hour][minute][second]Z")).unwrap_or_default();
     let body = match serde_json::to_vec_pretty(&report) {
@@ -177,4 +161,23 @@ pub async fn retention_report(
         body,
     )
         .into_response()
+}
+
+/// Records `kind` before a download is given: a download whose audit record cannot be written is
+/// refused (503, `refused` said to the admin), so nothing leaves Ebb unrecorded.
+async fn record_first(
+    state: &AppState,
+    actor: &app::audit::db::Actor,
+    kind: app::audit::AuditKind,
+    detail: Option<&str>,
+    refused: &'static str,
+) -> Result<(), Response> {
+    let recorded = async {
+        let mut conn = state.pool.acquire().await?;
+        app::audit::db::record(&mut conn, actor, kind, None, detail).await
+    };
+    recorded.await.map_err(|e| {
+        tracing::warn!(error = %e, kind = kind.as_str(), "download refused: its audit record could not be written");
+        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], format!("{refused} Try again in a few seconds.")).into_response()
+    })
 }

@@ -587,12 +587,8 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
                 crate::jobs::tally("written", 1);
                 // Verified and dropped at once, so a run cut off later leaves finished months
                 // behind it, not a pile of uploads to check again.
-                let row = ledger(pool).await?.into_iter().find(|r| r.period == period && r.status == "written");
-                let Some(row) = row else { continue };
-                let mut conn = pool.begin().await?;
-                let tables_now = pending(&mut conn).await?;
-                conn.commit().await?;
-                match verify_month(&ctx, &row, &tables_now).await? {
+                let month = WrittenMonth { period, table: &t.name, key: &key, rows: w.rows as i64, bytes: w.bytes as i64, crc: w.crc32c as i64 };
+                match verify_month(&ctx, &month).await? {
                     Ok(()) => {
                         verified += 1;
                         crate::jobs::tally("verified", 1);
@@ -623,39 +619,48 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     Ok(StepReport { counts: vec![("written", written), ("verified", verified), ("dropped", dropped), ("empty_left", empty)], rows: written, more })
 }
 
-/// Checks written month `row` against its table and the store: rows written = `count(*)`, and
-/// the stored object's size and CRC32C = what was written. Verified → the ledger says so (with an
-/// event); otherwise the month is marked failed (the table stays; a later run writes it again).
-/// `Err(why)` when it was not verified.
-async fn verify_month(ctx: &StepCtx, row: &LedgerRow, tables: &[PendingTable]) -> Result<Result<(), String>, StepError> {
+/// A month the ledger has as `written`: what was uploaded, from which table.
+struct WrittenMonth<'a> {
+    period: Date,
+    table: &'a str,
+    key: &'a str,
+    rows: i64,
+    bytes: i64,
+    crc: i64,
+}
+
+/// Checks written month `m` against its table and the store: rows written = `count(*)`, and the
+/// stored object read back has the size and CRC32C that were written. Verified → the ledger
+/// says so (with an event); otherwise the month is marked failed (the table stays; a later run
+/// writes it again). `Err(why)` when it was not verified.
+async fn verify_month(ctx: &StepCtx, m: &WrittenMonth<'_>) -> Result<Result<(), String>, StepError> {
     let pool = &ctx.state.pool;
-    let label = period_label(row.period);
-    let Some(table) = tables.iter().find(|t| t.period.as_ref().ok() == Some(&row.period)) else {
-        let why = "its table is no longer in audit_pending".to_string();
-        record_failure(pool, row.period, &row.table_name, &why).await?;
-        return Ok(Err(format!("{label}: {why}")));
-    };
-    let count: i64 = sqlx::query_scalar(&format!("select count(*) from {}", pending_table(&table.name))).fetch_one(pool).await?;
-    let (written, bytes, crc) = (row.rows_written.unwrap_or(-1), row.bytes.unwrap_or(-1), row.crc32c.unwrap_or(-1));
-    let why = if written != count {
-        Some(format!("{written} rows were written but the table has {count}"))
+    let label = period_label(m.period);
+    let count: i64 = sqlx::query_scalar(&format!("select count(*) from {}", pending_table(m.table))).fetch_one(pool).await?;
+    let why = if m.rows != count {
+        Some(format!("{} rows were written but the table has {count}", m.rows))
     } else {
         // Read back whole: the proof that the copy is the month.
-        object_problem(&*ctx.state.blobs, &row.object_key, bytes, crc, true).await?
+        object_problem(&*ctx.state.blobs, m.key, m.bytes, m.crc, true).await?
     };
     if let Some(why) = why {
-        record_failure(pool, row.period, &table.name, &format!("verification: {why}")).await?;
+        record_failure(pool, m.period, m.table, &format!("verification: {why}")).await?;
         return Ok(Err(format!("{label}: {why}; left in the database, written again by a later run")));
     }
     let mut tx = pool.begin().await?;
-    sqlx::query!(
+    let updated = sqlx::query!(
         "update audit_partition_archives set status = 'verified', table_rows = $2, verified_at = now(), content_checked_at = now(), failure = null
          where period = $1 and status = 'written'",
-        row.period,
+        m.period,
         count
     )
     .execute(&mut *tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if updated != 1 {
+        return Ok(Err(format!("{label}: the ledger no longer has it as written; left for the next run")));
+    }
+    let (bytes, crc) = (m.bytes, m.crc);
     record(&mut tx, &Actor::system(), AuditKind::ArchiveMonth, Some(("month", &label)), Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")))
         .await?;
     tx.commit().await?;
@@ -672,7 +677,21 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     conn.commit().await?;
     let (mut verified, mut errors) = (0u64, Vec::new());
     for row in ledger(pool).await?.into_iter().filter(|r| r.status == "written") {
-        match verify_month(&ctx, &row, &tables).await? {
+        let Some(table) = tables.iter().find(|t| t.period.as_ref().ok() == Some(&row.period)) else {
+            let why = "its table is no longer in audit_pending".to_string();
+            record_failure(pool, row.period, &row.table_name, &why).await?;
+            errors.push(format!("{}: {why}", period_label(row.period)));
+            continue;
+        };
+        let month = WrittenMonth {
+            period: row.period,
+            table: &table.name,
+            key: &row.object_key,
+            rows: row.rows_written.unwrap_or(-1),
+            bytes: row.bytes.unwrap_or(-1),
+            crc: row.crc32c.unwrap_or(-1),
+        };
+        match verify_month(&ctx, &month).await? {
             Ok(()) => verified += 1,
             Err(why) => errors.push(why),
         }
