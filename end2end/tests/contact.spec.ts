@@ -117,7 +117,9 @@ test('the home page fetches its client when first used, and a message sent befor
   await page.waitForLoadState('networkidle');
   expect(wasm, 'a visitor who only reads fetches no wasm').toEqual([]);
   await contact.fill(uniqueInquiry('before-client'));
-  expect(wasm.length, 'typing fetches the client').toBe(1);
+  // The glue is imported on the first key, then it requests the wasm: wait for that request
+  // (the request event comes after the typing returns), and there is exactly one.
+  await expect.poll(() => wasm.length, { message: 'typing fetches the client' }).toBe(1);
   await expect(contact.form).not.toHaveAttribute('data-hydrated', 'true');
   await contact.send.click();
   await expect(page).toHaveURL(/\?sent=1/);
