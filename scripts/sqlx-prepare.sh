@@ -10,7 +10,7 @@ URL="${ADMIN_URL%/*}/$DB"
 for f in migrations/*.sql; do psql -q -v ON_ERROR_STOP=1 "$URL" -f "$f"; done
 rm -rf .sqlx && mkdir -p .sqlx
 # Touch the crates that hold queries so the macros run again and write their data.
-touch app/src/lib.rs server/src/lib.rs
+touch app/src/lib.rs app/kernel/src/lib.rs app/domains/*/src/lib.rs server/src/lib.rs
 SQLX_OFFLINE=false SQLX_OFFLINE_DIR="$PWD/.sqlx" DATABASE_URL="$URL" \
   cargo check -q -p server --all-targets
 echo "sqlx-prepare: $(ls .sqlx | wc -l) queries in .sqlx/"

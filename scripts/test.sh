@@ -33,7 +33,7 @@ echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
-python3 scripts/check-layers.py
+python3 scripts/check-cycles.py
 cargo clippy -q -p app -p server --all-targets --features server/failpoints -- -D warnings
 
 echo "== unit, database and HTTP tests (cargo test)"

@@ -53,19 +53,19 @@ lazy_route! {
 }
 lazy_route! {
     /// `/admin/inbox`.
-    InboxRoute in ebb_admin: inbox_view, preload_inbox => crate::inbox::ui::InboxPage()
+    InboxRoute in ebb_admin: inbox_view, preload_inbox => inbox::ui::InboxPage()
 }
 lazy_route! {
     /// `/admin/shares`.
-    SharesRoute in ebb_admin: shares_view, preload_shares => crate::shares::ui::SharesPage()
+    SharesRoute in ebb_admin: shares_view, preload_shares => shares::ui::SharesPage()
 }
 lazy_route! {
     /// `/admin/audit`.
-    AuditRoute in ebb_admin: audit_view, preload_audit => crate::audit::ui::AuditPage()
+    AuditRoute in ebb_admin: audit_view, preload_audit => audit::ui::AuditPage()
 }
 lazy_route! {
     /// `/admin/audit/archive`.
-    ArchiveRoute in ebb_admin: archive_view, preload_archive => crate::audit::ui::ArchivePage()
+    ArchiveRoute in ebb_admin: archive_view, preload_archive => audit::ui::ArchivePage()
 }
 lazy_route! {
     /// `/admin/retention`.
@@ -73,11 +73,11 @@ lazy_route! {
 }
 lazy_route! {
     /// `/admin/settings`.
-    SettingsRoute in ebb_admin: settings_view, preload_settings => crate::maintenance::ui::SettingsPage()
+    SettingsRoute in ebb_admin: settings_view, preload_settings => maintenance::ui::SettingsPage()
 }
 lazy_route! {
     /// `/admin/account`.
-    AccountRoute in ebb_admin: account_view, preload_account => crate::auth::ui::AccountPage()
+    AccountRoute in ebb_admin: account_view, preload_account => auth::ui::AccountPage()
 }
 
 // The public pages other than `/`, one module each: the contact form (the first visit) carries
@@ -85,15 +85,15 @@ lazy_route! {
 
 lazy_route! {
     /// `/signin`.
-    SignInRoute in ebb_signin: sign_in_view, preload_sign_in => crate::auth::ui::SignInPage()
+    SignInRoute in ebb_signin: sign_in_view, preload_sign_in => auth::ui::SignInPage()
 }
 lazy_route! {
     /// `/invite/{token}`.
-    InviteRoute in ebb_invite: invite_view, preload_invite => crate::auth::ui::InvitePage()
+    InviteRoute in ebb_invite: invite_view, preload_invite => auth::ui::InvitePage()
 }
 lazy_route! {
     /// `/s/{token}`.
-    ShareRoute in ebb_share: share_view, preload_share => crate::shares::ui::SharePage()
+    ShareRoute in ebb_share: share_view, preload_share => shares::ui::SharePage()
 }
 lazy_route! {
     /// `/retention`: the promises, for visitors.

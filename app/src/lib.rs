@@ -3,40 +3,21 @@
 #![recursion_limit = "256"]
 
 mod admin_routes; // lazily loaded routes (admin pages, and the public pages but `/`)
-pub mod alerts;
-pub mod audit;
-pub mod auth;
-pub mod contact;
 #[cfg(feature = "ssr")]
-pub mod csv_export;
-pub mod error;
-pub mod holds;
-pub mod i18n;
-pub mod inbox;
 pub mod jobs;
-pub mod live;
-pub mod maintenance;
-#[cfg(feature = "ssr")]
-pub mod notify;
 pub mod pages;
-pub mod prefs;
-#[cfg(feature = "ssr")]
-pub mod ratelimit;
 pub mod retention;
+
+// The server and the tests reach every part through the composition root.
+pub use common::{error, i18n, prefs, time, ui};
 #[cfg(feature = "ssr")]
-pub mod server;
+pub use kernel::{alerts, csv_export, live, ratelimit, request as server, settings, state, storage, token};
 #[cfg(feature = "ssr")]
-pub mod settings;
-pub mod shares;
+pub use kernel;
+pub use common;
+pub use {audit, auth, contact, holds, inbox, maintenance, shares};
 #[cfg(feature = "ssr")]
-pub mod state;
-#[cfg(feature = "ssr")]
-pub mod storage;
-pub mod time;
-// Server only, as the code it came from: rand and sha2 are `ssr` dependencies.
-#[cfg(feature = "ssr")]
-pub mod token;
-pub mod ui;
+pub use contact::notify;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};

@@ -43,7 +43,7 @@ pub async fn inquiries_csv(
     };
     let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
     let detail = search.as_deref().map(|q| format!("search of {} characters", q.chars().count()));
-    if let Err(e) = app::audit::db::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
+    if let Err(e) = app::kernel::audit::record(&mut conn, &actor, app::audit::AuditKind::InquiryExport, None, detail.as_deref()).await {
         tracing::error!(error = %e, "could not record the export");
         return (StatusCode::INTERNAL_SERVER_ERROR, "The export could not be recorded, so it did not run. Try again later.").into_response();
     }
@@ -167,14 +167,14 @@ pub async fn retention_report(
 /// refused (503, `refused` said to the admin), so nothing leaves Ebb unrecorded.
 async fn record_first(
     state: &AppState,
-    actor: &app::audit::db::Actor,
+    actor: &app::kernel::audit::Actor,
     kind: app::audit::AuditKind,
     detail: Option<&str>,
     refused: &'static str,
 ) -> Result<(), Response> {
     let recorded = async {
         let mut conn = state.pool.acquire().await?;
-        app::audit::db::record(&mut conn, actor, kind, None, detail).await
+        app::kernel::audit::record(&mut conn, actor, kind, None, detail).await
     };
     recorded.await.map_err(|e| {
         tracing::warn!(error = %e, kind = kind.as_str(), "download refused: its audit record could not be written");

@@ -136,7 +136,7 @@ pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(
     state.blobs.ensure_marker(&state.pool, written).await.map_err(storage_hint(config))?;
     state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
     // The secret that keys the audit log's client hashes.
-    state.domain::<Arc<app::audit::db::ClientSecret>>().load(&state.pool).await
+    state.domain::<Arc<app::kernel::audit::ClientSecret>>().load(&state.pool).await
 }
 
 /// Both checks of the store (tests and tools that start from a migrated database).
@@ -173,17 +173,9 @@ pub async fn storage_setup(config: &Config, out: &mut impl std::io::Write) -> Re
     }
 }
 
-/// Every lifecycle job, in the order the ticker and the CLI run them. Adding a job: one entry.
+/// Every lifecycle job (the one registry, `app::jobs::registry`).
 pub fn jobs() -> app::jobs::Registry {
-    app::jobs::Registry::new(vec![
-        // Prune's last step checks every kind of data against its promise (issue 16).
-        app::maintenance::prune::job().step(app::retention::report::step()),
-        app::shares::gc::job(),
-        app::audit::upkeep::job(),
-        app::audit::archive::job(),
-        app::audit::exports::job(),
-        app::notify::job(),
-    ])
+    app::jobs::registry()
 }
 
 /// Builds the application state from validated configuration: the kernel, then each domain's
@@ -210,6 +202,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         ..AppConfig::default()
     };
     let session_absolute = Duration::from_secs(config.session_absolute_days * 86_400);
+    let session_idle = Duration::from_secs(config.session_idle_hours * 3600);
     let domains = Domains::default()
         .with(app::contact::ContactSettings {
             limit: app::ratelimit::Limit { name: "contact", max: config.contact_rate_limit, window: Duration::from_secs(config.contact_rate_window_secs) },
@@ -217,7 +210,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::contact::writer::Writer::new(pool.clone()))
         .with(app::auth::AuthSettings {
             webauthn: Arc::new(webauthn),
-            session_idle: Duration::from_secs(config.session_idle_hours * 3600),
+            session_idle,
             session_absolute,
             limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
             total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
@@ -227,9 +220,11 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             max_expiry_hours: config.share_max_expiry_hours,
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
         })
-        .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute })
+        .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
-        .with(Arc::new(app::audit::db::ClientSecret::default()))
+        .with(Arc::new(app::kernel::audit::ClientSecret::default()))
+        .with(Arc::new(jobs()))
+        .with(app::kernel::session::AdminSessions(Arc::new(app::auth::service::Sessions)))
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
         .with(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
@@ -243,7 +238,6 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
         blobs: Arc::new(app::storage::MarkedStore::new(store)),
-        jobs: Arc::new(jobs()),
         domains,
         live: app::live::Live::new(pool),
     })

@@ -18,7 +18,7 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
             _ = stop.cancelled() => return,
             _ = interval.tick() => {}
         }
-        for job in state.jobs.jobs() {
+        for job in state.jobs().jobs() {
             app::jobs::spawn_run(&state, job, Trigger::Ticker);
         }
     }
@@ -27,12 +27,12 @@ pub async fn ticker(state: AppState, every: Duration, stop: CancellationToken) {
 /// `ebb maintenance run [JOB…] [--force]`: the named jobs (all when none is named) now, in
 /// registry order, each reported as it finishes. `Err` lists what failed.
 pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut impl std::io::Write) -> Result<(), String> {
-    let known = state.jobs.names();
+    let known = state.jobs().names();
     if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
         return Err(format!("unknown job {bad:?}; the jobs are: {}", known.join(", ")));
     }
     let mut failed = Vec::new();
-    for job in state.jobs.jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
+    for job in state.jobs().jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
         match run_job(state, job, Trigger::Cli, force).await {
             Ok(RunOutcome::Ran(run)) => {
                 let _ = writeln!(out, "{}: {}", job.name, app::jobs::outcome_label(run.outcome.as_str()));
@@ -78,7 +78,7 @@ pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut 
 /// The run of each named job (all when none is named) could not start for `why`: each is
 /// recorded as a failed run and alerted on (best effort: the database may be what failed).
 pub async fn record_not_started(state: &AppState, names: &[String], why: &str) {
-    for job in state.jobs.jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
+    for job in state.jobs().jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
         if let Err(e) = app::jobs::record_not_started(state, job, Trigger::Cli, why).await {
             tracing::warn!(job = job.name, error = %e, "could not record a run that could not start");
         }
@@ -87,7 +87,7 @@ pub async fn record_not_started(state: &AppState, names: &[String], why: &str) {
 
 /// `ebb maintenance status`: every job's last run and next possible start.
 pub async fn status(state: &AppState, out: &mut impl std::io::Write) -> Result<(), String> {
-    for job in state.jobs.jobs() {
+    for job in state.jobs().jobs() {
         let view = app::jobs::view(&state.pool, job).await.map_err(|e| format!("database error: {e}"))?;
         let _ = writeln!(out, "{} — {} (at most once per {})", job.name, job.title, human(job.interval));
         match &view.last_run {

@@ -86,7 +86,7 @@ impl Drop for StoredFile {
 async fn receive(
     state: &AppState,
     admin: &AdminInfo,
-    actor: &app::audit::db::Actor,
+    actor: &app::kernel::audit::Actor,
     headers: &HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<NewShare, AppError> {
@@ -164,7 +164,7 @@ async fn receive(
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
-    app::audit::db::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
+    app::kernel::audit::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
     // Set before the commit is sent: a future dropped during the commit must not delete the file
     // of a share that may have committed.
     stored.committed = true;

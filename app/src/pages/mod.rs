@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::contact::ui::ContactForm;
-use crate::i18n::{t, texts, T};
-use crate::ui::{describe, UiT};
+use contact::ui::ContactForm;
+use common::i18n::{t, texts, T};
+use common::ui::{describe, UiT};
 
 /// The public home page with the contact form.
 #[component]
@@ -39,14 +39,14 @@ pub fn NotFound() -> impl IntoView {
 /// The admin dashboard: inbox counts and maintenance at a glance.
 #[component]
 pub fn DashboardPage() -> impl IntoView {
-    use crate::inbox::{api::count_inquiries, ui::CountsBar};
-    use crate::live::{live_version, Topic};
-    use crate::maintenance::ui::JobsPanel;
+    use inbox::{api::count_inquiries, ui::CountsBar};
+    use common::live::{live_version, Topic};
+    use maintenance::ui::JobsPanel;
     // Fetched again when an inquiry arrives or a share changes, here or on another instance.
     let inquiries = live_version(&[Topic::Inquiry, Topic::Job]);
     let shares_changed = live_version(&[Topic::Share, Topic::Job]);
     let counts = Resource::new(inquiries, |_| count_inquiries());
-    let shares = Resource::new(shares_changed, |_| crate::shares::api::get_share_overview());
+    let shares = Resource::new(shares_changed, |_| shares::api::get_share_overview());
     view! {
         <Title text=format!("{}{}", t(DashboardT::Title), t(UiT::AdminTitleSuffix))/>
         <h1>{t(DashboardT::Title)}</h1>
@@ -63,13 +63,13 @@ pub fn DashboardPage() -> impl IntoView {
             <h2 id="dash-shares">{t(DashboardT::Shares)}</h2>
             <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
                 {move || shares.get().map(|r| match r {
-                    Ok(o) => view! { <crate::shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any(),
+                    Ok(o) => view! { <shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any(),
                     Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
                 })}
             </Transition>
         </section>
         <crate::retention::ui::RetentionCard/>
-        <crate::audit::ui::UpkeepCard/>
+        <audit::ui::UpkeepCard/>
         <section class="card" aria-labelledby="dash-maintenance">
             <h2 id="dash-maintenance">{t(DashboardT::CleanupJobs)}</h2>
             <JobsPanel/>
@@ -83,11 +83,13 @@ pub fn DashboardPage() -> impl IntoView {
 #[component]
 pub fn AdminLayout() -> impl IntoView {
     // One live stream for every admin page (the layout stays while the admin navigates).
-    crate::live::provide_live();
+    common::live::provide_live();
+    // The inbox and the shares pages offer the legal-hold form of the holds domain.
+    provide_context(common::holds::HoldFormSlot(holds::ui::hold_form_view));
     view! {
-        <crate::auth::ui::AdminShell>
-            <crate::maintenance::ui::AlertBanner/>
-        </crate::auth::ui::AdminShell>
+        <auth::ui::AdminShell>
+            <maintenance::ui::AlertBanner/>
+        </auth::ui::AdminShell>
     }
 }
 

@@ -3,12 +3,12 @@
 use leptos::prelude::*;
 
 use super::{PublicPromises, RetentionReport};
-use crate::error::AppError;
+use common::error::AppError;
 
 /// The retention report, read now.
 #[server(prefix = "/api", endpoint = "admin/retention")]
 pub async fn get_retention_report() -> Result<RetentionReport, AppError> {
-    let (state, _, _) = crate::auth::service::require_admin().await?;
+    let (state, _, _) = kernel::session::require_admin().await?;
     super::report::compute(&state).await.map_err(|e| {
         tracing::error!(error = %e, "retention report failed");
         AppError::Internal
@@ -18,6 +18,6 @@ pub async fn get_retention_report() -> Result<RetentionReport, AppError> {
 /// What the public retention page states, from the live settings.
 #[server(prefix = "/api", endpoint = "retention")]
 pub async fn get_public_promises() -> Result<PublicPromises, AppError> {
-    let state = use_context::<crate::state::AppState>().ok_or_else(|| AppError::internal("retention", "AppState missing from context"))?;
-    super::report::public_promises(&state).await.map_err(crate::server::internal("retention promises"))
+    let state = use_context::<kernel::state::AppState>().ok_or_else(|| AppError::internal("retention", "AppState missing from context"))?;
+    super::report::public_promises(&state).await.map_err(kernel::request::internal("retention promises"))
 }

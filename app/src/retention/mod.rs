@@ -10,6 +10,8 @@ pub mod api;
 pub mod report;
 pub mod ui;
 
+use common::i18n::{fill, Lang, Text};
+use common::retention::Promise;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -21,8 +23,11 @@ pub struct LastRun {
     /// `ok`, `failed` or `cut_off`.
     pub outcome: String,
     pub trigger: String,
-    /// The step's counts in words ("deleted 3, batches 1"), or what the run did.
+    /// The step's counts in words ("deleted 3, batches 1"), or what the run did (English).
     pub did: String,
+    /// The same as data: the admin page writes it in its language.
+    #[serde(default)]
+    pub step: Option<Did>,
 }
 
 /// One kind of data.
@@ -31,8 +36,11 @@ pub struct KindReport {
     /// Stable identifier (`inquiries`, `share_files`…): programs read it.
     pub kind: String,
     pub label: String,
-    /// The promise, from the settings in force.
+    /// The promise, from the settings in force (English).
     pub promise: String,
+    /// The same as data: the admin page writes it in its language.
+    #[serde(default)]
+    pub terms: Option<Promise>,
     pub count: i64,
     /// `count` is PostgreSQL's estimate of a large table (counting every row would make the
     /// hourly check cost the table's size); the other figures are exact.
@@ -77,6 +85,65 @@ impl RetentionReport {
         self.kinds.iter().map(|k| k.held).sum()
     }
 }
+
+/// What a job's step did, as the report says it (typed: each language writes it from the same data).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "did", rename_all = "snake_case")]
+pub enum Did {
+    /// The step ran: its counts (names with spaces, `requests deleted`), and how it ended.
+    Ran { counts: Vec<(String, u64)>, failed: bool, more: bool },
+    /// The run's budget ended before this step.
+    Skipped,
+    /// An earlier step's failed check stopped the run before this step (a person must act).
+    Stopped,
+    /// The run did not reach this step.
+    NotReached,
+}
+
+impl Did {
+    /// In `lang`: "deleted 3, batches 1", "done (failed)", "did not reach this step"…
+    pub fn text(&self, lang: Lang) -> String {
+        use ui::RetentionT as R;
+        match self {
+            Did::Skipped => R::DidSkipped.get(lang).into(),
+            Did::Stopped => R::DidStopped.get(lang).into(),
+            Did::NotReached => R::DidNotReached.get(lang).into(),
+            Did::Ran { counts, failed, more } => {
+                let counts = if counts.is_empty() {
+                    R::DidDone.get(lang).to_string()
+                } else {
+                    let count = |name: &str, n: u64| {
+                        let name = COUNT_NAMES.iter().find(|&&k| k.get(Lang::En) == name).map_or(name, |&k| k.get(lang));
+                        fill(R::DidCount.get(lang), &[("name", &name), ("n", &n)])
+                    };
+                    counts.iter().map(|(name, n)| count(name.as_str(), *n)).collect::<Vec<_>>().join(R::ListSeparator.get(lang))
+                };
+                if *failed {
+                    fill(R::DidFailed.get(lang), &[("counts", &counts)])
+                } else if *more {
+                    fill(R::DidMore.get(lang), &[("counts", &counts)])
+                } else {
+                    counts
+                }
+            }
+        }
+    }
+}
+
+/// The counts of the steps the report names (the others keep their English name).
+const COUNT_NAMES: [ui::RetentionT; 10] = [
+    ui::RetentionT::CountDeleted,
+    ui::RetentionT::CountBatches,
+    ui::RetentionT::CountPurged,
+    ui::RetentionT::CountFailed,
+    ui::RetentionT::CountDropped,
+    ui::RetentionT::CountLockedLeft,
+    ui::RetentionT::CountChecked,
+    ui::RetentionT::CountReread,
+    ui::RetentionT::CountRequestsDeleted,
+    ui::RetentionT::CountStuckFailed,
+];
+
 
 /// What a visitor is told, from the live settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

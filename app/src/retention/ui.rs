@@ -5,9 +5,10 @@ use leptos_meta::{Meta, Title};
 
 use super::api::{get_public_promises, get_retention_report};
 use super::{KindReport, RetentionReport};
-use crate::i18n::{self, fill, num, t, texts, tf, Lang, Text, T};
-use crate::time::format_time;
-use crate::ui::{describe, UiT};
+use common::i18n::{self, fill, num, t, texts, tf, Lang, Text, T};
+use common::time::format_time;
+use common::retention::kind_label;
+use common::ui::{describe, UiT};
 
 fn count_cell(n: i64, testid: &'static str) -> impl IntoView {
     view! { <td class="num" data-testid=testid>{num(n)}</td> }
@@ -30,178 +31,6 @@ fn age(secs: i64) -> String {
     }
 }
 
-/// A kind's promise, from the settings in force. The report writes it in English (the JSON, the
-/// CLI and alerts read that text, which stays stable); this page writes it in its language from
-/// the figures of that English text ([`Promise::read`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Promise {
-    Inquiries { days: i64 },
-    ShareFiles { grace_mins: i64 },
-    Sessions { idle_hours: i64, absolute_days: i64 },
-    PasskeyChallenges,
-    Invites,
-    RateLimitWindows,
-    AuditEvents { promise_months: i64, detach_months: i64 },
-    ArchivedMonths,
-    ExportFiles { days: i64 },
-    ExportRequests { days: i64 },
-    RunRecords { days: i64 },
-}
-
-impl Promise {
-    /// The promise in `lang`.
-    pub(crate) fn text(self, lang: Lang) -> String {
-        use RetentionT as R;
-        let unit = |n: i64, one: R, many: R| if n == 1 { one.get(lang).to_string() } else { fill(many.get(lang), &[("n", &n)]) };
-        match self {
-            Promise::Inquiries { days } => fill(R::PromiseInquiries.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
-            Promise::ShareFiles { grace_mins } => fill(R::PromiseShareFiles.get(lang), &[("grace", &unit(grace_mins, R::UnitMinute, R::UnitMinutes))]),
-            Promise::Sessions { idle_hours, absolute_days } => fill(
-                R::PromiseSessions.get(lang),
-                &[("idle", &unit(idle_hours, R::UnitHour, R::UnitHours)), ("absolute", &unit(absolute_days, R::UnitDay, R::UnitDays))],
-            ),
-            Promise::PasskeyChallenges => R::PromiseChallenges.get(lang).into(),
-            Promise::Invites => R::PromiseInvites.get(lang).into(),
-            Promise::RateLimitWindows => R::PromiseRateLimits.get(lang).into(),
-            Promise::AuditEvents { promise_months, detach_months } => {
-                fill(R::PromiseAuditEvents.get(lang), &[("promise", &promise_months), ("detach", &detach_months)])
-            }
-            Promise::ArchivedMonths => R::PromiseArchivedMonths.get(lang).into(),
-            Promise::ExportFiles { days } => fill(R::PromiseExportFiles.get(lang), &[("days", &days)]),
-            Promise::ExportRequests { days } => fill(R::PromiseExportRequests.get(lang), &[("days", &days)]),
-            Promise::RunRecords { days } => fill(R::PromiseRunRecords.get(lang), &[("days", &days)]),
-        }
-    }
-
-    /// The promise of the kind `kind` (its stable id) whose English text is `english`: its
-    /// figures are read back from the text, and only a promise that gives the very same English
-    /// text again is taken (else the page shows the report's words).
-    pub(crate) fn read(kind: &str, english: &str) -> Option<Promise> {
-        let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
-        let promise = match (kind, n.as_slice()) {
-            ("inquiries", &[days]) => Promise::Inquiries { days },
-            ("share_files", &[grace_mins]) => Promise::ShareFiles { grace_mins },
-            ("sessions", &[idle_hours, absolute_days]) => Promise::Sessions { idle_hours, absolute_days },
-            ("passkey_challenges", []) => Promise::PasskeyChallenges,
-            ("invites", []) => Promise::Invites,
-            ("rate_limit_windows", []) => Promise::RateLimitWindows,
-            ("audit_events", &[promise_months, detach_months]) => Promise::AuditEvents { promise_months, detach_months },
-            ("archived_months", []) => Promise::ArchivedMonths,
-            ("export_files", &[days]) => Promise::ExportFiles { days },
-            ("export_requests", &[days]) => Promise::ExportRequests { days },
-            ("run_records", &[days]) => Promise::RunRecords { days },
-            _ => return None,
-        };
-        (promise.text(Lang::En) == english).then_some(promise)
-    }
-}
-
-/// A kind's label by its stable id (the report's `kind`).
-fn kind_label(kind: &str) -> Option<RetentionT> {
-    use RetentionT as R;
-    Some(match kind {
-        "inquiries" => R::KindInquiries,
-        "share_files" => R::KindShareFiles,
-        "sessions" => R::KindSessions,
-        "passkey_challenges" => R::KindPasskeyChallenges,
-        "invites" => R::KindInvites,
-        "rate_limit_windows" => R::KindRateLimitWindows,
-        "audit_events" => R::KindAuditEvents,
-        "archived_months" => R::KindArchivedMonths,
-        "export_files" => R::KindExportFiles,
-        "export_requests" => R::KindExportRequests,
-        "run_records" => R::KindRunRecords,
-        _ => return None,
-    })
-}
-
-/// What a job's step did, as the report says it (report.rs `step_did`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Did {
-    /// The step ran: its counts (names with spaces, `requests deleted`), and how it ended.
-    Ran { counts: Vec<(String, u64)>, failed: bool, more: bool },
-    /// The run's budget ended before this step.
-    Skipped,
-    /// An earlier step's failed check stopped the run before this step (a person must act).
-    Stopped,
-    /// The run did not reach this step.
-    NotReached,
-}
-
-impl Did {
-    /// In `lang`: "deleted 3, batches 1", "done (failed)", "did not reach this step"…
-    pub(crate) fn text(&self, lang: Lang) -> String {
-        use RetentionT as R;
-        match self {
-            Did::Skipped => R::DidSkipped.get(lang).into(),
-            Did::Stopped => R::DidStopped.get(lang).into(),
-            Did::NotReached => R::DidNotReached.get(lang).into(),
-            Did::Ran { counts, failed, more } => {
-                let counts = if counts.is_empty() {
-                    R::DidDone.get(lang).to_string()
-                } else {
-                    let count = |name: &str, n: u64| {
-                        let name = COUNT_NAMES.iter().find(|&&k| k.get(Lang::En) == name).map_or(name, |&k| k.get(lang));
-                        fill(R::DidCount.get(lang), &[("name", &name), ("n", &n)])
-                    };
-                    counts.iter().map(|(name, n)| count(name.as_str(), *n)).collect::<Vec<_>>().join(R::ListSeparator.get(lang))
-                };
-                if *failed {
-                    fill(R::DidFailed.get(lang), &[("counts", &counts)])
-                } else if *more {
-                    fill(R::DidMore.get(lang), &[("counts", &counts)])
-                } else {
-                    counts
-                }
-            }
-        }
-    }
-
-    /// The report's English text read back; only a reading that gives the very same text again
-    /// is taken (else the page shows the report's words).
-    fn read(english: &str) -> Option<Did> {
-        use RetentionT as R;
-        let en = |k: R| k.get(Lang::En);
-        let did = if english == en(R::DidSkipped) {
-            Did::Skipped
-        } else if english == en(R::DidStopped) {
-            Did::Stopped
-        } else if english == en(R::DidNotReached) {
-            Did::NotReached
-        } else {
-            let suffix = |k: R| english.strip_suffix(en(k).trim_start_matches("{counts}"));
-            let (counts, failed, more) = match (suffix(R::DidFailed), suffix(R::DidMore)) {
-                (Some(c), _) => (c, true, false),
-                (None, Some(c)) => (c, false, true),
-                (None, None) => (english, false, false),
-            };
-            let counts = if counts == en(R::DidDone) {
-                Vec::new()
-            } else {
-                counts
-                    .split(en(R::ListSeparator))
-                    .map(|c| c.rsplit_once(' ').and_then(|(name, n)| Some((name.to_string(), n.parse::<u64>().ok()?))))
-                    .collect::<Option<Vec<_>>>()?
-            };
-            Did::Ran { counts, failed, more }
-        };
-        (did.text(Lang::En) == english).then_some(did)
-    }
-}
-
-/// The counts of the steps the report names (the others keep their English name).
-const COUNT_NAMES: [RetentionT; 10] = [
-    RetentionT::CountDeleted,
-    RetentionT::CountBatches,
-    RetentionT::CountPurged,
-    RetentionT::CountFailed,
-    RetentionT::CountDropped,
-    RetentionT::CountLockedLeft,
-    RetentionT::CountChecked,
-    RetentionT::CountReread,
-    RetentionT::CountRequestsDeleted,
-    RetentionT::CountStuckFailed,
-];
 
 /// A job's title in the page's language (the registry's English title, which the report gives,
 /// for a job this page does not know).
@@ -218,10 +47,10 @@ fn KindRow(kind: KindReport, now: time::OffsetDateTime) -> impl IntoView {
     let oldest = kind.oldest_at.map(|at| age((now - at).whole_seconds())).unwrap_or_else(|| "—".into());
     // The report's texts are English; the page's language from the kind's id and figures.
     let label = kind_label(&kind.kind).filter(|&k| k.get(Lang::En) == kind.label).map_or_else(|| kind.label.clone(), |k| t(k).to_string());
-    let promise = Promise::read(&kind.kind, &kind.promise).map_or_else(|| kind.promise.clone(), |p| p.text(i18n::lang()));
+    let promise = kind.terms.map_or_else(|| kind.promise.clone(), |p| p.text(i18n::lang()));
     let job = match (&kind.job_title, &kind.last_run) {
         (Some(title), Some(run)) => {
-            let did = Did::read(&run.did).map_or_else(|| run.did.clone(), |d| d.text(i18n::lang()));
+            let did = run.step.as_ref().map_or_else(|| run.did.clone(), |d| d.text(i18n::lang()));
             tf(RetentionT::LastRan, &[("title", &job_title(title)), ("time", &format_time(run.started_at)), ("did", &did)])
         }
         (Some(title), None) => tf(RetentionT::NotRunYet, &[("title", &job_title(title))]),
@@ -286,7 +115,7 @@ pub fn RetentionPage() -> impl IntoView {
                         <p class=class role="status" data-testid="retention-summary">{text}</p>
                         <div class="table-scroll">
                             <table class="list retention" data-testid="retention">
-                                <caption class="retention-note">{t(RetentionT::ReadAt)} <crate::time::LocalTime at={now}/></caption>
+                                <caption class="retention-note">{t(RetentionT::ReadAt)} <common::time::LocalTime at={now}/></caption>
                                 <thead><tr>
                                     <th scope="col">{t(RetentionT::ColData)}</th><th scope="col">{t(RetentionT::ColPromise)}</th>
                                     <th scope="col" class="num">{t(RetentionT::ColItems)}</th><th scope="col" class="num">{t(RetentionT::ColOldest)}</th>
@@ -310,7 +139,7 @@ pub fn RetentionPage() -> impl IntoView {
         <section class="card" aria-labelledby="holds-title">
             <h2 id="holds-title">{t(RetentionT::LegalHolds)}</h2>
             <p class="retention-note">{t(RetentionT::HoldsNote)}</p>
-            <crate::holds::ui::HoldsList on_change=move |_| reload.update(|n| *n += 1)/>
+            <holds::ui::HoldsList on_change=move |_| reload.update(|n| *n += 1)/>
         </section>
     }
 }
@@ -318,7 +147,7 @@ pub fn RetentionPage() -> impl IntoView {
 /// The dashboard's card: past promise and holds at a glance.
 #[component]
 pub fn RetentionCard() -> impl IntoView {
-    let changed = crate::live::live_version(&[crate::live::Topic::Job, crate::live::Topic::Share, crate::live::Topic::Inquiry]);
+    let changed = common::live::live_version(&[common::live::Topic::Job, common::live::Topic::Share, common::live::Topic::Inquiry]);
     let report = Resource::new(changed, |_| get_retention_report());
     view! {
         <section class="card" aria-labelledby="dash-retention">
@@ -406,38 +235,7 @@ texts! {
     HoldsNote { en: "A held item is kept past its promise until the hold is lifted. Place holds from an inquiry (Inbox) or an active share (Shares).", ja: "法的保全の対象は、保全が解除されるまで、約束した保管期間を過ぎても保管されます。保全は、お問い合わせ（受信箱）または有効な共有ファイル（共有ファイル）から設定します。" }
     OpenReport { en: "Open the retention report", ja: "保管期間レポートを開く" }
 
-    // The report's kinds of data (report.rs writes the English for the JSON and the CLI; the
-    // page looks them up by the kind's id)
-    KindInquiries { en: "Inquiries", ja: "お問い合わせ" }
-    KindShareFiles { en: "Shared files", ja: "共有ファイル" }
-    KindSessions { en: "Admin sessions", ja: "管理者のセッション" }
-    KindPasskeyChallenges { en: "Passkey challenges", ja: "パスキーのチャレンジ" }
-    KindInvites { en: "Admin invites", ja: "管理者の招待" }
-    KindRateLimitWindows { en: "Rate-limit windows", ja: "レート制限の集計期間" }
-    KindAuditEvents { en: "Audit events in the database", ja: "データベース内の監査ログ" }
-    KindArchivedMonths { en: "Archived audit months", ja: "アーカイブ済みの監査ログ（月単位）" }
-    KindExportFiles { en: "Audit export files", ja: "監査ログのエクスポートファイル" }
-    KindExportRequests { en: "Audit export requests", ja: "監査ログのエクスポート依頼" }
-    KindRunRecords { en: "Job run records", ja: "ジョブの実行記録" }
 
-    // Their promises (`Promise`); {days}, {grace}, {idle} and {absolute} are Unit… texts
-    UnitDay { en: "1 day", ja: "1 日" }
-    UnitDays { en: "{n} days", ja: "{n} 日" }
-    UnitHour { en: "1 hour", ja: "1 時間" }
-    UnitHours { en: "{n} hours", ja: "{n} 時間" }
-    UnitMinute { en: "1 minute", ja: "1 分" }
-    UnitMinutes { en: "{n} minutes", ja: "{n} 分" }
-    PromiseInquiries { en: "Deleted {days} after they arrive (retention setting).", ja: "受信から {days}後に削除されます（保管期間の設定）。" }
-    PromiseShareFiles { en: "Deleted {grace} after the one download, or when the link expires unused.", ja: "1 回限りのダウンロードから {grace}後、またはリンクが未使用のまま期限切れになった時点で削除されます。" }
-    PromiseSessions { en: "Ended after {idle} unused, and {absolute} after sign-in at the latest.", ja: "{idle}使われないと終了し、遅くともサインインから {absolute}後には終了します。" }
-    PromiseChallenges { en: "Deleted when used; abandoned ones when they expire (minutes).", ja: "使用時に削除されます。使われなかったものは期限切れ時（数分後）に削除されます。" }
-    PromiseInvites { en: "Unused invites are deleted when they expire; used ones are kept as the record of who joined.", ja: "未使用の招待は期限切れ時に削除されます。使用済みの招待は、誰が参加したかの記録として保管されます。" }
-    PromiseRateLimits { en: "Deleted a day after their window starts (they hold keyed hashes of addresses, never addresses).", ja: "集計期間の開始から 1 日後に削除されます（保存されるのはアドレスの鍵付きハッシュのみで、アドレスそのものは保存されません）。" }
-    PromiseAuditEvents { en: "Queryable for {promise} months; a month is detached after {detach} months, archived, verified, then removed from the database.", ja: "{promise} か月間検索できます。各月は {detach} か月後に切り離され、アーカイブと確認を経てデータベースから削除されます。" }
-    PromiseArchivedMonths { en: "Kept in archive storage; each object's size and checksum are checked daily.", ja: "アーカイブ用ストレージに保管されます。各オブジェクトのサイズとチェックサムは毎日確認されます。" }
-    PromiseExportFiles { en: "Deleted {days} days after they are written.", ja: "作成から {days} 日後に削除されます。" }
-    PromiseExportRequests { en: "Deleted {days} days after they are made.", ja: "依頼から {days} 日後に削除されます。" }
-    PromiseRunRecords { en: "Deleted {days} days after the run.", ja: "実行から {days} 日後に削除されます。" }
 
     // The jobs that remove them (the registry's English titles) and what their step did (`Did`)
     JobPrune { en: "Prune", ja: "定期削除" }
@@ -467,16 +265,17 @@ texts! {
 
 #[cfg(test)]
 mod did_tests {
-    use super::*;
+    use super::super::Did;
+    use common::i18n::Lang;
 
     #[test]
-    fn what_a_step_did_reads_back_from_the_reports_english_and_shows_in_japanese() {
+    fn what_a_step_did_is_written_in_each_language() {
         for did in
             [Did::Skipped, Did::Stopped, Did::NotReached, Did::Ran { counts: vec![("checked".into(), 3), ("reread".into(), 1)], failed: false, more: false }]
         {
-            assert_eq!(Did::read(&did.text(Lang::En)), Some(did.clone()), "{did:?}");
             assert_ne!(did.text(Lang::Ja), did.text(Lang::En), "{did:?}");
         }
         assert!(Did::Stopped.text(Lang::En).contains("earlier check stopped the run"));
+        assert_eq!(Did::Ran { counts: vec![("deleted".into(), 3)], failed: true, more: false }.text(Lang::En), "deleted 3 (failed)");
     }
 }

@@ -53,9 +53,9 @@ async fn twenty_failing_months_still_raise_one_alert_with_every_month_in_its_det
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_backlog_drains_in_a_bounded_number_of_runs_and_says_so_meanwhile(pool: PgPool) {
     let app = spawn_app_with(pool.clone(), &[], |state| {
-        let mut jobs = (*state.jobs).clone();
+        let mut jobs = state.jobs().clone();
         jobs.configure(archive::JOB, |job| job.budget = Budget { rows_per_step: 1_000, time: Duration::from_millis(300) });
-        state.jobs = std::sync::Arc::new(jobs);
+        state.set_jobs(std::sync::Arc::new(jobs));
     })
     .await;
     let months: Vec<_> = (27..32).map(month_back).collect();

@@ -73,7 +73,7 @@ async fn open_alert(pool: &PgPool, kind: &str) -> Option<String> {
 /// Runs the archive now (waiting while another run — a killed process's, until PostgreSQL sees
 /// its session end — holds the lease).
 pub async fn run_archive(app: &TestApp) -> RunRecord {
-    let job = app.state.jobs.get(archive::JOB).unwrap();
+    let job = app.state.jobs().get(archive::JOB).unwrap();
     for _ in 0..200 {
         match run_job(&app.state, job, Trigger::Cli, true).await.unwrap() {
             RunOutcome::Ran(r) => return r,

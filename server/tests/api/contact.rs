@@ -161,11 +161,11 @@ async fn a_submission_triggers_prune_after_the_response(pool: PgPool) {
 async fn a_failing_prune_step_never_changes_the_contact_response(pool: PgPool) {
     // Sabotage: the first prune step always fails; the real inquiry step follows it.
     let app = spawn_app_with(pool.clone(), &[], |state| {
-        let mut jobs = (*state.jobs).clone();
+        let mut jobs = state.jobs().clone();
         jobs.configure("prune", |job| {
             job.steps.insert(0, Step::new("sabotaged", |_ctx| async { Err::<StepReport, _>(StepError::new("sabotaged by the test")) }));
         });
-        state.jobs = std::sync::Arc::new(jobs);
+        state.set_jobs(std::sync::Arc::new(jobs));
     })
     .await;
     let res = app.post_contact(&VALID).await;
@@ -189,7 +189,7 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
     let done = finished.clone();
     let app = spawn_app_with(pool.clone(), &[], move |state| {
         // A slow step that only finishes when the test says so.
-        let mut jobs = (*state.jobs).clone();
+        let mut jobs = state.jobs().clone();
         jobs.set_steps(
             "prune",
             vec![Step::new("slow", move |_ctx| {
@@ -204,7 +204,7 @@ async fn shutdown_waits_for_running_background_tasks(pool: PgPool) {
                 }
             })],
         );
-        state.jobs = std::sync::Arc::new(jobs);
+        state.set_jobs(std::sync::Arc::new(jobs));
     })
     .await;
     assert_eq!(app.post_contact(&VALID).await.status(), 200);

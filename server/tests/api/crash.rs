@@ -93,7 +93,7 @@ async fn share_rows(pool: &PgPool) -> i64 {
 /// Runs `job` now in the test's (restarted) instance, waiting while the killed process's lease
 /// lasts (until PostgreSQL notices its connection is gone).
 async fn run_now(app: &TestApp, job: &str) -> app::jobs::RunRecord {
-    let job = app.state.jobs.get(job).unwrap().clone();
+    let job = app.state.jobs().get(job).unwrap().clone();
     let start = Instant::now();
     loop {
         match run_job(&app.state, &job, Trigger::Cli, true).await.unwrap() {

@@ -239,7 +239,7 @@ async fn export_files_older_than_7_days_are_deleted_by_ebbs_own_gc(pool: PgPool)
     let old = app.storage.path().join("exports/old1.csv.gz");
     let status = std::process::Command::new("touch").arg("-d").arg("8 days ago").arg(&old).status().unwrap();
     assert!(status.success());
-    let job = app.state.jobs.get(app::audit::exports::JOB).unwrap();
+    let job = app.state.jobs().get(app::audit::exports::JOB).unwrap();
     let app::jobs::RunOutcome::Ran(run) = app::jobs::run_job(&app.state, job, app::jobs::Trigger::Cli, true).await.unwrap() else { panic!("ran") };
     assert_eq!(run.step("expired_files").unwrap().counts, vec![("deleted", 1)]);
     assert_eq!(app.read_stored("exports/old1.csv.gz").await, None);

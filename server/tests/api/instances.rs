@@ -67,7 +67,7 @@ async fn a_claim_is_won_once_in_total_when_both_instances_race_for_it(pool: PgPo
     let tries = (0..20).map(|i| {
         let state = if i % 2 == 0 { a.state.clone() } else { b.state.clone() };
         async move {
-            let job = state.jobs.get("prune").unwrap().clone();
+            let job = state.jobs().get("prune").unwrap().clone();
             matches!(run_job(&state, &job, Trigger::Ticker, false).await.unwrap(), RunOutcome::Ran(_))
         }
     });
@@ -86,7 +86,7 @@ async fn prune_runs_once_per_interval_in_total_over_a_simulated_day(pool: PgPool
     let mut runs_at = Vec::new();
     for tick in 0..(24 * 12) {
         let tries = [a.state.clone(), b.state.clone()].map(|state| async move {
-            let job = state.jobs.get("prune").unwrap().clone();
+            let job = state.jobs().get("prune").unwrap().clone();
             matches!(run_job(&state, &job, Trigger::Ticker, false).await.unwrap(), RunOutcome::Ran(_))
         });
         let ran = join_all(tries).await.into_iter().filter(|r| *r).count();

@@ -167,7 +167,7 @@ async fn two_instances_run_a_job_slower_than_its_interval_one_at_a_time(pool: Pg
     let instance = |pool: PgPool| {
         let config = test_config(&[]);
         let mut state = server::build_state(&config, pool);
-        state.jobs = Arc::new(Registry::new(vec![slow_job(active.clone(), max_active.clone(), runs.clone())]));
+        state.set_jobs(Arc::new(Registry::new(vec![slow_job(active.clone(), max_active.clone(), runs.clone())])));
         state
     };
     let (a, b) = (instance(pool.clone()), instance(pool.clone()));
@@ -176,7 +176,7 @@ async fn two_instances_run_a_job_slower_than_its_interval_one_at_a_time(pool: Pg
         let state = if i % 2 == 0 { a.clone() } else { b.clone() };
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(i * 40)).await;
-            let job = state.jobs.get("slow").unwrap().clone();
+            let job = state.jobs().get("slow").unwrap().clone();
             matches!(run_job(&state, &job, Trigger::Ticker, false).await.unwrap(), RunOutcome::Ran(_))
         }));
     }
@@ -199,8 +199,8 @@ async fn a_run_cut_off_by_its_time_budget_records_which_steps_it_finished(pool: 
             Ok(StepReport::rows("done", 1))
         }))
         .step(Step::new("second", |_ctx| async { Ok(StepReport::rows("done", 1)) }));
-    state.jobs = Arc::new(Registry::new(vec![job]));
-    let job = state.jobs.get("budgeted").unwrap().clone();
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("budgeted").unwrap().clone();
     let RunOutcome::Ran(run) = run_job(&state, &job, Trigger::Cli, false).await.unwrap() else { panic!("must run") };
     assert_eq!(run.outcome, app::jobs::Outcome::CutOff);
     assert_eq!(run.step("first").unwrap().status, app::jobs::StepStatus::Done);
@@ -228,8 +228,8 @@ async fn a_hanging_step_of_a_traffic_run_is_cut_off_and_the_run_recorded(pool: P
             Ok(StepReport::rows("done", 1))
         }))
         .step(Step::new("after", |_ctx| async { Ok(StepReport::rows("done", 1)) }));
-    state.jobs = Arc::new(Registry::new(vec![job]));
-    let job = state.jobs.get("hangs").unwrap().clone();
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("hangs").unwrap().clone();
     app::jobs::spawn_run(&state, &job, Trigger::Contact);
     state.background.settle().await;
     let (outcome, steps): (String, serde_json::Value) =
@@ -251,8 +251,8 @@ async fn a_run_stopped_by_its_row_budget_is_cut_off(pool: PgPool) {
     let job = Job::new("rows", "Rows", "", "rows_at", Duration::from_secs(3600)).step(Step::new("bounded", |ctx: app::jobs::StepCtx| async move {
         Ok(StepReport { counts: vec![("deleted", ctx.rows)], rows: ctx.rows, more: true })
     }));
-    state.jobs = Arc::new(Registry::new(vec![job]));
-    let job = state.jobs.get("rows").unwrap().clone();
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("rows").unwrap().clone();
     let RunOutcome::Ran(run) = run_job(&state, &job, Trigger::Cli, false).await.unwrap() else { panic!("must run") };
     assert_eq!(run.outcome, app::jobs::Outcome::CutOff);
     let outcome: String = sqlx::query_scalar("select outcome from maintenance_runs where job = 'rows'").fetch_one(&pool).await.unwrap();
@@ -278,8 +278,8 @@ async fn a_run_killed_half_way_keeps_its_counts_and_the_next_run_closes_it(pool:
             Ok(StepReport::rows("deleted", 0))
         }
     }));
-    state.jobs = Arc::new(Registry::new(vec![job]));
-    let job = state.jobs.get("long").unwrap().clone();
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("long").unwrap().clone();
     let (st, jb) = (state.clone(), job.clone());
     let task = tokio::spawn(async move { run_job(&st, &jb, Trigger::Ticker, false).await });
     // One heartbeat writes the progress.
@@ -341,8 +341,8 @@ async fn a_job_failing_twice_in_a_row_raises_one_alert_and_a_good_run_resolves_i
             }
         }
     }));
-    state.jobs = Arc::new(Registry::new(vec![job]));
-    let job = state.jobs.get("flaky").unwrap().clone();
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("flaky").unwrap().clone();
     run_job(&state, &job, Trigger::Cli, true).await.unwrap();
     assert_eq!(open_alerts(&pool, "job.failing").await, 0, "one failure is not yet an alert");
     run_job(&state, &job, Trigger::Cli, true).await.unwrap();
@@ -426,7 +426,7 @@ async fn the_dashboard_lists_every_job_of_the_registry(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let jobs: serde_json::Value = call_form(&app, "/api/admin/jobs", Some(&cookie), &[]).await.json().await.unwrap();
     let names: Vec<&str> = jobs.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
-    assert_eq!(names, app.state.jobs.names());
+    assert_eq!(names, app.state.jobs().names());
     let run: serde_json::Value = call_form(&app, "/api/admin/jobs/run", Some(&cookie), &[("job", "share_gc")]).await.json().await.unwrap();
     app.state.background.settle().await;
     assert!(run["job"]["last_run"]["steps"].as_array().is_some_and(|s| s.len() == 3), "{run}");
@@ -457,7 +457,7 @@ async fn the_ticker_runs_each_job_in_its_own_task_so_a_slow_job_delays_no_other(
         }
     }));
     // The slow job comes first: a loop that awaited each job would never reach the fast one.
-    state.jobs = Arc::new(Registry::new(vec![slow, fast]));
+    state.set_jobs(Arc::new(Registry::new(vec![slow, fast])));
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker = tokio::spawn(server::maintenance::ticker(state.clone(), Duration::from_millis(50), stop.clone()));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

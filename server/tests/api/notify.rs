@@ -81,7 +81,7 @@ fn header<'a>(raw: &'a str, name: &str) -> &'a str {
 }
 
 async fn run_notify(app: &TestApp) -> app::jobs::RunRecord {
-    let job = app.state.jobs.get(app::notify::JOB).unwrap();
+    let job = app.state.jobs().get(app::notify::JOB).unwrap();
     match run_job(&app.state, job, Trigger::Admin, true).await.unwrap() {
         RunOutcome::Ran(r) => r,
         other => panic!("notify did not run: {other:?}"),

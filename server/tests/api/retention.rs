@@ -36,7 +36,7 @@ fn figures(k: &KindReport) -> (i64, i64, i64, i64) {
 }
 
 async fn run(app: &TestApp, name: &str) {
-    let job = app.state.jobs.get(name).unwrap();
+    let job = app.state.jobs().get(name).unwrap();
     assert!(matches!(run_job(&app.state, job, Trigger::Cli, true).await.unwrap(), RunOutcome::Ran(_)), "{name} did not run");
 }
 
@@ -75,7 +75,7 @@ async fn the_report_matches_the_database_for_data_of_every_kind_and_age(pool: Pg
     .fetch_one(&pool)
     .await
     .unwrap();
-    let actor = app::audit::db::Actor { admin: Some(admin), client_hash: None };
+    let actor = app::kernel::audit::Actor { admin: Some(admin), client_hash: None };
     app::holds::db::place(&pool, &actor, app::holds::HoldTarget::Inquiry(held), "Case 17: keep for the court").await.unwrap();
 
     // Shares (grace 15 min, GC each minute).

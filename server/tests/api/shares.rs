@@ -340,7 +340,7 @@ async fn revoking_expires_a_share_now_and_the_gc_deletes_its_file(pool: PgPool, 
     // clear the claim, so what runs next is the run the revoke triggers.
     app.state.background.settle().await;
     sqlx::query("delete from settings where key = 'share_gc_sweep_at'").execute(&pool).await.unwrap();
-    app.state.jobs.get("share_gc").unwrap().reset_hint();
+    app.state.jobs().get("share_gc").unwrap().reset_hint();
     let res = call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &id_text)]).await;
     assert_eq!(res.status(), 200);
     let again = call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &id_text)]).await;
@@ -378,7 +378,7 @@ async fn the_share_page_download_and_admin_list_each_trigger_the_gc(pool: PgPool
         sqlx::query(expire_all_but_live).execute(&pool).await.unwrap();
         // Each trigger's claim is separate in time: clear it so this trigger may run.
         sqlx::query("delete from settings where key = 'share_gc_sweep_at'").execute(&pool).await.unwrap();
-        app.state.jobs.get("share_gc").unwrap().reset_hint();
+        app.state.jobs().get("share_gc").unwrap().reset_hint();
         let request = match i {
             0 => app.client.get(app.url(&live)),
             1 => app.client.post(app.url("/api/admin/shares")).header("cookie", &cookie).header("accept", "application/json").form(&[("before", "")][..0]),

@@ -2,7 +2,7 @@
 //! and 25 months, re-runs, holes, the default partition, unexpected tables), and the rule that an
 //! event and its change commit or roll back together.
 
-use app::audit::db::{record, Actor};
+use app::kernel::audit::{record, Actor};
 use app::audit::upkeep::{run, UpkeepReport};
 use app::audit::AuditKind;
 use sqlx::PgPool;

@@ -1,0 +1,126 @@
+//! The vocabulary of retention, as both sides say it: each kind of data's label and its promise
+//! (typed, so that each language writes it from the same figures).
+
+use serde::{Deserialize, Serialize};
+
+use crate::i18n::{fill, texts, Lang, Text};
+
+/// A kind's promise, from the settings in force. The report writes it in English (the JSON, the
+/// CLI and alerts read that text, which stays stable); this page writes it in its language from
+/// the figures of that English text ([`Promise::read`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "promise", rename_all = "snake_case")]
+pub enum Promise {
+    Inquiries { days: i64 },
+    ShareFiles { grace_mins: i64 },
+    Sessions { idle_hours: i64, absolute_days: i64 },
+    PasskeyChallenges,
+    Invites,
+    RateLimitWindows,
+    AuditEvents { promise_months: i64, detach_months: i64 },
+    ArchivedMonths,
+    ExportFiles { days: i64 },
+    ExportRequests { days: i64 },
+    RunRecords { days: i64 },
+}
+
+impl Promise {
+    /// The promise in `lang`.
+    pub fn text(self, lang: Lang) -> String {
+        use PromiseT as R;
+        let unit = |n: i64, one: R, many: R| if n == 1 { one.get(lang).to_string() } else { fill(many.get(lang), &[("n", &n)]) };
+        match self {
+            Promise::Inquiries { days } => fill(R::PromiseInquiries.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
+            Promise::ShareFiles { grace_mins } => fill(R::PromiseShareFiles.get(lang), &[("grace", &unit(grace_mins, R::UnitMinute, R::UnitMinutes))]),
+            Promise::Sessions { idle_hours, absolute_days } => fill(
+                R::PromiseSessions.get(lang),
+                &[("idle", &unit(idle_hours, R::UnitHour, R::UnitHours)), ("absolute", &unit(absolute_days, R::UnitDay, R::UnitDays))],
+            ),
+            Promise::PasskeyChallenges => R::PromiseChallenges.get(lang).into(),
+            Promise::Invites => R::PromiseInvites.get(lang).into(),
+            Promise::RateLimitWindows => R::PromiseRateLimits.get(lang).into(),
+            Promise::AuditEvents { promise_months, detach_months } => {
+                fill(R::PromiseAuditEvents.get(lang), &[("promise", &promise_months), ("detach", &detach_months)])
+            }
+            Promise::ArchivedMonths => R::PromiseArchivedMonths.get(lang).into(),
+            Promise::ExportFiles { days } => fill(R::PromiseExportFiles.get(lang), &[("days", &days)]),
+            Promise::ExportRequests { days } => fill(R::PromiseExportRequests.get(lang), &[("days", &days)]),
+            Promise::RunRecords { days } => fill(R::PromiseRunRecords.get(lang), &[("days", &days)]),
+        }
+    }
+
+    /// The promise of the kind `kind` (its stable id) whose English text is `english`: its
+    /// figures are read back from the text, and only a promise that gives the very same English
+    /// text again is taken (else the page shows the report's words).
+    pub fn read(kind: &str, english: &str) -> Option<Promise> {
+        let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
+        let promise = match (kind, n.as_slice()) {
+            ("inquiries", &[days]) => Promise::Inquiries { days },
+            ("share_files", &[grace_mins]) => Promise::ShareFiles { grace_mins },
+            ("sessions", &[idle_hours, absolute_days]) => Promise::Sessions { idle_hours, absolute_days },
+            ("passkey_challenges", []) => Promise::PasskeyChallenges,
+            ("invites", []) => Promise::Invites,
+            ("rate_limit_windows", []) => Promise::RateLimitWindows,
+            ("audit_events", &[promise_months, detach_months]) => Promise::AuditEvents { promise_months, detach_months },
+            ("archived_months", []) => Promise::ArchivedMonths,
+            ("export_files", &[days]) => Promise::ExportFiles { days },
+            ("export_requests", &[days]) => Promise::ExportRequests { days },
+            ("run_records", &[days]) => Promise::RunRecords { days },
+            _ => return None,
+        };
+        (promise.text(Lang::En) == english).then_some(promise)
+    }
+}
+
+
+/// A kind's label by its stable id (the report's `kind`).
+pub fn kind_label(kind: &str) -> Option<PromiseT> {
+    use PromiseT as R;
+    Some(match kind {
+        "inquiries" => R::KindInquiries,
+        "share_files" => R::KindShareFiles,
+        "sessions" => R::KindSessions,
+        "passkey_challenges" => R::KindPasskeyChallenges,
+        "invites" => R::KindInvites,
+        "rate_limit_windows" => R::KindRateLimitWindows,
+        "audit_events" => R::KindAuditEvents,
+        "archived_months" => R::KindArchivedMonths,
+        "export_files" => R::KindExportFiles,
+        "export_requests" => R::KindExportRequests,
+        "run_records" => R::KindRunRecords,
+        _ => return None,
+    })
+}
+
+texts! {
+    pub enum PromiseT {
+    KindInquiries { en: "Inquiries", ja: "お問い合わせ" }
+    KindShareFiles { en: "Shared files", ja: "共有ファイル" }
+    KindSessions { en: "Admin sessions", ja: "管理者のセッション" }
+    KindPasskeyChallenges { en: "Passkey challenges", ja: "パスキーのチャレンジ" }
+    KindInvites { en: "Admin invites", ja: "管理者の招待" }
+    KindRateLimitWindows { en: "Rate-limit windows", ja: "レート制限の集計期間" }
+    KindAuditEvents { en: "Audit events in the database", ja: "データベース内の監査ログ" }
+    KindArchivedMonths { en: "Archived audit months", ja: "アーカイブ済みの監査ログ（月単位）" }
+    KindExportFiles { en: "Audit export files", ja: "監査ログのエクスポートファイル" }
+    KindExportRequests { en: "Audit export requests", ja: "監査ログのエクスポート依頼" }
+    KindRunRecords { en: "Job run records", ja: "ジョブの実行記録" }
+    UnitDay { en: "1 day", ja: "1 日" }
+    UnitDays { en: "{n} days", ja: "{n} 日" }
+    UnitHour { en: "1 hour", ja: "1 時間" }
+    UnitHours { en: "{n} hours", ja: "{n} 時間" }
+    UnitMinute { en: "1 minute", ja: "1 分" }
+    UnitMinutes { en: "{n} minutes", ja: "{n} 分" }
+    PromiseInquiries { en: "Deleted {days} after they arrive (retention setting).", ja: "受信から {days}後に削除されます（保管期間の設定）。" }
+    PromiseShareFiles { en: "Deleted {grace} after the one download, or when the link expires unused.", ja: "1 回限りのダウンロードから {grace}後、またはリンクが未使用のまま期限切れになった時点で削除されます。" }
+    PromiseSessions { en: "Ended after {idle} unused, and {absolute} after sign-in at the latest.", ja: "{idle}使われないと終了し、遅くともサインインから {absolute}後には終了します。" }
+    PromiseChallenges { en: "Deleted when used; abandoned ones when they expire (minutes).", ja: "使用時に削除されます。使われなかったものは期限切れ時（数分後）に削除されます。" }
+    PromiseInvites { en: "Unused invites are deleted when they expire; used ones are kept as the record of who joined.", ja: "未使用の招待は期限切れ時に削除されます。使用済みの招待は、誰が参加したかの記録として保管されます。" }
+    PromiseRateLimits { en: "Deleted a day after their window starts (they hold keyed hashes of addresses, never addresses).", ja: "集計期間の開始から 1 日後に削除されます（保存されるのはアドレスの鍵付きハッシュのみで、アドレスそのものは保存されません）。" }
+    PromiseAuditEvents { en: "Queryable for {promise} months; a month is detached after {detach} months, archived, verified, then removed from the database.", ja: "{promise} か月間検索できます。各月は {detach} か月後に切り離され、アーカイブと確認を経てデータベースから削除されます。" }
+    PromiseArchivedMonths { en: "Kept in archive storage; each object's size and checksum are checked daily.", ja: "アーカイブ用ストレージに保管されます。各オブジェクトのサイズとチェックサムは毎日確認されます。" }
+    PromiseExportFiles { en: "Deleted {days} days after they are written.", ja: "作成から {days} 日後に削除されます。" }
+    PromiseExportRequests { en: "Deleted {days} days after they are made.", ja: "依頼から {days} 日後に削除されます。" }
+    PromiseRunRecords { en: "Deleted {days} days after the run.", ja: "実行から {days} 日後に削除されます。" }
+    }
+}

@@ -1,0 +1,125 @@
+//! Pieces of the interface used by several domains: error descriptions, the outcome line of an
+//! admin action, the copyable link, and sizes as people read them.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::i18n::{t, texts, tf, T};
+
+/// What to tell a person about a failed call, in words that fit any page. A domain whose
+/// errors mean something more specific there (a `NotFound` on the invite page is a bad link)
+/// matches those first and falls back to this.
+pub fn describe(err: &AppError) -> String {
+    // No `_` arm: a new variant must get its own words here.
+    match err {
+        AppError::BadRequest(msg) => msg.clone(),
+        AppError::Invalid(fields) => fields.values().cloned().collect::<Vec<_>>().join(" "),
+        AppError::RateLimited { retry_after_secs } => tf(T::ErrRateLimited, &[("n", &retry_after_secs.div_ceil(60))]),
+        AppError::TooLarge { limit_bytes } => tf(T::ErrTooLarge, &[("limit", &format_bytes(*limit_bytes))]),
+        AppError::Unauthorized => t(T::ErrUnauthorized).into(),
+        AppError::Forbidden => t(T::ErrForbidden).into(),
+        AppError::NotFound => t(T::ErrNotFound).into(),
+        AppError::Gone => t(T::ErrGone).into(),
+        AppError::Conflict(msg) => msg.clone(),
+        AppError::StorageUnavailable => t(T::ErrStorageUnavailable).into(),
+        AppError::Internal => t(T::ErrInternal).into(),
+    }
+}
+
+/// A query-string value: everything but RFC 3986 unreserved characters percent-encoded.
+pub fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// "0 B", "12.3 KiB", "1.0 GiB".
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// The outcome of an admin action: a success (status) or an error (alert) line, or nothing.
+#[component]
+pub fn Outcome(message: RwSignal<Option<Result<String, String>>>, testid: &'static str) -> impl IntoView {
+    move || {
+        message.get().map(|m| {
+            let (class, role, text) = match m {
+                Ok(text) => ("notice success", "status", text),
+                Err(text) => ("notice error", "alert", text),
+            };
+            view! { <p class=class role=role data-testid=testid>{text}</p> }
+        })
+    }
+}
+
+/// A read-only field holding a link that is shown once, with a button that copies it.
+#[component]
+pub fn CopyableLink(input_id: &'static str, testid: &'static str, url: String, button: &'static str) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let value = url.clone();
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(w) = web_sys::window() {
+            let _ = w.navigator().clipboard().write_text(&url);
+            copied.set(true);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &url;
+    };
+    view! {
+        <div class="inline tight">
+            <input id=input_id type="text" readonly data-testid=testid prop:value=value/>
+            <button type="button" class="small" on:click=copy>{move || if copied.get() { t(UiT::Copied) } else { button }}</button>
+        </div>
+    }
+}
+
+texts! {
+    pub enum UiT {
+    // The end of every admin page's <Title> (the visitor pages end with `T::TitleSuffix`)
+    AdminTitleSuffix { en: " — Ebb admin", ja: " — Ebb 管理画面" }
+    // The copyable link's button once the link is copied
+    Copied { en: "Copied", ja: "コピーしました" }
+}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(1 << 30), "1.0 GiB");
+    }
+
+    #[test]
+    fn the_generic_texts_speak_of_no_domain() {
+        let text = describe(&AppError::NotFound);
+        assert!(!text.contains("invite") && !text.contains("inquiry") && !text.contains("share"), "{text}");
+    }
+}
+
+/// A `mailto:` link to `email`, percent-encoded: whatever is stored, the link opens a mail to
+/// that address and nothing else (no `?bcc=`, no `&body=`).
+pub fn mailto_href(email: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+    const KEEP: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'@').remove(b'.').remove(b'-').remove(b'_').remove(b'+');
+    format!("mailto:{}", utf8_percent_encode(email, KEEP))
+}
+

@@ -1,0 +1,106 @@
+//! The viewer's server functions (admin only).
+
+use leptos::prelude::*;
+
+use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, UpkeepState};
+use common::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::texts::AuditT;
+#[cfg(feature = "ssr")]
+use common::i18n::{t, tf};
+
+/// Events per viewer page.
+pub const VIEW_PAGE_ROWS: i64 = 50;
+
+/// A page of events matching the filters (form fields as typed), older than `before`.
+#[server(prefix = "/api", endpoint = "admin/audit")]
+pub async fn audit_events(kind: String, admin: String, subject: String, from: String, to: String, before: Option<String>) -> Result<AuditPage, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let filter = super::AuditFilter::parse(&kind, &admin, &subject, &from, &to).map_err(AppError::Invalid)?;
+    let before = match before.as_deref().filter(|b| !b.is_empty()) {
+        None => None,
+        Some(b) => Some(super::decode_cursor(b).ok_or_else(|| AppError::BadRequest(t(AuditT::InvalidCursor).into()))?),
+    };
+    let rows = super::db::page(&state.pool, &filter, before, VIEW_PAGE_ROWS).await.map_err(kernel::request::internal("audit page"))?;
+    let next = (rows.len() as i64 == VIEW_PAGE_ROWS).then(|| rows.last().map(|r| super::encode_cursor(r.occurred_at, r.id))).flatten();
+    Ok(AuditPage { rows, next })
+}
+
+/// The admins the filter offers.
+#[server(prefix = "/api", endpoint = "admin/audit/admins")]
+pub async fn audit_admins() -> Result<Vec<AuditAdmin>, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::db::admins(&state.pool).await.map_err(kernel::request::internal("audit admins"))
+}
+
+/// The upkeep's state (dashboard).
+#[server(prefix = "/api", endpoint = "admin/audit/upkeep")]
+pub async fn audit_upkeep_state() -> Result<UpkeepState, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let wanted = state.domain::<super::upkeep::UpkeepSettings>().partitions_ahead;
+    super::upkeep::state(&state.pool, wanted).await.map_err(kernel::request::internal("audit upkeep state"))
+}
+
+/// The archive's months and the latest retrievals.
+#[server(prefix = "/api", endpoint = "admin/audit/archive")]
+pub async fn archive_months() -> Result<ArchiveOverview, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::archive::overview(&state.pool).await.map_err(kernel::request::internal("archive overview"))
+}
+
+/// A 15-minute download link for archived month `month` (`YYYY-MM`), with a reason of 10–256
+/// characters. A month that is not in the ledger is 404.
+#[server(prefix = "/api", endpoint = "admin/audit/archive/link")]
+pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink, AppError> {
+    use super::archive::RetrievalError;
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let reason = super::check_reason(&reason).map_err(|e| AppError::Invalid([("reason".to_string(), e)].into()))?;
+    let period = super::archive::parse_period(month.trim()).ok_or(AppError::NotFound)?;
+    match super::archive::retrieval_link(&state, &super::db::Actor::in_request(Some(admin.id)), period, &reason).await {
+        Ok(link) => Ok(link),
+        Err(RetrievalError::NotFound) => Err(AppError::NotFound),
+        Err(RetrievalError::Missing) => Err(AppError::Conflict(t(AuditT::ArchiveFileMissing).into())),
+        Err(e) => Err(AppError::internal("archive link", e)),
+    }
+}
+
+/// The latest export requests, newest first.
+#[server(prefix = "/api", endpoint = "admin/audit/exports")]
+pub async fn export_requests() -> Result<Vec<ExportView>, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::exports::list(&state.pool, 50).await.map_err(kernel::request::internal("export requests"))
+}
+
+/// Requests a CSV export of the audit events from `from` to `to` (UTC days, inclusive); it is
+/// written in the background.
+#[server(prefix = "/api", endpoint = "admin/audit/exports/request")]
+pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
+    use super::exports::RequestError;
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let today = time::OffsetDateTime::now_utc().date();
+    let (from, to) = super::exports::parse_range(&from, &to, today).map_err(AppError::Invalid)?;
+    match super::exports::request(&state.pool, &super::db::Actor::in_request(Some(admin.id)), from, to).await {
+        Ok(_) => {
+            super::exports::start(&state);
+            Ok(())
+        }
+        Err(RequestError::TooMany) => Err(AppError::Conflict(tf(AuditT::TooManyExports, &[("n", &super::exports::MAX_OPEN)]))),
+        Err(e) => Err(AppError::internal("export request", e)),
+    }
+}
+
+/// A 15-minute download link for a finished export (410 once its file has expired).
+#[server(prefix = "/api", endpoint = "admin/audit/exports/link")]
+pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
+    use super::exports::LinkError;
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| AppError::NotFound)?;
+    match super::exports::link(&state, &super::db::Actor::in_request(Some(admin.id)), id).await {
+        Ok(link) => Ok(link),
+        Err(LinkError::NotFound) => Err(AppError::NotFound),
+        Err(LinkError::NotReady) => Err(AppError::Conflict(t(AuditT::ExportNotReady).into())),
+        Err(LinkError::Expired) => Err(AppError::Gone),
+        Err(e) => Err(AppError::internal("export link", e)),
+    }
+}

@@ -1,0 +1,476 @@
+//! The audit log viewer (`/admin/audit`) and the dashboard's upkeep card.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::api::*;
+use super::texts::AuditT;
+use super::{AuditFilter, AuditKind, AuditRow};
+use common::error::AppError;
+use common::i18n::{num, t, tf, T};
+use common::time::format_time;
+use common::ui::{describe, UiT};
+
+/// The filter form's fields, as typed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Fields {
+    kind: String,
+    admin: String,
+    subject: String,
+    from: String,
+    to: String,
+}
+
+impl Fields {
+    fn filter(&self) -> Result<AuditFilter, std::collections::BTreeMap<String, String>> {
+        AuditFilter::parse(&self.kind, &self.admin, &self.subject, &self.from, &self.to)
+    }
+}
+
+fn field_error(err: &Option<AppError>, field: &'static str) -> Option<String> {
+    match err {
+        Some(AppError::Invalid(fields)) => fields.get(field).cloned(),
+        _ => None,
+    }
+}
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let form = RwSignal::new(Fields::default());
+    let applied = RwSignal::new(Fields::default());
+    let first_page = Resource::new(move || applied.get(), |f| async move { audit_events(f.kind, f.admin, f.subject, f.from, f.to, None).await });
+    let admins = Resource::new(|| (), |_| audit_admins());
+    let more = RwSignal::new(Vec::<AuditRow>::new());
+    let next = RwSignal::new(None::<String>);
+    let error = RwSignal::new(None::<AppError>);
+
+    Effect::new(move |_| match first_page.get() {
+        Some(Ok(page)) => {
+            more.set(Vec::new());
+            next.set(page.next.clone());
+            error.set(None);
+        }
+        Some(Err(e)) => error.set(Some(e)),
+        None => {}
+    });
+
+    let load_more = move |_| {
+        let (f, cursor) = (applied.get_untracked(), next.get_untracked());
+        leptos::task::spawn_local(async move {
+            match audit_events(f.kind, f.admin, f.subject, f.from, f.to, cursor).await {
+                Ok(page) => {
+                    more.update(|m| m.extend(page.rows));
+                    next.set(page.next);
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+
+    let rows = move || {
+        let mut all = first_page.get().and_then(Result::ok).map(|p| p.rows).unwrap_or_default();
+        all.extend(more.get());
+        all
+    };
+    let export_href = move || match applied.get().filter() {
+        Ok(f) => format!("/admin/audit/export.csv?{}", f.query()),
+        Err(_) => "/admin/audit/export.csv".to_string(),
+    };
+    let set = move |update: fn(&mut Fields, String)| move |ev: leptos::ev::Event| form.update(|f| update(f, event_target_value(&ev)));
+    let err_of = move |field: &'static str| move || field_error(&error.get(), field);
+
+    view! {
+        <Title text=format!("{}{}", t(AuditT::AuditLog), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AuditT::AuditLog)}</h1>
+        <p class="muted">{t(AuditT::IntroBefore)} <a href="/admin/audit/archive" data-testid="archive-nav">{t(AuditT::IntroArchive)}</a> {t(AuditT::IntroAfter)}</p>
+        <form class="filters" data-testid="audit-filters" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(form.get_untracked()); }>
+            <div class="field">
+                <label for="audit-kind">{t(AuditT::What)}</label>
+                <select id="audit-kind" on:change=set(|f, v| f.kind = v) aria-describedby="audit-kind-error">
+                    <option value="">{t(AuditT::Everything)}</option>
+                    {AuditKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.label()}</option> }).collect_view()}
+                </select>
+                <p class="field-error" id="audit-kind-error" aria-live="polite">{err_of("kind")}</p>
+            </div>
+            <div class="field">
+                <label for="audit-admin">{t(AuditT::Who)}</label>
+                <select id="audit-admin" on:change=set(|f, v| f.admin = v) aria-describedby="audit-admin-error">
+                    <option value="">{t(AuditT::Anyone)}</option>
+                    <Transition fallback=|| ()>
+                        {move || admins.get().and_then(Result::ok).map(|list| list.into_iter().map(|a| view! { <option value=a.id.to_string()>{a.name}</option> }).collect_view())}
+                    </Transition>
+                </select>
+                <p class="field-error" id="audit-admin-error" aria-live="polite">{err_of("admin")}</p>
+            </div>
+            <div class="field">
+                <label for="audit-subject">{t(AuditT::SubjectId)}</label>
+                <input id="audit-subject" type="text" maxlength="200" placeholder=t(AuditT::SubjectPlaceholder) prop:value=move || form.get().subject on:input=set(|f, v| f.subject = v) aria-describedby="audit-subject-error"/>
+                <p class="field-error" id="audit-subject-error" aria-live="polite">{err_of("subject")}</p>
+            </div>
+            <div class="field">
+                <label for="audit-from">{t(AuditT::From)}</label>
+                <input id="audit-from" type="date" prop:value=move || form.get().from on:input=set(|f, v| f.from = v) aria-describedby="audit-from-error"/>
+                <p class="field-error" id="audit-from-error" aria-live="polite">{err_of("from")}</p>
+            </div>
+            <div class="field">
+                <label for="audit-to">{t(AuditT::To)}</label>
+                <input id="audit-to" type="date" prop:value=move || form.get().to on:input=set(|f, v| f.to = v) aria-describedby="audit-to-error"/>
+                <p class="field-error" id="audit-to-error" aria-live="polite">{err_of("to")}</p>
+            </div>
+            <div class="field actions">
+                <button type="submit">{t(AuditT::Filter)}</button>
+                <a class="button secondary" data-testid="audit-export" href=export_href download>{t(AuditT::ExportCsv)}</a>
+            </div>
+        </form>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || first_page.get().map(|r| match r {
+                Err(AppError::Invalid(_)) => view! { <p class="notice error" role="alert">{t(AuditT::CheckFilters)}</p> }.into_any(),
+                Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+                Ok(_) => view! {
+                    <table class="list audit" data-testid="audit-log">
+                        <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::WhatHappened)}</th><th><span class="sr-only">{t(AuditT::Details)}</span></th></tr></thead>
+                        <tbody>
+                            <For each=rows key=|r| r.id let:row>
+                                <EventRow row/>
+                            </For>
+                        </tbody>
+                    </table>
+                    <Show when=move || rows().is_empty()>
+                        <p class="empty">{t(AuditT::NoEvent)}</p>
+                    </Show>
+                    <Show when=move || next.get().is_some()>
+                        <button type="button" class="secondary" on:click=load_more>{t(AuditT::ShowOlder)}</button>
+                    </Show>
+                }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn EventRow(row: AuditRow) -> impl IntoView {
+    let sentence = row.sentence();
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    view! {
+        <tr data-testid="audit-row" data-kind=row.kind.clone()>
+            <td class="nowrap"><common::time::LocalTime at={row.occurred_at}/></td>
+            <td>{sentence}</td>
+            <td>
+                <details>
+                    <summary>{t(AuditT::Details)}</summary>
+                    <dl class="facts">
+                        <dt>{t(AuditT::Event)}</dt><dd>{row.id}</dd>
+                        <dt>{t(AuditT::Kind)}</dt><dd><code>{row.kind.clone()}</code></dd>
+                        <dt>{t(AuditT::Admin)}</dt><dd>{dash(&row.admin_name)} {row.admin_id.map(|a| format!(" ({a})"))}</dd>
+                        <dt>{t(AuditT::Subject)}</dt><dd>{dash(&row.subject_type)} " " {dash(&row.subject_id)}</dd>
+                        <dt>{t(AuditT::Detail)}</dt><dd>{dash(&row.detail)}</dd>
+                        <dt>{t(AuditT::ClientHashed)}</dt><dd><code>{dash(&row.client_hash)}</code></dd>
+                    </dl>
+                </details>
+            </td>
+        </tr>
+    }
+}
+
+/// The dashboard's view of the audit upkeep: partitions ahead, months waiting for the archive,
+/// rows in the default partition.
+#[component]
+pub fn UpkeepCard() -> impl IntoView {
+    let state = Resource::new(|| (), |_| audit_upkeep_state());
+    view! {
+        <section class="card" aria-labelledby="upkeep-title" data-testid="audit-upkeep">
+            <h2 id="upkeep-title">{t(AuditT::AuditLog)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || state.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Ok(s) => {
+                        let ahead_ok = s.partitions_ahead >= s.partitions_wanted;
+                        view! {
+                            <dl class="counts">
+                                <div class=if ahead_ok { "" } else { "bad" }><dt>{t(AuditT::MonthsAhead)}</dt><dd data-testid="partitions-ahead">{tf(AuditT::AheadOfWanted, &[("ahead", &num(s.partitions_ahead)), ("wanted", &num(s.partitions_wanted))])}</dd></div>
+                                <div><dt>{t(AuditT::MonthsPending)}</dt><dd data-testid="months-pending">{num(s.months_pending)}</dd></div>
+                                <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>{t(AuditT::DefaultRows)}</dt><dd data-testid="default-rows">{num(s.default_rows)}</dd></div>
+                                <div><dt>{t(AuditT::MonthsArchived)}</dt><dd data-testid="months-archived">{num(s.months_archived)}</dd></div>
+                                <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>{t(AuditT::MonthsFailed)}</dt><dd data-testid="months-failed">{num(s.months_failed)}</dd></div>
+                            </dl>
+                            <p class="muted"><a href="/admin/audit">{t(AuditT::OpenAuditLog)}</a> " · " <a href="/admin/audit/archive">{t(AuditT::ArchiveAndExports)}</a></p>
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+/// Takes a download link off the page shortly before it stops working (a link on screen must
+/// download).
+fn forget_when_expired(forget: impl FnOnce() + 'static) {
+    #[cfg(feature = "hydrate")]
+    set_timeout(forget, std::time::Duration::from_secs(super::LINK_MINUTES as u64 * 60 - 10));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = forget;
+}
+
+/// `/admin/audit/archive`: archived months (a 15-minute link, with a reason) and export requests.
+#[component]
+pub fn ArchivePage() -> impl IntoView {
+    let overview = Resource::new(|| (), |_| archive_months());
+    let month = RwSignal::new(String::new());
+    let reason = RwSignal::new(String::new());
+    let link = RwSignal::new(None::<super::DownloadLink>);
+    let link_error = RwSignal::new(None::<AppError>);
+    let asking = RwSignal::new(false);
+
+    let get_link = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let (m, r) = (month.get_untracked(), reason.get_untracked());
+        asking.set(true);
+        link.set(None);
+        leptos::task::spawn_local(async move {
+            match archive_link(m, r).await {
+                Ok(l) => {
+                    forget_when_expired(move || link.set(None));
+                    link.set(Some(l));
+                    link_error.set(None);
+                    overview.refetch();
+                }
+                Err(e) => link_error.set(Some(e)),
+            }
+            asking.set(false);
+        });
+    };
+    let reason_error = move || match link_error.get() {
+        Some(AppError::Invalid(f)) => f.get("reason").cloned(),
+        _ => None,
+    };
+    let other_error = move || match link_error.get() {
+        Some(AppError::Invalid(_)) | None => None,
+        Some(AppError::NotFound) => Some(t(AuditT::MonthNotArchived).to_string()),
+        Some(e) => Some(describe(&e)),
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(AuditT::ArchiveAndExports), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AuditT::ArchiveAndExports)}</h1>
+        <p class="muted">
+            {t(AuditT::ArchiveIntro)}
+            <a href="/admin/audit">{t(AuditT::BackToAuditLog)}</a>
+        </p>
+        <section aria-labelledby="archive-title">
+            <h2 id="archive-title">{t(AuditT::ArchivedMonths)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || overview.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+                    Ok(o) => {
+                        let verified: Vec<String> = o.months.iter().filter(|m| m.status == "verified").map(|m| m.month.clone()).collect();
+                        if month.get_untracked().is_empty() {
+                            if let Some(first) = verified.first() {
+                                month.set(first.clone());
+                            }
+                        }
+                        let empty = o.months.is_empty();
+                        view! {
+                            <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }>
+                                <table class="list" data-testid="archive-months">
+                                    <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
+                                    <tbody>
+                                        {o.months.clone().into_iter().map(|m| {
+                                            let state = match (m.status.as_str(), m.dropped) {
+                                                ("verified", true) => t(AuditT::MonthDropped),
+                                                ("verified", false) => t(AuditT::MonthVerified),
+                                                ("written", _) => t(AuditT::MonthWritten),
+                                                _ => t(AuditT::MonthFailed),
+                                            };
+                                            view! {
+                                                <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.clone()>
+                                                    <td>{m.month.clone()}</td>
+                                                    <td>{m.events.map(num).unwrap_or_else(|| "—".into())}</td>
+                                                    <td>{m.bytes.map(|b| common::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
+                                                    <td class="nowrap">{m.verified_at.map(format_time).unwrap_or_else(|| "—".into())}</td>
+                                                    <td>{state}</td>
+                                                </tr>
+                                            }
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </Show>
+                            <h3>{t(AuditT::DownloadMonth)}</h3>
+                            <form class="stack" data-testid="archive-link-form" on:submit=get_link>
+                                <div class="field">
+                                    <label for="archive-month">{t(AuditT::Month)}</label>
+                                    <select id="archive-month" on:change=move |ev| month.set(event_target_value(&ev)) prop:value=move || month.get()>
+                                        {verified.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                                    </select>
+                                </div>
+                                <div class="field">
+                                    <label for="archive-reason">{t(AuditT::WhyNeeded)}</label>
+                                    <textarea id="archive-reason" rows="2" aria-describedby="archive-reason-hint archive-reason-error"
+                                        prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))></textarea>
+                                    <p class="muted" id="archive-reason-hint">{t(AuditT::ReasonHint)}</p>
+                                    <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
+                                </div>
+                                <button type="submit" prop:disabled=move || asking.get()>{t(AuditT::GetMonthLink)}</button>
+                            </form>
+                            {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
+                            {move || link.get().map(|l| view! {
+                                <p class="notice success" role="status">
+                                    {t(AuditT::LinkReadyBefore)} <common::time::LocalTime at={l.expires_at}/> {t(AuditT::LinkReadyAfter)}
+                                    <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a>
+                                </p>
+                            })}
+                            <h3>{t(AuditT::RecentDownloads)}</h3>
+                            <Show when={let none = o.retrievals.is_empty(); move || !none} fallback=|| view! { <p class="empty">{t(AuditT::NoneYet)}</p> }>
+                                <table class="list" data-testid="archive-retrievals">
+                                    <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
+                                    <tbody>
+                                        {o.retrievals.clone().into_iter().map(|r| view! {
+                                            <tr data-testid="archive-retrieval">
+                                                <td class="nowrap"><common::time::LocalTime at={r.issued_at}/></td>
+                                                <td>{r.admin_name.unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
+                                                <td>{r.month}</td>
+                                                <td>{r.reason}</td>
+                                            </tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </Show>
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+        </section>
+        <ExportsSection/>
+    }
+}
+
+#[component]
+fn ExportsSection() -> impl IntoView {
+    let requests = Resource::new(|| (), |_| export_requests());
+    // The rows live in a signal, so a refresh updates them instead of rebuilding the table.
+    let list = RwSignal::new(None::<Vec<super::ExportView>>);
+    let load_error = RwSignal::new(None::<AppError>);
+    Effect::new(move |_| match requests.get() {
+        Some(Ok(l)) => {
+            list.set(Some(l));
+            load_error.set(None);
+        }
+        Some(Err(e)) => load_error.set(Some(e)),
+        None => {}
+    });
+    let from = RwSignal::new(String::new());
+    let to = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<AppError>);
+    let sent = RwSignal::new(false);
+
+    // While a request waits or runs, look again every two seconds.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let open = list.get().is_some_and(|list| list.iter().any(|r| r.status == "pending" || r.status == "running"));
+        if open {
+            set_timeout(move || requests.refetch(), std::time::Duration::from_secs(2));
+        }
+    });
+
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let (f, t) = (from.get_untracked(), to.get_untracked());
+        sent.set(false);
+        leptos::task::spawn_local(async move {
+            match request_export(f, t).await {
+                Ok(()) => {
+                    error.set(None);
+                    sent.set(true);
+                    requests.refetch();
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    let field_err = move |field: &'static str| move || field_error(&error.get(), field);
+
+    view! {
+        <section aria-labelledby="exports-title">
+            <h2 id="exports-title">{t(AuditT::ExportHeading)}</h2>
+            <p class="muted">{t(AuditT::ExportIntro)}</p>
+            <form class="filters" data-testid="export-form" on:submit=submit>
+                <div class="field">
+                    <label for="export-from">{t(AuditT::From)}</label>
+                    <input id="export-from" type="date" required prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev)) aria-describedby="export-from-error"/>
+                    <p class="field-error" id="export-from-error" aria-live="polite">{field_err("from")}</p>
+                </div>
+                <div class="field">
+                    <label for="export-to">{t(AuditT::To)}</label>
+                    <input id="export-to" type="date" required prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev)) aria-describedby="export-to-error"/>
+                    <p class="field-error" id="export-to-error" aria-live="polite">{field_err("to")}</p>
+                </div>
+                <div class="field actions">
+                    <button type="submit">{t(AuditT::RequestExport)}</button>
+                </div>
+            </form>
+            {move || match error.get() {
+                Some(AppError::Invalid(_)) | None => None,
+                Some(e) => Some(view! { <p class="notice error" role="alert" data-testid="export-error">{describe(&e)}</p> }),
+            }}
+            {move || sent.get().then(|| view! { <p class="notice success" role="status">{t(AuditT::ExportRequested)}</p> })}
+            {move || load_error.get().map(|e| view! { <p class="notice error" role="alert">{describe(&e)}</p> })}
+            {move || match list.get() {
+                None => view! { <p>{t(T::Loading)}</p> }.into_any(),
+                Some(l) if l.is_empty() => view! { <p class="empty">{t(AuditT::NoExports)}</p> }.into_any(),
+                Some(_) => view! {
+                    <table class="list" data-testid="export-requests">
+                        <thead><tr><th>{t(AuditT::RequestedUtc)}</th><th>{t(AuditT::Range)}</th><th>{t(AuditT::By)}</th><th>{t(AuditT::State)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th><span class="sr-only">{t(AuditT::Download)}</span></th></tr></thead>
+                        <tbody>
+                            // Keyed: a row (and a link just asked for) stays while the list refreshes.
+                            <For each=move || list.get().unwrap_or_default() key=|r| (r.id, r.status.clone(), r.expired) let:r>
+                                <ExportRow r/>
+                            </For>
+                        </tbody>
+                    </table>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn ExportRow(r: super::ExportView) -> impl IntoView {
+    let link = RwSignal::new(None::<Result<super::DownloadLink, AppError>>);
+    let id = r.id.to_string();
+    let state = match (r.status.as_str(), r.expired) {
+        ("done", true) => t(AuditT::ExportExpiredState),
+        ("done", false) => t(AuditT::ExportReady),
+        ("pending", _) => t(AuditT::ExportWaiting),
+        ("running", _) => t(AuditT::ExportRunning),
+        _ => t(AuditT::ExportFailed),
+    };
+    let downloadable = r.status == "done" && !r.expired;
+    let get = move |_| {
+        let id = id.clone();
+        leptos::task::spawn_local(async move {
+            let answer = export_link(id).await;
+            if answer.is_ok() {
+                forget_when_expired(move || link.set(None));
+            }
+            link.set(Some(answer));
+        });
+    };
+    view! {
+        <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>
+            <td class="nowrap"><common::time::LocalTime at={r.requested_at}/></td>
+            <td class="nowrap">{tf(AuditT::RangeFromTo, &[("from", &r.from), ("to", &r.to)])}</td>
+            <td>{r.admin_name.clone().unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
+            <td>{state}</td>
+            <td>{r.events.map(num).unwrap_or_else(|| "—".into())}</td>
+            <td>{r.bytes.map(|b| common::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
+            <td>
+                {move || match link.get() {
+                    Some(Ok(l)) => view! { <a data-testid="export-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a> }.into_any(),
+                    Some(Err(AppError::Gone)) => view! { <span>{t(AuditT::Expired)}</span> }.into_any(),
+                    Some(Err(e)) => view! { <span class="field-error" role="alert">{describe(&e)}</span> }.into_any(),
+                    None if downloadable => view! { <button type="button" class="small" data-testid="export-get-link" on:click=get.clone()>{t(AuditT::GetLink)}</button> }.into_any(),
+                    None => ().into_any(),
+                }}
+            </td>
+        </tr>
+    }
+}

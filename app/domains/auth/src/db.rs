@@ -1,0 +1,281 @@
+//! Admin, passkey, invite, challenge and session queries. Lifecycle transitions are single
+//! conditional statements whose WHERE holds the rule.
+
+use serde_json::Value as Json;
+use sqlx::{PgConnection, PgPool};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{AdminInfo, PasskeyView, SessionView};
+
+pub async fn admin_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(r#"select count(*) as "n!" from admins"#).fetch_one(pool).await
+}
+
+pub async fn insert_admin(conn: &mut PgConnection, id: Uuid, name: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("insert into admins (id, name) values ($1, $2)", id, name).execute(conn).await?;
+    Ok(())
+}
+
+pub async fn admin_by_id(pool: &PgPool, id: Uuid) -> Result<Option<AdminInfo>, sqlx::Error> {
+    sqlx::query_as!(AdminInfo, "select id, name from admins where id = $1", id).fetch_optional(pool).await
+}
+
+// ---- invites ---------------------------------------------------------------------------------
+
+pub async fn insert_invite(
+    conn: &mut PgConnection,
+    token_hash: &[u8],
+    name: Option<&str>,
+    created_by: Option<Uuid>,
+    ttl: time::Duration,
+) -> Result<(Uuid, OffsetDateTime), sqlx::Error> {
+    // Expiry on the database clock, like every other expiry (one clock for all instances).
+    let r = sqlx::query!(
+        "insert into admin_invites (token_hash, name, created_by, expires_at)
+         values ($1, $2, $3, clock_timestamp() + make_interval(secs => $4)) returning id, expires_at",
+        token_hash,
+        name,
+        created_by,
+        ttl.as_seconds_f64(),
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((r.id, r.expires_at))
+}
+
+/// An invite that can still be redeemed.
+pub struct OpenInvite {
+    pub id: Uuid,
+    pub name: Option<String>,
+    pub expires_at: OffsetDateTime,
+}
+
+pub async fn open_invite(pool: &PgPool, token_hash: &[u8]) -> Result<Option<OpenInvite>, sqlx::Error> {
+    sqlx::query_as!(
+        OpenInvite,
+        "select id, name, expires_at from admin_invites
+         where token_hash = $1 and redeemed_at is null and expires_at > now()",
+        token_hash,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// Redeems an invite for `admin`: one conditional update, so of concurrent redemptions exactly
+/// one sees `true`.
+pub async fn redeem_invite(conn: &mut PgConnection, invite: Uuid, admin: Uuid) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update admin_invites set redeemed_at = now(), redeemed_by = $2
+         where id = $1 and redeemed_at is null and expires_at > now()",
+        invite,
+        admin,
+    )
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// A new admin with their first passkey.
+pub struct NewAdmin<'a> {
+    pub id: Uuid,
+    pub name: &'a str,
+    pub credential_id: &'a [u8],
+    pub passkey: &'a Json,
+    pub passkey_name: &'a str,
+}
+
+/// Creates the admin, their passkey and the record in one transaction, only if this call
+/// redeems the invite. Returns false (and creates nothing) when the invite was already redeemed
+/// or has expired — so one invite makes at most one admin, however many requests race.
+pub async fn create_admin_from_invite(pool: &PgPool, invite: Uuid, admin: NewAdmin<'_>) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    insert_admin(&mut tx, admin.id, admin.name).await?;
+    if !redeem_invite(&mut tx, invite, admin.id).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    insert_passkey(&mut tx, admin.id, admin.credential_id, admin.passkey, admin.passkey_name).await?;
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::InviteRedeem, Some(&invite.to_string())).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+// ---- challenges ------------------------------------------------------------------------------
+
+pub async fn insert_challenge(
+    pool: &PgPool,
+    id: Uuid,
+    kind: &str,
+    state: &Json,
+    admin: Option<Uuid>,
+    invite: Option<Uuid>,
+    ttl: time::Duration,
+) -> Result<(), sqlx::Error> {
+    // Expiry on the database clock (prune deletes by it, and instances' clocks may differ).
+    sqlx::query!(
+        "insert into passkey_challenges (id, kind, state, admin_id, invite_id, expires_at)
+         values ($1, $2, $3, $4, $5, clock_timestamp() + make_interval(secs => $6))",
+        id,
+        kind,
+        state,
+        admin,
+        invite,
+        ttl.as_seconds_f64(),
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub struct TakenChallenge {
+    pub state: Json,
+    pub admin_id: Option<Uuid>,
+    pub invite_id: Option<Uuid>,
+    /// Past its expiry by the database clock.
+    pub expired: bool,
+}
+
+/// Takes (deletes and returns) a challenge: a challenge is used at most once, whatever the
+/// outcome of the ceremony.
+pub async fn take_challenge(pool: &PgPool, id: Uuid, kind: &str) -> Result<Option<TakenChallenge>, sqlx::Error> {
+    sqlx::query_as!(
+        TakenChallenge,
+        r#"delete from passkey_challenges where id = $1 and kind = $2
+           returning state, admin_id, invite_id, expires_at <= clock_timestamp() as "expired!""#,
+        id,
+        kind,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+// ---- passkeys --------------------------------------------------------------------------------
+
+pub async fn insert_passkey(conn: &mut PgConnection, admin: Uuid, credential_id: &[u8], passkey: &Json, name: &str) -> Result<Uuid, sqlx::Error> {
+    sqlx::query_scalar!(
+        "insert into passkeys (admin_id, credential_id, passkey, name) values ($1, $2, $3, $4) returning id",
+        admin,
+        credential_id,
+        passkey,
+        name,
+    )
+    .fetch_one(conn)
+    .await
+}
+
+pub struct StoredPasskey {
+    pub id: Uuid,
+    pub admin_id: Uuid,
+    pub passkey: Json,
+}
+
+pub async fn passkey_by_credential(pool: &PgPool, credential_id: &[u8]) -> Result<Option<StoredPasskey>, sqlx::Error> {
+    sqlx::query_as!(StoredPasskey, "select id, admin_id, passkey from passkeys where credential_id = $1", credential_id,).fetch_optional(pool).await
+}
+
+/// After a sign-in: the credential (counter, backup state) as webauthn-rs updated it.
+pub async fn update_passkey_after_signin(conn: &mut PgConnection, id: Uuid, passkey: Option<&Json>) -> Result<(), sqlx::Error> {
+    sqlx::query!("update passkeys set last_used_at = now(), passkey = coalesce($2, passkey) where id = $1", id, passkey,).execute(conn).await?;
+    Ok(())
+}
+
+pub async fn credential_ids(pool: &PgPool, admin: Uuid) -> Result<Vec<Vec<u8>>, sqlx::Error> {
+    sqlx::query_scalar!("select credential_id from passkeys where admin_id = $1", admin).fetch_all(pool).await
+}
+
+pub async fn list_passkeys(pool: &PgPool, admin: Uuid) -> Result<Vec<PasskeyView>, sqlx::Error> {
+    sqlx::query_as!(PasskeyView, "select id, name, created_at, last_used_at from passkeys where admin_id = $1 order by created_at, id", admin,)
+        .fetch_all(pool)
+        .await
+}
+
+pub async fn rename_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid, name: &str) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!("update passkeys set name = $3 where id = $2 and admin_id = $1", admin, id, name).execute(conn).await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Removes a passkey unless it is the admin's last one. The admin row is locked first so two
+/// concurrent removals cannot each see "another one is left".
+/// Removes a passkey unless it is the admin's last one; returns its name when removed.
+pub async fn remove_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query!("select id from admins where id = $1 for update", admin).fetch_optional(&mut *conn).await?;
+    sqlx::query_scalar!(
+        "delete from passkeys where id = $2 and admin_id = $1
+         and (select count(*) from passkeys where admin_id = $1) > 1
+         returning name",
+        admin,
+        id,
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+// ---- sessions --------------------------------------------------------------------------------
+
+pub async fn insert_admin_session(conn: &mut PgConnection, session_id: &str, admin: Uuid, user_agent: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("insert into admin_sessions (session_id, admin_id, user_agent) values ($1, $2, $3)", session_id, admin, user_agent,).execute(conn).await?;
+    Ok(())
+}
+
+/// The admin signed in with this session, if the session is live (stored, not expired, younger
+/// than the absolute lifetime). Marks it seen (at most once a minute, to spare writes).
+/// The cut-off comes from the database clock (as every lifecycle time does).
+pub async fn session_admin(pool: &PgPool, session_id: &str, absolute: std::time::Duration) -> Result<Option<AdminInfo>, sqlx::Error> {
+    sqlx::query_as!(
+        AdminInfo,
+        r#"with live as (
+               select s.admin_id, s.last_seen_at from admin_sessions s
+               join tower_sessions.session t on t.id = s.session_id
+               where s.session_id = $1 and t.expiry_date > now() and s.created_at > now() - make_interval(secs => $2)),
+           touched as (
+               update admin_sessions set last_seen_at = now()
+               where session_id = $1 and last_seen_at < now() - interval '1 minute'
+                 and exists (select 1 from live))
+           select a.id, a.name from admins a join live on live.admin_id = a.id"#,
+        session_id,
+        absolute.as_secs_f64(),
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn list_sessions(pool: &PgPool, admin: Uuid, current: &str) -> Result<Vec<SessionView>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"select s.handle, s.user_agent, s.created_at, s.last_seen_at, s.session_id = $2 as "current!"
+           from admin_sessions s join tower_sessions.session t on t.id = s.session_id
+           where s.admin_id = $1 and t.expiry_date > now()
+           order by s.last_seen_at desc"#,
+        admin,
+        current,
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| SessionView {
+            handle: r.handle,
+            browser: super::describe_browser(&r.user_agent),
+            created_at: r.created_at,
+            last_seen_at: r.last_seen_at,
+            current: r.current,
+        })
+        .collect())
+}
+
+/// Ends one of the admin's sessions: its store row goes, and with it (cascade) our row.
+pub async fn revoke_session(conn: &mut PgConnection, admin: Uuid, handle: Uuid) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "delete from tower_sessions.session where id = (select session_id from admin_sessions where handle = $2 and admin_id = $1)",
+        admin,
+        handle,
+    )
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("delete from tower_sessions.session where id = $1", session_id).execute(conn).await?;
+    Ok(())
+}

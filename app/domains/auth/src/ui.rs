@@ -1,0 +1,510 @@
+//! Sign-in, invite and account pages, and the admin shell.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::{Outlet, A};
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+use super::api::*;
+use super::texts::AccountT;
+use super::{PasskeyView, SessionView};
+use common::error::AppError;
+use common::i18n::{t, tf, T};
+use common::time::format_time;
+use common::ui::{describe, CopyableLink, Outcome, UiT};
+
+/// A failed call on the invite page: a missing invite is a bad link, and only an admin can
+/// make a new one.
+fn describe_invite(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => t(T::InviteInvalid).into(),
+        other => describe(other),
+    }
+}
+
+/// A failed call on the account page: what can vanish there is a passkey or a session (ended
+/// in another browser, or removed by the cleanup).
+fn describe_account(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => t(AccountT::AccountGone).into(),
+        other => describe(other),
+    }
+}
+
+/// Sends the browser to `path` with a full page load (the server renders the signed-in state).
+#[cfg(feature = "hydrate")]
+fn go(path: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().set_href(path);
+    }
+}
+
+/// Only admin paths are valid return targets (no open redirect).
+fn safe_next(next: Option<String>) -> String {
+    next.filter(|n| (n == "/admin" || n.starts_with("/admin/")) && !n.starts_with("//")).unwrap_or_else(|| "/admin".into())
+}
+
+/// Shown inside forms that need the hydrated client.
+#[component]
+fn NeedsJavascript() -> impl IntoView {
+    view! {
+        <noscript><p class="notice error">{t(T::NeedsJavascript)}</p></noscript>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+thread_local! {
+    /// The pending autofill (conditional) sign-in request, aborted when the button is used.
+    static CONDITIONAL: std::cell::RefCell<Option<(web_sys::AbortController, js_sys::Promise)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Aborts the pending autofill request, if any, and waits until the browser has let it go (a
+/// new request while one is pending would be refused).
+#[cfg(feature = "hydrate")]
+async fn cancel_conditional() {
+    if let Some((controller, promise)) = CONDITIONAL.with(|c| c.borrow_mut().take()) {
+        controller.abort();
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
+#[component]
+pub fn SignInPage() -> impl IntoView {
+    let next = safe_next(use_query_map().read_untracked().get("next"));
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    let autofill = RwSignal::new(false);
+    {
+        #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+        let next = next.clone();
+        Effect::new(move |_| {
+            hydrated.set(true);
+            // Where the browser supports it, passkeys are also offered in the field's autofill.
+            #[cfg(feature = "hydrate")]
+            {
+                let next = next.clone();
+                leptos::task::spawn_local(async move {
+                    if !super::browser::conditional_mediation_available().await {
+                        return;
+                    }
+                    let Ok((challenge, rcr)) = start_signin(Some(true)).await else { return };
+                    let Ok(controller) = web_sys::AbortController::new() else { return };
+                    let Ok(promise) = super::browser::start_conditional(rcr, &controller.signal()) else { return };
+                    CONDITIONAL.with(|c| *c.borrow_mut() = Some((controller, promise.clone())));
+                    autofill.set(true);
+                    // Resolves when a passkey is picked from the autofill list; rejects when the
+                    // button's dialog replaces it.
+                    if let Ok(credential) = super::browser::finish_conditional(promise).await {
+                        CONDITIONAL.with(|c| c.borrow_mut().take());
+                        busy.set(true);
+                        match finish_signin(challenge, credential).await {
+                            Ok(()) => go(&next),
+                            Err(e) => {
+                                error.set(Some(describe(&e)));
+                                busy.set(false);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    let sign_in = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let next = next.clone();
+            leptos::task::spawn_local(async move {
+                busy.set(true);
+                error.set(None);
+                cancel_conditional().await;
+                let result: Result<(), String> = async {
+                    let (challenge, rcr) = start_signin(None).await.map_err(|e| describe(&e))?;
+                    let credential = super::browser::use_passkey(rcr).await?;
+                    finish_signin(challenge, credential).await.map_err(|e| describe(&e))
+                }
+                .await;
+                match result {
+                    Ok(()) => go(&next),
+                    Err(msg) => {
+                        error.set(Some(msg));
+                        busy.set(false);
+                    }
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &next;
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(T::SignInTitle), t(T::TitleSuffix))/>
+        <div class="page narrow">
+            <div class="card">
+                <h1>{t(T::SignInTitle)}</h1>
+                <p>{t(T::SignInIntro)}</p>
+                {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="signin-error">{m}</p> })}
+                <NeedsJavascript/>
+                <Show when=move || autofill.get()>
+                    <div class="field">
+                        <label for="signin-passkey">{t(T::SignInAutofill)}</label>
+                        <input id="signin-passkey" name="username" type="text" autocomplete="username webauthn"
+                            placeholder=t(T::SignInAutofillHint)/>
+                    </div>
+                </Show>
+                <button type="button" class="primary" data-testid="signin" on:click=sign_in
+                    disabled=move || busy.get() || !hydrated.get() aria-busy=move || busy.get().to_string()>
+                    {move || if busy.get() { t(T::WaitingForPasskey) } else { t(T::SignInButton) }}
+                </button>
+                <p class="hint left">{t(T::SignInNoPasskey)}</p>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+pub fn InvitePage() -> impl IntoView {
+    let token = use_params_map().read_untracked().get("token").unwrap_or_default();
+    let info = {
+        let token = token.clone();
+        Resource::new(|| (), move |_| lookup_invite(token.clone()))
+    };
+    let name = RwSignal::new(String::new());
+    let passkey_name = RwSignal::new(t(T::InviteDefaultPasskey).to_string());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    let register = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        #[cfg(feature = "hydrate")]
+        {
+            let token = token.clone();
+            leptos::task::spawn_local(async move {
+                busy.set(true);
+                error.set(None);
+                let result: Result<(), String> = async {
+                    let (challenge, ccr) =
+                        start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked()).await.map_err(|e| describe_invite(&e))?;
+                    let credential = super::browser::create_passkey(ccr).await?;
+                    finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
+                }
+                .await;
+                match result {
+                    Ok(()) => go("/admin"),
+                    Err(msg) => {
+                        error.set(Some(msg));
+                        busy.set(false);
+                    }
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &token;
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(T::InviteTitle), t(T::TitleSuffix))/>
+        <div class="page narrow">
+            <div class="card">
+                <h1>{t(T::InviteHeading)}</h1>
+                <Suspense fallback=|| view! { <p>{t(T::InviteChecking)}</p> }>
+                    {move || info.get().map(|r| match r {
+                        Err(e) => view! { <p class="notice error" role="alert" data-testid="invite-invalid">{describe_invite(&e)}</p> }.into_any(),
+                        Ok(invite) => {
+                            if let Some(n) = invite.suggested_name.clone() {
+                                if name.get_untracked().is_empty() { name.set(n); }
+                            }
+                            view! {
+                                <p>{tf(T::InviteIntro, &[("time", &format_time(invite.expires_at))])}</p>
+                                {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="invite-error">{m}</p> })}
+                                <NeedsJavascript/>
+                                <form on:submit=register.clone()>
+                                    <div class="field">
+                                        <label for="invite-name">{t(T::InviteYourName)}</label>
+                                        <input id="invite-name" type="text" required maxlength="100" autocomplete="name"
+                                            prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
+                                    </div>
+                                    <div class="field">
+                                        <label for="invite-passkey-name">{t(T::InvitePasskeyName)}</label>
+                                        <input id="invite-passkey-name" type="text" required maxlength="100"
+                                            prop:value=passkey_name on:input=move |ev| passkey_name.set(event_target_value(&ev))/>
+                                        <p class="hint left">{t(T::InvitePasskeyNameHint)}</p>
+                                    </div>
+                                    <button type="submit" class="primary" disabled=move || busy.get() || !hydrated.get()>
+                                        {move || if busy.get() { t(T::WaitingForPasskey) } else { t(T::InviteButton) }}
+                                    </button>
+                                </form>
+                            }.into_any()
+                        }
+                    })}
+                </Suspense>
+            </div>
+        </div>
+    }
+}
+
+/// The frame of every admin page: navigation, who is signed in, sign out; `children` (the alert
+/// banner) above the page.
+#[component]
+pub fn AdminShell(children: Children) -> impl IntoView {
+    let me = Resource::new(|| (), |_| current_admin());
+    // Marks the page as hydrated (tests wait for it before typing).
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    // A plain form: signing out works before hydration and without JavaScript too.
+    let sign_out_action = ServerAction::<SignOut>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = sign_out_action.value().get() {
+            #[cfg(feature = "hydrate")]
+            go("/signin");
+        }
+    });
+    view! {
+        <div class="admin" data-hydrated=move || hydrated.get().to_string()>
+            <nav class="admin-nav" aria-label=t(AccountT::NavLabel)>
+                <A href="/admin" exact=true>{t(AccountT::NavDashboard)}</A>
+                <A href="/admin/inbox">{t(AccountT::NavInbox)}</A>
+                <A href="/admin/shares">{t(AccountT::NavShares)}</A>
+                <A href="/admin/audit">{t(AccountT::NavAudit)}</A>
+                <A href="/admin/retention">{t(AccountT::NavRetention)}</A>
+                <A href="/admin/settings">{t(AccountT::NavSettings)}</A>
+                <A href="/admin/account">{t(AccountT::NavAccount)}</A>
+                <span class="spacer"></span>
+                <Suspense fallback=|| ()>
+                    {move || me.get().and_then(Result::ok).flatten().map(|a| view! {
+                        <span class="who" data-testid="admin-name">{a.name}</span>
+                    })}
+                </Suspense>
+                <ActionForm action=sign_out_action>
+                    <button type="submit" class="secondary small" data-testid="signout">{t(AccountT::SignOut)}</button>
+                </ActionForm>
+            </nav>
+            <div class="admin-main">
+                {children()}
+                <Outlet/>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+pub fn ComingSoon(title: &'static str) -> impl IntoView {
+    view! {
+        <Title text=format!("{title}{}", t(UiT::AdminTitleSuffix))/>
+        <h1>{title}</h1>
+        <p class="notice">{t(AccountT::ComingSoon)}</p>
+    }
+}
+
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let changed = RwSignal::new(0u32);
+    let bump = move || changed.update(|n| *n += 1);
+    let passkeys = Resource::new(move || changed.get(), |_| list_passkeys());
+    let sessions = Resource::new(move || changed.get(), |_| list_sessions());
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let new_passkey_name = RwSignal::new(String::new());
+    let invite_name = RwSignal::new(String::new());
+    let invite = RwSignal::new(None::<super::NewInvite>);
+    let busy = RwSignal::new(false);
+    // Read now, while rendering: the tasks below run outside the page's context.
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let passkey_added = t(AccountT::PasskeyAdded);
+
+    let report = move |r: Result<String, AppError>| {
+        message.set(Some(r.map_err(|e| describe_account(&e))));
+        bump();
+    };
+
+    let add_passkey = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            busy.set(true);
+            let result: Result<(), String> = async {
+                let (challenge, ccr) = start_add_passkey(new_passkey_name.get_untracked()).await.map_err(|e| describe_account(&e))?;
+                let credential = super::browser::create_passkey(ccr).await?;
+                finish_add_passkey(challenge, credential).await.map_err(|e| describe_account(&e))
+            }
+            .await;
+            message.set(Some(result.map(|_| passkey_added.to_string())));
+            if message.get_untracked().is_some_and(|m| m.is_ok()) {
+                new_passkey_name.set(String::new());
+            }
+            busy.set(false);
+            bump();
+        });
+    };
+
+    let make_invite = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            let name = Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty());
+            match create_invite(name).await {
+                Ok(i) => {
+                    invite.set(Some(i));
+                    message.set(None);
+                }
+                Err(e) => message.set(Some(Err(describe_account(&e)))),
+            }
+        });
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(AccountT::Title), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AccountT::Title)}</h1>
+        <Outcome message testid="account-message"/>
+
+        <section class="card" aria-labelledby="passkeys-title">
+            <h2 id="passkeys-title">{t(AccountT::PasskeysHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || passkeys.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
+                    Ok(list) => {
+                        let only_one = list.len() <= 1;
+                        view! {
+                            <table class="list" data-testid="passkeys">
+                                <thead><tr>
+                                    <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
+                                    <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                                </tr></thead>
+                                <tbody>
+                                    {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
+                                </tbody>
+                            </table>
+                            {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+            <form class="inline" on:submit=add_passkey>
+                <label for="new-passkey-name">{t(AccountT::NewPasskeyName)}</label>
+                <input id="new-passkey-name" type="text" maxlength="100" required placeholder=t(AccountT::NewPasskeyPlaceholder)
+                    prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
+                <button type="submit" class="primary" disabled=move || busy.get()>{t(AccountT::AddPasskey)}</button>
+            </form>
+        </section>
+
+        <section class="card" aria-labelledby="sessions-title">
+            <h2 id="sessions-title">{t(AccountT::SessionsHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || sessions.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="list" data-testid="sessions">
+                            <thead><tr>
+                                <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
+                                <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                            </tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                })}
+            </Transition>
+        </section>
+
+        <section class="card" aria-labelledby="invite-title">
+            <h2 id="invite-title">{t(AccountT::InviteHeading)}</h2>
+            <p>{t(AccountT::InviteExplain)}</p>
+            <form class="inline" on:submit=make_invite>
+                <label for="invite-for">{t(AccountT::InviteFor)}</label>
+                <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
+                <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
+            </form>
+            {move || invite.get().map(|i| view! { <InviteLink invite=i/> })}
+        </section>
+    }
+}
+
+#[component]
+fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let id = passkey.id;
+    let name = RwSignal::new(passkey.name.clone());
+    let editing = RwSignal::new(false);
+    // Read now, while rendering: the tasks below run outside the page's context.
+    let (renamed, removed) = (t(AccountT::PasskeyRenamed), t(AccountT::PasskeyRemoved));
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let confirm_remove = t(AccountT::ConfirmRemove);
+    let rename = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            let r = rename_passkey(id, name.get_untracked()).await.map(|_| renamed.to_string());
+            editing.set(false);
+            report(r);
+        });
+    };
+    let remove = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(confirm_remove).ok()).unwrap_or(false);
+            if !confirmed {
+                return;
+            }
+        }
+        leptos::task::spawn_local(async move {
+            report(remove_passkey(id).await.map(|_| removed.to_string()));
+        });
+    };
+    view! {
+        <tr data-testid="passkey-row">
+            <td>
+                <Show when=move || editing.get() fallback=move || view! { <span class="name">{move || name.get()}</span> }>
+                    <form class="inline tight" on:submit=rename>
+                        <label class="sr-only" for=format!("rename-{id}")>{t(AccountT::NewName)}</label>
+                        <input id=format!("rename-{id}") type="text" maxlength="100" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev))/>
+                        <button type="submit" class="small">{t(AccountT::Save)}</button>
+                    </form>
+                </Show>
+            </td>
+            <td><common::time::LocalTime at={passkey.created_at}/></td>
+            <td>{passkey.last_used_at.map(format_time).unwrap_or_else(|| t(AccountT::Never).into())}</td>
+            <td class="actions">
+                <button type="button" class="secondary small" on:click=move |_| editing.update(|e| *e = !*e)>{t(AccountT::Rename)}</button>
+                <button type="button" class="danger small" disabled=only_one on:click=remove
+                    title=if only_one { t(AccountT::OnlyPasskeyTitle) } else { t(AccountT::RemoveTitle) }>{t(AccountT::Remove)}</button>
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let handle = session.handle;
+    let current = session.current;
+    // Read now, while rendering: the task below runs outside the page's context.
+    let ended = t(AccountT::SessionEnded);
+    let revoke = move |_| {
+        leptos::task::spawn_local(async move {
+            let r = revoke_session(handle).await.map(|_| ended.to_string());
+            #[cfg(feature = "hydrate")]
+            if current && r.is_ok() {
+                go("/signin");
+                return;
+            }
+            report(r);
+        });
+    };
+    view! {
+        <tr data-testid="session-row">
+            <td>{session.browser.clone()} {current.then(|| view! { <span class="badge">{t(AccountT::ThisBrowser)}</span> })}</td>
+            <td><common::time::LocalTime at={session.created_at}/></td>
+            <td><common::time::LocalTime at={session.last_seen_at}/></td>
+            <td class="actions"><button type="button" class="secondary small" on:click=revoke>{if current { t(AccountT::SignOutHere) } else { t(AccountT::Revoke) }}</button></td>
+        </tr>
+    }
+}
+
+#[component]
+fn InviteLink(invite: super::NewInvite) -> impl IntoView {
+    view! {
+        <div class="notice success" role="status">
+            <label for="invite-url">{t(AccountT::InviteLinkBefore)} <common::time::LocalTime at={invite.expires_at}/> {t(AccountT::InviteLinkAfter)}</label>
+            <CopyableLink input_id="invite-url" testid="invite-url" url=invite.url button=t(AccountT::Copy)/>
+        </div>
+    }
+}

@@ -1,0 +1,207 @@
+//! The contact form. Server-rendered, it posts as a plain form; hydrated, it validates as you type,
+//! submits without a reload and shows a pending state.
+
+use leptos::prelude::*;
+use leptos::server::SharedValue;
+use leptos::server_fn::ServerFn;
+use leptos_router::hooks::use_query_map;
+
+use super::api::{SubmitInquiry, HONEYPOT_FIELD};
+use super::{parse_email, parse_message, parse_name, MESSAGE_MAX_CHARS};
+use common::error::{AppError, FieldErrors};
+use common::i18n::{t, tf, T};
+
+/// The error a no-JavaScript submission was redirected back with, only when this server signed
+/// it for that redirect (`__sig`); anything else in the URL is ignored. Decided on the server and
+/// sent with the page, so hydration shows the same.
+fn error_from_url() -> Option<AppError> {
+    let checked = SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        return kernel::request::verified_url_error(SubmitInquiry::PATH).map(|e| leptos::server_fn::error::ServerFnUrlError::<AppError>::decode_err(&e));
+        #[cfg(not(feature = "ssr"))]
+        None
+    });
+    checked.into_inner()
+}
+
+/// The value a field holds in the page when the form is hydrated: what the visitor typed before
+/// the client had loaded. Empty on the server, and when the form is rendered by the client.
+fn typed_value(id: &str) -> String {
+    #[cfg(feature = "hydrate")]
+    if let Some(value) = document()
+        .get_element_by_id(id)
+        .and_then(|field| js_sys::Reflect::get(&field, &wasm_bindgen::JsValue::from_str("value")).ok())
+        .and_then(|value| value.as_string())
+    {
+        return value;
+    }
+    let _ = id;
+    String::new()
+}
+
+/// A message for errors that do not belong to one field.
+fn general_message(err: &AppError) -> String {
+    match err {
+        AppError::Invalid(_) => t(T::ContactFixFields).into(),
+        AppError::RateLimited { retry_after_secs } => tf(T::ContactRateLimited, &[("n", &retry_after_secs.div_ceil(60))]),
+        AppError::BadRequest(_) => t(T::ContactIncomplete).into(),
+        _ => t(T::ContactFailed).into(),
+    }
+}
+
+#[component]
+pub fn ContactForm() -> impl IntoView {
+    // The router hands every action the error in the page's URL (`__err`), whoever wrote it; this
+    // form shows only one this server signed (`error_from_url`), so the action starts empty.
+    provide_context(leptos::server::ServerActionError::new("", ""));
+    let action = ServerAction::<SubmitInquiry>::new();
+    let sent_via_redirect = use_query_map().read_untracked().get("sent").is_some();
+    let url_error = error_from_url();
+
+    #[cfg(feature = "ssr")]
+    if let Some(err) = &url_error {
+        // The no-JavaScript result page carries the error's status, like the API answer would.
+        common::error::set_status(err);
+    }
+
+    // Hydration writes every field from its signal: each starts from what the field holds, so
+    // what a visitor typed while the client was loading stays.
+    let (name, set_name) = signal(typed_value("contact-name"));
+    let (email, set_email) = signal(typed_value("contact-email"));
+    let (message, set_message) = signal(typed_value("contact-message"));
+    // A field's own validation is shown once the visitor has left it (or tried to submit).
+    let touched = RwSignal::new(std::collections::BTreeSet::<&'static str>::new());
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    // The latest server answer: from the action (hydrated) or from the URL (plain form post).
+    let server_error = Memo::new(move |_| match action.value().get() {
+        Some(Err(e)) => Some(e),
+        Some(Ok(())) => None,
+        None => url_error.clone(),
+    });
+    let sent = move || matches!(action.value().get(), Some(Ok(()))) || (sent_via_redirect && action.value().get().is_none());
+    let server_field_errors = move || match server_error.get() {
+        Some(AppError::Invalid(fields)) => fields,
+        _ => FieldErrors::new(),
+    };
+
+    let field_error = move |field: &'static str| {
+        move || -> Option<String> {
+            if touched.read().contains(field) {
+                let local = match field {
+                    "name" => parse_name(&name.read()).err(),
+                    "email" => parse_email(&email.read()).err(),
+                    _ => parse_message(&message.read()).err(),
+                };
+                // Once edited, the field's own validation replaces the server's verdict.
+                return local;
+            }
+            server_field_errors().get(field).cloned()
+        }
+    };
+    let touch = move |field: &'static str| {
+        touched.update(|t| {
+            t.insert(field);
+        })
+    };
+
+    // Hydrated submit: validate with the shared parse functions first (instant feedback, nothing
+    // sent while a field is wrong), then call the server function without a page load. Without
+    // JavaScript this handler never runs and the browser posts the form itself.
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        touched.update(|t| t.extend(["name", "email", "message"]));
+        let invalid =
+            parse_name(&name.get_untracked()).is_err() || parse_email(&email.get_untracked()).is_err() || parse_message(&message.get_untracked()).is_err();
+        if invalid || action.pending().get_untracked() {
+            return;
+        }
+        match <SubmitInquiry as leptos::form::FromFormData>::from_event(&ev) {
+            Ok(input) => {
+                action.dispatch(input);
+            }
+            Err(e) => leptos::logging::error!("contact form could not be read: {e}"),
+        }
+    };
+
+    let send_another = move |_| {
+        action.value().set(None);
+        set_message.set(String::new());
+        touched.set(Default::default());
+    };
+
+    // Until hydrated, the count the server rendered (0), which hydration keeps; then the message's,
+    // also of what was typed before.
+    let message_count = move || if hydrated.get() { message.with(|m| m.replace("\r\n", "\n").chars().count()) } else { 0 };
+
+    view! {
+        <section id="contact" class="contact" aria-labelledby="contact-title">
+            <h2 id="contact-title">{t(T::ContactHeading)}</h2>
+            <Show
+                when=move || !sent()
+                fallback=move || view! {
+                    <div class="notice success" role="status" data-testid="contact-success">
+                        <p><strong>{t(T::ContactSent)}</strong></p>
+                        <p>{t(T::ContactSentReply)}</p>
+                        {move || hydrated.get().then(|| view! {
+                            <button type="button" class="secondary" on:click=send_another>{t(T::ContactSendAnother)}</button>
+                        })}
+                        {move || (!hydrated.get()).then(|| view! { <a href="/#contact">{t(T::ContactSendAnother)}</a> })}
+                    </div>
+                }
+            >
+                {move || server_error.get().map(|e| view! {
+                    <div class="notice error" role="alert" data-testid="contact-error">{general_message(&e)}</div>
+                })}
+                <form action=SubmitInquiry::url() method="post" on:submit=on_submit
+                    novalidate=move || hydrated.get() data-hydrated=move || hydrated.get().to_string()>
+                    <div class="field">
+                        <label for="contact-name">{t(T::ContactName)}</label>
+                        <input id="contact-name" name="name" type="text" autocomplete="name" required maxlength="100"
+                            prop:value=name
+                            on:input=move |ev| set_name.set(event_target_value(&ev))
+                            on:blur=move |_| touch("name")
+                            aria-invalid=move || field_error("name")().is_some().to_string()
+                            aria-describedby="contact-name-error"/>
+                        <p id="contact-name-error" class="field-error" aria-live="polite">{field_error("name")}</p>
+                    </div>
+                    <div class="field">
+                        <label for="contact-email">{t(T::ContactEmail)}</label>
+                        <input id="contact-email" name="email" type="email" autocomplete="email" required maxlength="254"
+                            prop:value=email
+                            on:input=move |ev| set_email.set(event_target_value(&ev))
+                            on:blur=move |_| touch("email")
+                            aria-invalid=move || field_error("email")().is_some().to_string()
+                            aria-describedby="contact-email-error"/>
+                        <p id="contact-email-error" class="field-error" aria-live="polite">{field_error("email")}</p>
+                    </div>
+                    <div class="field">
+                        <label for="contact-message">{t(T::ContactMessage)}</label>
+                        <textarea id="contact-message" name="message" rows="7" required maxlength="5000"
+                            prop:value=message
+                            on:input=move |ev| set_message.set(event_target_value(&ev))
+                            on:blur=move |_| touch("message")
+                            aria-invalid=move || field_error("message")().is_some().to_string()
+                            aria-describedby="contact-message-error contact-message-count"></textarea>
+                        <p id="contact-message-count" class="hint" data-testid="message-count">
+                            {move || tf(T::ContactCount, &[("n", &message_count()), ("max", &MESSAGE_MAX_CHARS)])}
+                        </p>
+                        <p id="contact-message-error" class="field-error" aria-live="polite">{field_error("message")}</p>
+                    </div>
+                    // Honeypot: hidden from people and assistive technology; bots fill it in.
+                    <div class="hp" aria-hidden="true">
+                        <label for="contact-website">{t(T::ContactHoneypot)}</label>
+                        <input id="contact-website" name=HONEYPOT_FIELD type="text" tabindex="-1" autocomplete="off"/>
+                    </div>
+                    <button type="submit" disabled=move || action.pending().get() aria-busy=move || action.pending().get().to_string()>
+                        {move || if action.pending().get() { t(T::ContactSending) } else { t(T::ContactSend) }}
+                    </button>
+                    <p class="hint"><a href="/retention">{t(T::ContactRetentionLink)}</a></p>
+                </form>
+            </Show>
+        </section>
+    }
+    // Type erasure keeps the view's type shallow enough for the compiler's default limits.
+    .into_any()
+}

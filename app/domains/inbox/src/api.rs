@@ -1,0 +1,80 @@
+//! Inbox server functions (admin only: every one starts with `require_admin`).
+
+use leptos::prelude::*;
+use uuid::Uuid;
+
+use super::{InboxCounts, InquiryDetail, InquiryPage};
+use common::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::texts::InboxT;
+#[cfg(feature = "ssr")]
+use common::i18n::{num, t, tf};
+#[cfg(feature = "ssr")]
+use kernel::request::internal;
+
+/// A page of inquiries, newest first. Opening the list (the first page) also triggers prune,
+/// best-effort (seed 000).
+#[server(prefix = "/api", endpoint = "admin/inbox")]
+pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Result<InquiryPage, AppError> {
+    use super::{db, normalise_search, Cursor, PAGE_SIZE};
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let search = normalise_search(search.as_deref());
+    let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
+        Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest(t(InboxT::InvalidCursor).into()))?),
+        None => None,
+    };
+    let mut items = db::list_page(&state.pool, search.as_deref(), cursor, PAGE_SIZE + 1).await.map_err(internal("inbox list"))?;
+    let next = if items.len() as i64 > PAGE_SIZE {
+        items.truncate(PAGE_SIZE as usize);
+        items.last().map(|i| Cursor { created_at: i.created_at, id: i.id }.encode())
+    } else {
+        None
+    };
+    if after.as_deref().is_none_or(str::is_empty) {
+        // Best-effort, after this page was read: prune if due (seed 000).
+        kernel::jobs::nudge_named(&state, kernel::jobs::PRUNE, kernel::jobs::Trigger::AdminInbox);
+    }
+    Ok(InquiryPage { items, next })
+}
+
+#[server(prefix = "/api", endpoint = "admin/inbox/detail")]
+pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::db::detail(&state.pool, id).await.map_err(internal("inbox detail"))?.ok_or(AppError::NotFound)
+}
+
+/// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.
+#[server(prefix = "/api", endpoint = "admin/inbox/delete", input = leptos::server_fn::codec::Json)]
+pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    if ids.is_empty() || ids.len() > 1000 {
+        return Err(AppError::BadRequest(t(InboxT::SelectionSize).into()));
+    }
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    // Inquiries on legal hold are never deleted: say so instead of deleting part of a selection.
+    let held = super::db::held_among(&mut tx, &ids).await.map_err(internal("inbox held"))?;
+    if !held.is_empty() {
+        return Err(AppError::Conflict(if held.len() == 1 && ids.len() == 1 {
+            t(InboxT::HeldOne).into()
+        } else {
+            tf(InboxT::HeldSome, &[("n", &num(held.len() as i64))])
+        }));
+    }
+    let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
+    for id in &deleted {
+        kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::InquiryDelete, Some(&id.to_string()))
+            .await
+            .map_err(internal("record"))?;
+    }
+    tx.commit().await.map_err(internal("commit"))?;
+    tracing::info!(admin.id = %admin.id, deleted = deleted.len(), "inquiries deleted");
+    state.live.touch(common::live::Topic::Inquiry, None);
+    Ok(deleted.len() as u64)
+}
+
+#[server(prefix = "/api", endpoint = "admin/inbox/counts")]
+pub async fn count_inquiries() -> Result<InboxCounts, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::db::counts(&state.pool).await.map_err(internal("inbox counts"))
+}

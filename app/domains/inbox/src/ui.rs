@@ -1,0 +1,245 @@
+//! The inbox page.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use uuid::Uuid;
+
+use super::api::*;
+use super::texts::InboxT;
+use super::{InboxCounts, InquiryDetail, InquirySummary};
+use common::error::AppError;
+use common::i18n::{num, t, tf, T};
+use common::ui::{describe, url_encode, Outcome, UiT};
+
+/// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
+/// admin, or by the retention cleanup).
+fn describe_inbox(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => t(InboxT::NotFound).into(),
+        other => describe(other),
+    }
+}
+
+/// Total, last 24 hours and last 7 days.
+#[component]
+pub fn CountsBar(counts: InboxCounts) -> impl IntoView {
+    view! {
+        <dl class="counts" data-testid="inbox-counts">
+            <div><dt>{t(InboxT::CountTotal)}</dt><dd data-testid="count-total">{num(counts.total)}</dd></div>
+            <div><dt>{t(InboxT::CountLast24h)}</dt><dd data-testid="count-24h">{num(counts.last_24h)}</dd></div>
+            <div><dt>{t(InboxT::CountLast7d)}</dt><dd data-testid="count-7d">{num(counts.last_7d)}</dd></div>
+        </dl>
+    }
+}
+
+#[component]
+pub fn InboxPage() -> impl IntoView {
+    let search = RwSignal::new(String::new());
+    let applied = RwSignal::new(String::new());
+    let reload = RwSignal::new(0u32);
+    // Fetched again when inquiries arrive or go (here or on another instance, or by prune).
+    let live = common::live::live_version(&[common::live::Topic::Inquiry, common::live::Topic::Job]);
+    let first_page = Resource::new(move || (applied.get(), reload.get(), live()), |(q, _, _)| list_inquiries(Some(q), None));
+    let counts = Resource::new(move || (reload.get(), live()), |_| count_inquiries());
+    // Rows loaded by "Show older" and the cursor after them; reset whenever the first page changes.
+    let more = RwSignal::new(Vec::<InquirySummary>::new());
+    let next = RwSignal::new(None::<String>);
+    let selected = RwSignal::new(std::collections::BTreeSet::<Uuid>::new());
+    let removed = RwSignal::new(std::collections::BTreeSet::<Uuid>::new());
+    let open = RwSignal::new(None::<InquiryDetail>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let bom = RwSignal::new(false);
+    // Said once a hold is placed (the detail is read again, so the form's own line goes with it).
+    // Looked up here: the hold form calls back from a task, outside this page's context.
+    let held_message = t(InboxT::Held);
+
+    Effect::new(move |_| {
+        if let Some(Ok(page)) = first_page.get() {
+            more.set(Vec::new());
+            next.set(page.next.clone());
+            // A fresh first page (a search, or new inquiries) keeps the selection it still shows.
+            selected.update(|s| s.retain(|id| page.items.iter().any(|i| i.id == *id)));
+        }
+    });
+
+    let load_more = move |_| {
+        let cursor = next.get_untracked();
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
+            match list_inquiries(Some(applied.get_untracked()), cursor).await {
+                Ok(page) => {
+                    more.update(|m| m.extend(page.items));
+                    next.set(page.next);
+                }
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
+    };
+
+    let delete = move |ids: Vec<Uuid>| {
+        if ids.is_empty() {
+            return;
+        }
+        #[cfg(feature = "hydrate")]
+        {
+            let question =
+                if ids.len() == 1 { t(InboxT::ConfirmDeleteOne).to_string() } else { tf(InboxT::ConfirmDeleteMany, &[("n", &num(ids.len() as i64))]) };
+            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
+            if !confirmed {
+                return;
+            }
+        }
+        leptos::task::spawn_local_scoped(async move {
+            match delete_inquiries(ids.clone()).await {
+                Ok(n) => {
+                    let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
+                    removed.update(|r| r.extend(ids.iter().copied()));
+                    selected.update(|s| {
+                        ids.iter().for_each(|id| {
+                            s.remove(id);
+                        })
+                    });
+                    if open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
+                        open.set(None);
+                    }
+                    message.set(Some(Ok(text)));
+                    counts.refetch();
+                }
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
+    };
+
+    let show = move |id: Uuid| {
+        leptos::task::spawn_local_scoped(async move {
+            match get_inquiry(id).await {
+                Ok(d) => open.set(Some(d)),
+                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
+    };
+
+    let rows = move || {
+        let gone = removed.get();
+        let mut all = first_page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
+        all.extend(more.get());
+        all.into_iter().filter(|r| !gone.contains(&r.id)).collect::<Vec<_>>()
+    };
+
+    let export_href = move || {
+        let q: String = url_encode(&applied.get());
+        format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(InboxT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(InboxT::Heading)}</h1>
+        <Transition fallback=|| ()>
+            {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
+        </Transition>
+        <Outcome message testid="inbox-message"/>
+        <div class="toolbar">
+            <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
+                <label class="sr-only" for="inbox-search">{t(InboxT::SearchLabel)}</label>
+                <input id="inbox-search" type="search" placeholder=t(InboxT::SearchPlaceholder) maxlength="200"
+                    prop:value=search on:input=move |ev| search.set(event_target_value(&ev))/>
+                <button type="submit" class="small">{t(InboxT::Search)}</button>
+            </form>
+            <span class="spacer"></span>
+            <label class="check"><input type="checkbox" prop:checked=bom on:change=move |ev| bom.set(event_target_checked(&ev))/>{t(InboxT::Bom)}</label>
+            <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { t(InboxT::ExportCsv) } else { t(InboxT::ExportResults) }}</a>
+            <button type="button" class="danger small" data-testid="delete-selected"
+                disabled=move || selected.get().is_empty()
+                on:click=move |_| delete(selected.get_untracked().into_iter().collect())>
+                {move || tf(InboxT::DeleteSelected, &[("n", &num(selected.get().len() as i64))])}
+            </button>
+        </div>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || first_page.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
+                Ok(_) => view! {
+                    <table class="list inbox" data-testid="inbox">
+                        <thead><tr>
+                            <th><span class="sr-only">{t(InboxT::ColSelect)}</span></th><th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
+                        </tr></thead>
+                        <tbody>
+                            <For each=rows key=|r| r.id let:row>
+                                <InquiryRow row selected on_open=show on_delete=delete/>
+                            </For>
+                        </tbody>
+                    </table>
+                    <Show when=move || rows().is_empty()>
+                        <p class="empty">{move || if applied.get().is_empty() { t(InboxT::Empty) } else { t(InboxT::NoMatch) }}</p>
+                    </Show>
+                    <Show when=move || next.get().is_some()>
+                        <button type="button" class="secondary" on:click=load_more>{t(InboxT::ShowOlder)}</button>
+                    </Show>
+                }.into_any(),
+            })}
+        </Transition>
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
+    }
+}
+
+#[component]
+fn InquiryRow(
+    row: InquirySummary,
+    selected: RwSignal<std::collections::BTreeSet<Uuid>>,
+    on_open: impl Fn(Uuid) + Copy + Send + Sync + 'static,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let id = row.id;
+    view! {
+        <tr data-testid="inquiry-row">
+            <td><input type="checkbox" aria-label=tf(InboxT::SelectRow, &[("name", &row.name)])
+                prop:checked=move || selected.read().contains(&id)
+                on:change=move |ev| { let on = event_target_checked(&ev); selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } }); }/></td>
+            <td class="nowrap"><common::time::LocalTime at={row.created_at}/></td>
+            <td>
+                <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
+                {row.held.then(|| view! { <span class="badge held" data-testid="held-badge">{t(InboxT::OnHold)}</span> })}
+            </td>
+            <td class="preview">{row.preview.clone()}</td>
+            <td class="actions">
+                <button type="button" class="secondary small" on:click=move |_| on_open(id)>{t(InboxT::Open)}</button>
+                <button type="button" class="danger small" on:click=move |_| on_delete(vec![id])>{t(InboxT::Delete)}</button>
+            </td>
+        </tr>
+    }
+}
+
+#[component]
+fn InquiryView(
+    detail: InquiryDetail,
+    on_close: impl Fn() + Copy + Send + Sync + 'static,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+    on_held: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    use common::holds::{hold_form, HoldTarget};
+    let id = detail.id;
+    let held = detail.held;
+    let mailto = common::ui::mailto_href(&detail.email);
+    view! {
+        <section class="card detail" aria-labelledby="detail-title" data-testid="inquiry-detail">
+            <h2 id="detail-title">{tf(InboxT::InquiryFrom, &[("name", &detail.name)])}</h2>
+            <p class="muted"><common::time::LocalTime at={detail.created_at}/> " · " <a href=mailto>{detail.email.clone()}</a></p>
+            // Text, never HTML: the message is a text node, with line breaks kept by CSS.
+            <div class="message" data-testid="inquiry-message">{detail.message.clone()}</div>
+            {held.then(|| view! {
+                <p class="notice" data-testid="inquiry-held">{t(InboxT::HeldNoticeBefore)} <a href="/admin/retention">{t(InboxT::HeldNoticeLink)}</a> {t(InboxT::HeldNoticeAfter)}</p>
+            })}
+            <div class="actions">
+                <button type="button" class="secondary small" on:click=move |_| on_close()>{t(InboxT::Close)}</button>
+                <button type="button" class="danger small" disabled=held on:click=move |_| on_delete(vec![id])>{t(InboxT::Delete)}</button>
+            </div>
+            <details class="hold">
+                <summary>{t(InboxT::LegalHold)}</summary>
+                {hold_form(
+                    id.to_string(),
+                    vec![(t(InboxT::HoldThis), HoldTarget::Inquiry(id)), (t(InboxT::HoldSender), HoldTarget::Sender(id))],
+                    Callback::new(move |_| on_held()),
+                )}
+            </details>
+        </section>
+    }
+}

@@ -1,0 +1,88 @@
+//! Share server functions: the recipient's page data (public) and the admin list, revoke and
+//! overview (admin only: each starts with `require_admin`). Upload and download are plain routes
+//! in the server crate: they stream bodies.
+
+use leptos::prelude::*;
+
+use super::{ShareLanding, ShareList, ShareOverview};
+use common::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::texts::SharesT;
+#[cfg(feature = "ssr")]
+use common::i18n::t;
+#[cfg(feature = "ssr")]
+use kernel::request::internal;
+
+/// What the recipient's page shows for `token`. A look never consumes the share (link previewers
+/// fetch URLs). Unknown and malformed tokens are the same 404. Triggers the GC after reading.
+#[server(prefix = "/api", endpoint = "share")]
+pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError> {
+    let state = kernel::session::state()?;
+    let Some(hash) = kernel::token::well_formed_hash(&token) else {
+        return Err(AppError::NotFound);
+    };
+    let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;
+    super::gc::gc_in_background(&state);
+    let share = share.ok_or(AppError::NotFound)?;
+    Ok(match share.state() {
+        super::ShareState::Active => {
+            ShareLanding::Active { file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at }
+        }
+        super::ShareState::Downloaded | super::ShareState::Purged { downloaded: true } => ShareLanding::Gone { downloaded: true },
+        super::ShareState::Expired | super::ShareState::Purged { downloaded: false } => ShareLanding::Gone { downloaded: false },
+    })
+}
+
+/// The upload limits. The upload form gets them once: were they part of the live list, every
+/// change elsewhere would rebuild the form and lose a chosen file or an upload in progress.
+#[server(prefix = "/api", endpoint = "admin/shares/limits")]
+pub async fn get_share_limits() -> Result<super::ShareLimits, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let settings = state.domain::<super::ShareSettings>();
+    Ok(super::ShareLimits { max_bytes: settings.max_bytes, max_expiry_hours: settings.max_expiry_hours })
+}
+
+/// A page of shares, newest first (`before`: the last id of the previous page). Opening the list
+/// triggers the GC.
+#[server(prefix = "/api", endpoint = "admin/shares")]
+pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let mut items = super::db::list_page(&state.pool, before, super::PAGE_SIZE + 1).await.map_err(internal("share list"))?;
+    let next = if items.len() as i64 > super::PAGE_SIZE {
+        items.truncate(super::PAGE_SIZE as usize);
+        items.last().map(|s| s.id)
+    } else {
+        None
+    };
+    if before.is_none() {
+        super::gc::gc_in_background(&state);
+    }
+    let settings = state.domain::<super::ShareSettings>();
+    let limits = super::ShareLimits { max_bytes: settings.max_bytes, max_expiry_hours: settings.max_expiry_hours };
+    Ok(ShareList { items, next, limits })
+}
+
+/// Revokes an active share: it expires now and the GC deletes its file. Recorded.
+#[server(prefix = "/api", endpoint = "admin/shares/revoke")]
+pub async fn revoke_share(id: i64) -> Result<(), AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
+        return Err(AppError::BadRequest(t(SharesT::NoLongerActive).into()));
+    }
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::ShareRevoke, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    state.live.touch(common::live::Topic::Share, Some(id.to_string()));
+    super::gc::gc_in_background(&state);
+    Ok(())
+}
+
+/// Counts and the shares whose file could not be deleted three times or more.
+#[server(prefix = "/api", endpoint = "admin/shares/overview")]
+pub async fn get_share_overview() -> Result<ShareOverview, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::db::overview(&state.pool).await.map_err(internal("share overview"))
+}

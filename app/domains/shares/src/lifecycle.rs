@@ -1,0 +1,102 @@
+//! The share state machine: active → consumed → purged, forward only. Every transition is one
+//! autocommit conditional UPDATE whose WHERE holds the rule; the row count says who won.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+/// A share the GC may purge now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Purgeable {
+    pub id: i64,
+    pub blob_key: String,
+}
+
+/// Claims a download: only an active, unexpired share moves to consumed, once. Call it before
+/// sending a byte, outside any transaction (the claim must be committed first).
+pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    if !claim(&mut tx, id).await? {
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The claim of [`mark_consumed`] in `tx`, with its audit event. Expiry is compared with the
+/// statement's clock (`clock_timestamp()`), not the transaction's start: a download whose
+/// transaction began before a revoke, and that waited on the row the revoke held, sees the revoke
+/// as the past and is refused.
+pub async fn claim(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, id: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update shares set status = 'consumed', consumed_at = clock_timestamp()
+         where id = $1 and status = 'active' and expires_at > clock_timestamp()",
+        id,
+    )
+    .execute(&mut **tx)
+    .await?;
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    // The download is recorded with the claim, in one commit (the recipient is a visitor: only
+    // the share's id and the hashed client are kept).
+    kernel::audit::record_admin_action(tx, None, kernel::audit::AuditKind::ShareDownload, Some(&id.to_string())).await?;
+    Ok(true)
+}
+
+/// Shares whose file may be deleted now: consumed longer ago than `grace` (longer than any
+/// download), or never consumed and expired — and whose retry time has come, and that are not on
+/// legal hold (`not held` is a filter on the partial index's rows: the index still serves).
+pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Result<Vec<Purgeable>, sqlx::Error> {
+    sqlx::query_as!(
+        Purgeable,
+        r#"select id, blob_key from shares
+           where status <> 'purged' and not held
+             and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
+             and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
+                  or (status <> 'consumed' and expires_at <= now()))
+           order by next_purge_attempt_at nulls first, id
+           limit $1"#,
+        limit,
+        grace.as_secs_f64(),
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Marks a share purged after its file was deleted. The WHERE re-checks eligibility, so an
+/// active, unexpired share can never be purged (its file would then never be collected), nor a
+/// held one.
+pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let r = sqlx::query!(
+        "update shares set status = 'purged', purged_at = now()
+         where id = $1 and status <> 'purged' and not held and (status = 'consumed' or expires_at <= now())",
+        id,
+    )
+    .execute(&mut *tx)
+    .await?;
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    kernel::audit::record(&mut tx, &kernel::audit::Actor::system(), kernel::audit::AuditKind::SharePurge, Some(("share", &id.to_string())), None).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Records a failed delete: counts it and pushes the next attempt out by
+/// `base × 2^min(attempts, 6)`, so a failing row never blocks the rows behind it.
+/// Returns the number of failed attempts so far (0 when the share was purged meanwhile).
+pub async fn mark_purge_failed(pool: &PgPool, id: i64, base: Duration) -> Result<i32, sqlx::Error> {
+    let attempts = sqlx::query_scalar!(
+        "update shares set purge_attempts = purge_attempts + 1,
+                next_purge_attempt_at = now() + make_interval(secs => $2 * power(2, least(purge_attempts, 6)))
+         where id = $1 and status <> 'purged'
+         returning purge_attempts",
+        id,
+        base.as_secs_f64(),
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(attempts.unwrap_or(0))
+}

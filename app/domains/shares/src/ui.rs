@@ -1,0 +1,455 @@
+//! Share pages: the admin's `/admin/shares` (upload, the link shown once, the list) and the
+//! recipient's `/s/{token}` (file, size, expiry, Download).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::api::*;
+use super::texts::SharesT;
+#[cfg(feature = "hydrate")]
+use super::upload::UploadError;
+use super::{NewShare, ShareLanding, ShareLimits, ShareOverview, ShareState, ShareSummary, EXPIRY_CHOICES};
+use common::error::AppError;
+use common::i18n::{num, t, tf, T};
+use common::time::format_time;
+use common::ui::{describe, format_bytes, CopyableLink, Outcome, UiT};
+
+/// A failed call on the admin's shares page: what can vanish there is a share, and a file
+/// above the limit is answered with the way out.
+fn describe_shares(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => t(SharesT::NotFound).into(),
+        AppError::TooLarge { limit_bytes } => tf(SharesT::TooLarge, &[("limit", &format_bytes(*limit_bytes))]),
+        other => describe(other),
+    }
+}
+
+/// A share's state in words (the admin's list).
+fn state_label(state: ShareState) -> &'static str {
+    t(match state {
+        ShareState::Active => SharesT::StateActive,
+        ShareState::Downloaded => SharesT::StateDownloaded,
+        ShareState::Expired => SharesT::StateExpired,
+        ShareState::Purged { downloaded: true } => SharesT::StateDownloadedDeleted,
+        ShareState::Purged { downloaded: false } => SharesT::StateExpiredDeleted,
+    })
+}
+
+/// The upload's progress: bytes sent and bytes in all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Progress {
+    loaded: f64,
+    total: f64,
+}
+
+#[component]
+pub fn SharesPage() -> impl IntoView {
+    let reload = RwSignal::new(0u32);
+    // Fetched again when a share is downloaded, revoked or purged (here or on another instance).
+    let live = common::live::live_version(&[common::live::Topic::Share, common::live::Topic::Job]);
+    let list = Resource::new(move || (reload.get(), live()), |_| list_shares(None));
+    let limits = Resource::new(|| (), |_| get_share_limits());
+    let more = RwSignal::new(Vec::<ShareSummary>::new());
+    let next = RwSignal::new(None::<i64>);
+    let message = RwSignal::new(None::<Result<String, String>>);
+    let created = RwSignal::new(None::<NewShare>);
+    // Looked up here: the hold form calls back from a task, outside this page's context.
+    let held_message = t(SharesT::Held);
+
+    Effect::new(move |_| {
+        if let Some(Ok(page)) = list.get() {
+            more.set(Vec::new());
+            next.set(page.next);
+        }
+    });
+
+    let load_more = move |_| {
+        let before = next.get_untracked();
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
+            match list_shares(before).await {
+                Ok(page) => {
+                    more.update(|m| m.extend(page.items));
+                    next.set(page.next);
+                }
+                Err(e) => message.set(Some(Err(describe_shares(&e)))),
+            }
+        });
+    };
+
+    let revoke = move |share: ShareSummary| {
+        #[cfg(feature = "hydrate")]
+        {
+            let question = tf(SharesT::ConfirmRevoke, &[("name", &share.file_name)]);
+            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+                return;
+            }
+        }
+        leptos::task::spawn_local_scoped(async move {
+            match revoke_share(share.id).await {
+                Ok(()) => {
+                    message.set(Some(Ok(tf(SharesT::Revoked, &[("name", &share.file_name)]))));
+                    reload.update(|n| *n += 1);
+                }
+                Err(e) => message.set(Some(Err(describe_shares(&e)))),
+            }
+        });
+    };
+
+    let rows = move || {
+        let mut all = list.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
+        all.extend(more.get());
+        all
+    };
+
+    view! {
+        <Title text=format!("{}{}", t(SharesT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(SharesT::Heading)}</h1>
+        <p class="lead">{t(SharesT::Lead)}</p>
+        <section class="card" aria-labelledby="share-new">
+            <h2 id="share-new">{t(SharesT::NewHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || limits.get().map(|r| match r {
+                    Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
+                    Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
+                })}
+            </Transition>
+            {move || created.get().map(|share| view! { <ShareLink share/> })}
+        </section>
+        <Outcome message testid="shares-message"/>
+        <h2>{t(SharesT::AllShares)}</h2>
+        // The table stays while the list is fetched again (live updates): only rows whose share
+        // changed are drawn anew, so an open hold form and what is typed in it are kept.
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            <Show when=move || !rows().is_empty() fallback=|| view! { <p class="empty">{t(SharesT::Empty)}</p> }>
+                <table class="list shares" data-testid="shares">
+                    <thead><tr>
+                        <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
+                    </tr></thead>
+                    <tbody>
+                        <For each=rows key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
+                            <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1) }/>
+                        </For>
+                    </tbody>
+                </table>
+            </Show>
+        </Transition>
+        <Show when=move || next.get().is_some()>
+            <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
+        </Show>
+    }
+}
+
+#[component]
+fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_held: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    use common::holds::{hold_form, HoldTarget};
+    let active = share.state == ShareState::Active;
+    let id = share.id;
+    let expires = match share.state {
+        ShareState::Purged { .. } => share.purged_at.map(|at| tf(SharesT::FileDeletedAt, &[("time", &format_time(at))])).unwrap_or_default(),
+        ShareState::Downloaded => share.consumed_at.map(|at| tf(SharesT::DownloadedAt, &[("time", &format_time(at))])).unwrap_or_default(),
+        _ => format_time(share.expires_at),
+    };
+    let attempts = match (share.purge_attempts, share.next_purge_attempt_at) {
+        (0, _) => "—".to_string(),
+        (n, Some(at)) if !matches!(share.state, ShareState::Purged { .. }) => tf(SharesT::AttemptsNextTry, &[("n", &num(n)), ("time", &format_time(at))]),
+        (n, _) => num(n),
+    };
+    let attempts_class = if share.purge_attempts >= super::PROBLEM_ATTEMPTS { "bad" } else { "" };
+    view! {
+        <tr data-testid="share-row" data-share-id=share.id>
+            <td>
+                <span class="file-name">{share.file_name.clone()}</span>
+                <span class="muted nowrap">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
+                {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
+            </td>
+            <td>
+                <span class=share.state.badge() data-testid="share-status">{state_label(share.state)}</span>
+                {share.held.then(|| view! { <span class="badge held" data-testid="held-badge">{t(SharesT::OnHold)}</span> })}
+            </td>
+            <td class="nowrap">{expires}</td>
+            <td class=attempts_class>{attempts}</td>
+            <td class="nowrap"><common::time::LocalTime at={share.created_at}/> {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
+            <td class="actions">
+                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{t(SharesT::Revoke)}</button> })}
+                {(active && !share.held).then(|| view! {
+                    <details class="hold">
+                        <summary>{t(SharesT::LegalHold)}</summary>
+                        {hold_form(format!("share-{id}"), vec![(t(SharesT::HoldFile), HoldTarget::Share(id))], Callback::new(move |_| on_held()))}
+                    </details>
+                })}
+            </td>
+        </tr>
+    }
+}
+
+/// The form: file, expiry, note; the upload shows its progress and can be cancelled.
+#[component]
+fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: RwSignal<u32>) -> impl IntoView {
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = reload;
+    let choices: Vec<(u32, String)> =
+        EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, super::describe_hours(h))).collect();
+    let default_hours = choices.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
+    let expiry = RwSignal::new(default_hours.to_string());
+    let note = RwSignal::new(String::new());
+    let errors = RwSignal::new(common::error::FieldErrors::new());
+    let progress = RwSignal::new(None::<Progress>);
+    let failure = RwSignal::new(None::<String>);
+    let file_input = NodeRef::<leptos::html::Input>::new();
+    #[cfg(feature = "hydrate")]
+    let current = StoredValue::new_local(None::<web_sys::XmlHttpRequest>);
+
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        failure.set(None);
+        created.set(None);
+        #[cfg(feature = "hydrate")]
+        {
+            let mut errs = common::error::FieldErrors::new();
+            let file = file_input.get_untracked().and_then(|i| i.files()).and_then(|f| f.get(0));
+            match &file {
+                None => {
+                    errs.insert("file".into(), t(SharesT::ChooseFile).into());
+                }
+                Some(f) if f.size() > limits.max_bytes as f64 => {
+                    errs.insert(
+                        "file".into(),
+                        tf(SharesT::FileOverLimit, &[("size", &format_bytes(f.size() as u64)), ("limit", &format_bytes(limits.max_bytes))]),
+                    );
+                }
+                Some(_) => {}
+            }
+            // The checks of `super`, shared with the server (their words are in the page's language).
+            if let Err(m) = super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours) {
+                errs.insert("expires_hours".into(), m);
+            }
+            if let Err(m) = super::parse_note(&note.get_untracked()) {
+                errs.insert("note".into(), m);
+            }
+            errors.set(errs.clone());
+            let Some(file) = file.filter(|_| errs.is_empty()) else { return };
+            progress.set(Some(Progress { loaded: 0.0, total: file.size() }));
+            // The upload ends in a browser callback, outside this form's context: its texts are
+            // written under this owner so they are in the page's language.
+            let owner = Owner::current();
+            let started = super::upload::start(
+                &file,
+                &expiry.get_untracked(),
+                &note.get_untracked(),
+                move |loaded, total| progress.set(Some(Progress { loaded, total })),
+                move |result: Result<NewShare, UploadError>| {
+                    let finish = move || {
+                        progress.set(None);
+                        current.set_value(None);
+                        match result {
+                            Ok(share) => {
+                                created.set(Some(share));
+                                note.set(String::new());
+                                if let Some(input) = file_input.get_untracked() {
+                                    input.set_value("");
+                                }
+                                reload.update(|n| *n += 1);
+                            }
+                            Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
+                            Err(UploadError::Server(e)) => failure.set(Some(describe_shares(&e))),
+                            Err(UploadError::Other(m)) => failure.set(Some(m)),
+                        }
+                    };
+                    match owner {
+                        Some(owner) => owner.with(finish),
+                        None => finish(),
+                    }
+                },
+            );
+            match started {
+                Ok(xhr) => current.set_value(Some(xhr)),
+                Err(m) => {
+                    progress.set(None);
+                    failure.set(Some(m));
+                }
+            }
+        }
+    };
+    let cancel = move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(xhr) = current.get_value() {
+            let _ = xhr.abort();
+        }
+    };
+    let uploading = move || progress.get().is_some();
+    let error_of = move |field: &'static str| move || errors.get().get(field).cloned().unwrap_or_default();
+    let invalid = move |field: &'static str| move || errors.get().contains_key(field).to_string();
+
+    view! {
+        <form class="upload" on:submit=on_submit novalidate data-hydrated=move || hydrated.get().to_string() data-testid="upload-form">
+            <div class="field">
+                <label for="share-file">{t(SharesT::File)}</label>
+                <input id="share-file" name="file" type="file" node_ref=file_input aria-describedby="share-file-hint share-file-error"
+                    aria-invalid=invalid("file") disabled=uploading/>
+                <p class="hint left" id="share-file-hint">{tf(SharesT::UpTo, &[("size", &format_bytes(limits.max_bytes))])}</p>
+                <p class="field-error" id="share-file-error" role="alert">{error_of("file")}</p>
+            </div>
+            <div class="field">
+                <label for="share-expiry">{t(SharesT::ExpiresAfter)}</label>
+                <select id="share-expiry" name="expires_hours" prop:value=expiry on:change=move |ev| expiry.set(event_target_value(&ev))
+                    aria-describedby="share-expiry-error" disabled=uploading>
+                    {choices.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
+                </select>
+                <p class="field-error" id="share-expiry-error" role="alert">{error_of("expires_hours")}</p>
+            </div>
+            <div class="field">
+                <label for="share-note">{t(SharesT::Note)} <span class="muted">{t(SharesT::NoteHint)}</span></label>
+                <textarea id="share-note" name="note" rows="2" maxlength="500" prop:value=note on:input=move |ev| note.set(event_target_value(&ev))
+                    aria-invalid=invalid("note") aria-describedby="share-note-error" disabled=uploading></textarea>
+                <p class="field-error" id="share-note-error" role="alert">{error_of("note")}</p>
+            </div>
+            <div class="inline tight">
+                <button type="submit" class="primary" disabled=move || uploading() || !hydrated.get()>{t(SharesT::Upload)}</button>
+                <Show when=uploading>
+                    <button type="button" class="secondary" on:click=cancel>{t(SharesT::CancelUpload)}</button>
+                </Show>
+            </div>
+            {move || progress.get().map(|p| {
+                let pct = if p.total > 0.0 { (p.loaded / p.total * 100.0).floor() } else { 0.0 };
+                view! {
+                    <div class="progress" role="status" aria-live="polite" data-testid="upload-progress">
+                        <progress max="100" value=pct.to_string() aria-label=t(SharesT::UploadProgress)></progress>
+                        <span>{tf(SharesT::ProgressText, &[("pct", &format!("{pct:.0}")), ("sent", &format_bytes(p.loaded as u64)), ("total", &format_bytes(p.total as u64))])}</span>
+                    </div>
+                }
+            })}
+            {move || failure.get().map(|m| view! { <p class="notice error" role="alert" data-testid="upload-error">{m}</p> })}
+        </form>
+    }
+}
+
+/// The new link, shown once, with a Copy button.
+#[component]
+fn ShareLink(share: NewShare) -> impl IntoView {
+    view! {
+        <div class="notice success" role="status" data-testid="share-created">
+            <p>
+                <strong>{share.file_name.clone()}</strong> {tf(SharesT::ReadySize, &[("size", &format_bytes(share.size_bytes.max(0) as u64))])}
+                {t(SharesT::WorksUntilBefore)} <common::time::LocalTime at={share.expires_at}/> {t(SharesT::WorksUntilAfter)}
+            </p>
+            <label for="share-url">{t(SharesT::CopyNow)}</label>
+            <CopyableLink input_id="share-url" testid="share-url" url=share.url button=t(SharesT::CopyLink)/>
+            // Drawn by the server from the link alone (no user text), so it is safe to insert.
+            {(!share.qr_svg.is_empty()).then(|| view! {
+                <figure class="qr">
+                    <div role="img" aria-label=t(SharesT::QrLabel) data-testid="share-qr" inner_html=share.qr_svg.clone()></div>
+                    <figcaption class="muted">{t(SharesT::QrCaption)}</figcaption>
+                </figure>
+            })}
+        </div>
+    }
+}
+
+/// Dashboard card: counts, and the shares whose file could not be deleted three times or more.
+#[component]
+pub fn SharesSummary(overview: ShareOverview) -> impl IntoView {
+    let problems = overview.problems.clone();
+    view! {
+        <dl class="counts" data-testid="share-counts">
+            <div><dt>{t(SharesT::ActiveLinks)}</dt><dd data-testid="shares-active">{num(overview.active)}</dd></div>
+            <div><dt>{t(SharesT::AwaitingDeletion)}</dt><dd data-testid="shares-awaiting">{num(overview.awaiting_deletion)}</dd></div>
+        </dl>
+        {if problems.is_empty() {
+            view! { <p class="muted" data-testid="share-problems-none">{t(SharesT::NoProblems)}</p> }.into_any()
+        } else {
+            view! {
+                <div class="notice error" data-testid="share-problems">
+                    <p><strong>{tf(SharesT::ProblemsHeading, &[("n", &super::PROBLEM_ATTEMPTS)])}</strong>
+                    {t(SharesT::ProblemsText)}</p>
+                    <ul>
+                        {problems.into_iter().map(|p| view! {
+                            <li>{p.file_name} {tf(SharesT::ProblemAttempts, &[("id", &p.id), ("n", &num(p.purge_attempts))])}
+                                {p.next_purge_attempt_at.map(|at| tf(SharesT::ProblemNextTry, &[("time", &format_time(at))]))}</li>
+                        }).collect_view()}
+                    </ul>
+                </div>
+            }.into_any()
+        }}
+    }
+}
+
+/// The recipient's page. A GET never consumes the share: only the Download button's POST does.
+#[component]
+pub fn SharePage() -> impl IntoView {
+    let params = leptos_router::hooks::use_params_map();
+    let token = move || params.read().get("token").unwrap_or_default();
+    let landing = Resource::new(token, fetch_share_landing);
+    let started = RwSignal::new(false);
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    view! {
+        <div class="page narrow" data-hydrated=move || hydrated.get().to_string()>
+            <Suspense fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || landing.get().map(|r| match r {
+                    Ok(ShareLanding::Active { file_name, size_bytes, expires_at }) => view! {
+                        <Title text=format!("{}{}", t(T::ShareTitle), t(T::TitleSuffix))/>
+                        <section class="card share-landing">
+                            <h1>{t(T::ShareHeading)}</h1>
+                            <dl class="facts">
+                                <div><dt>{t(T::ShareFile)}</dt><dd data-testid="share-file-name">{file_name}</dd></div>
+                                <div><dt>{t(T::ShareSize)}</dt><dd data-testid="share-size">{format_bytes(size_bytes.max(0) as u64)}</dd></div>
+                                <div><dt>{t(T::ShareExpires)}</dt><dd><common::time::LocalTime at={expires_at}/></dd></div>
+                            </dl>
+                            <form method="post" action=format!("/s/{}", token()) on:submit=move |_| started.set(true)>
+                                <button type="submit" class="primary" data-testid="download">{t(T::ShareDownload)}</button>
+                            </form>
+                            <p class="muted">
+                                {move || if started.get() { t(T::ShareStarted) } else { t(T::ShareOnce) }}
+                            </p>
+                            <p class="muted"><a href="/retention">{t(T::ShareWhenDeleted)}</a></p>
+                        </section>
+                    }.into_any(),
+                    Ok(ShareLanding::Gone { downloaded }) => {
+                        #[cfg(feature = "ssr")]
+                        gone();
+                        let (title, text) = if downloaded {
+                            (t(T::ShareDownloadedTitle), t(T::ShareDownloadedText))
+                        } else {
+                            (t(T::ShareExpiredTitle), t(T::ShareExpiredText))
+                        };
+                        view! {
+                            <Title text=format!("{title}{}", t(T::TitleSuffix))/>
+                            <section class="card" data-testid="share-gone">
+                                <h1>{title}</h1>
+                                <p>{text}</p>
+                            </section>
+                        }.into_any()
+                    }
+                    Err(AppError::NotFound) => {
+                        // The page request accepts HTML, so the server function left the status alone.
+                        #[cfg(feature = "ssr")]
+                        common::error::set_status(&AppError::NotFound);
+                        view! {
+                        <Title text=format!("{}{}", t(T::ShareNotFoundTitle), t(T::TitleSuffix))/>
+                        <section class="card" data-testid="share-not-found">
+                            <h1>{t(T::ShareNotFoundHeading)}</h1>
+                            <p>{t(T::ShareNotFoundText)}</p>
+                        </section>
+                    }.into_any()
+                    }
+                    Err(e) => {
+                        #[cfg(feature = "ssr")]
+                        common::error::set_status(&e);
+                        view! { <p class="notice error">{describe(&e)}</p> }.into_any()
+                    }
+                })}
+            </Suspense>
+        </div>
+    }
+}
+
+/// 410 Gone on the page's response (server render only).
+#[cfg(feature = "ssr")]
+fn gone() {
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(axum::http::StatusCode::GONE);
+    }
+}
