@@ -700,6 +700,33 @@ def self_test():
     return 0
 
 
+def check_domains(root, out=print):
+    """What cargo cannot refuse on its own: a domain naming another domain as a dependency in
+    its Cargo.toml (cargo would build it). Each crate under app/domains/ may depend, among the
+    workspace's crates, only on the shared ones (common, kernel); returns 0 or 1."""
+    import tomllib
+    domains_dir = os.path.join(root, 'app', 'domains')
+    if not os.path.isdir(domains_dir):
+        return 0
+    domains = sorted(d for d in os.listdir(domains_dir) if os.path.isfile(os.path.join(domains_dir, d, 'Cargo.toml')))
+    shared = {'common', 'kernel'}
+    problems = []
+    for d in domains:
+        with open(os.path.join(domains_dir, d, 'Cargo.toml'), 'rb') as f:
+            manifest = tomllib.load(f)
+        for section in ('dependencies', 'dev-dependencies', 'build-dependencies'):
+            for name, spec in manifest.get(section, {}).items():
+                local = isinstance(spec, dict) and ('path' in spec or spec.get('workspace') and name in domains)
+                if (name in domains or local) and name not in shared:
+                    problems.append(f'app/domains/{d}/Cargo.toml: [{section}] {name} — a domain depends only on common and kernel; '
+                                    'go through a trait the kernel declares, or compose in app')
+    if problems:
+        out('domains: ' + '\n         '.join(problems))
+        return 1
+    out(f'domains: ok ({len(domains)} domains, each depending on common and kernel only)')
+    return 0
+
+
 def main():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -715,7 +742,7 @@ def main():
         ap.error('--max goes with --functions')
     if args.functions:
         return check_functions(args.root, max_lines=args.max)
-    return check_cycles(args.root)
+    return check_cycles(args.root) | check_domains(args.root)
 
 
 if __name__ == '__main__':

@@ -34,13 +34,16 @@ echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
 python3 scripts/check-cycles.py
-cargo clippy -q -p app -p server --all-targets --features server/failpoints -- -D warnings
+# Every server-side crate of the workspace (the browser's entry point and the splitter aside:
+# the client is built below, on its own).
+SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)
+cargo clippy -q "${SERVER_CRATES[@]}" --all-targets --features server/failpoints -- -D warnings
 
 echo "== unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
 # The failpoints feature lets the crash tests pause a real `ebb` at a chosen point and kill it;
 # release builds (make run) leave it off, and the points compile to nothing.
-cargo test -p app -p server --features server/failpoints --no-fail-fast
+cargo test "${SERVER_CRATES[@]}" --features server/failpoints --no-fail-fast
 
 echo "== client build"
 bash scripts/build-client.sh --fast

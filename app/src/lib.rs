@@ -9,15 +9,15 @@ pub mod pages;
 pub mod retention;
 
 // The server and the tests reach every part through the composition root.
+pub use common;
 pub use common::{error, i18n, prefs, time, ui};
 #[cfg(feature = "ssr")]
-pub use kernel::{alerts, csv_export, live, ratelimit, request as server, settings, state, storage, token};
+pub use contact::notify;
 #[cfg(feature = "ssr")]
 pub use kernel;
-pub use common;
-pub use {audit, auth, contact, holds, inbox, maintenance, shares};
 #[cfg(feature = "ssr")]
-pub use contact::notify;
+pub use kernel::{alerts, csv_export, live, ratelimit, request as server, settings, state, storage, token};
+pub use {audit, auth, contact, holds, inbox, maintenance, shares};
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};

@@ -281,7 +281,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/s/{token}", post(shares::download))
         // Reads signed by Ebb (local backend); the signature is the authorisation.
         .route(app::storage::signed::PATH, get(signed::serve))
-        .leptos_routes_with_context(&state, routes, move || provide_context(context_state.clone()), move || shell(shell_options.clone()))
+        .leptos_routes_with_context(&state, routes, move || app::kernel::state::provide(&context_state), move || shell(shell_options.clone()))
         // The client's files: precompressed (.br, .gz) by the build, chosen by Accept-Encoding.
         .nest_service(
             "/pkg",

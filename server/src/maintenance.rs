@@ -35,7 +35,7 @@ pub async fn run_now(state: &AppState, names: &[String], force: bool, out: &mut 
     for job in state.jobs().jobs().iter().filter(|j| names.is_empty() || names.iter().any(|n| n == j.name)) {
         match run_job(state, job, Trigger::Cli, force).await {
             Ok(RunOutcome::Ran(run)) => {
-                let _ = writeln!(out, "{}: {}", job.name, app::jobs::outcome_label(run.outcome.as_str()));
+                let _ = writeln!(out, "{}: {}", job.name, app::jobs::outcome_label(run.outcome.into()));
                 for s in &run.steps {
                     let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
                     use app::jobs::StepStatus;
@@ -95,7 +95,7 @@ pub async fn status(state: &AppState, out: &mut impl std::io::Write) -> Result<(
                 let _ = writeln!(out, "  last run: never");
             }
             Some(r) => {
-                let _ = writeln!(out, "  last run: {} ({}), {}", fmt(r.started_at), app::jobs::trigger_label(&r.trigger), app::jobs::outcome_label(&r.outcome));
+                let _ = writeln!(out, "  last run: {} ({}), {}", fmt(r.started_at), app::jobs::trigger_label(&r.trigger), app::jobs::outcome_label(r.outcome));
                 for s in &r.steps {
                     let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
                     let _ = writeln!(out, "    {:<22} {:<8} {}", s.step, s.status, counts.join(", "));

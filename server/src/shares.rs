@@ -22,7 +22,6 @@ use axum::{
     Json,
 };
 use futures::{StreamExt, TryStreamExt};
-use leptos::prelude::provide_context;
 
 /// Where the admin page sends files.
 pub const UPLOAD_PATH: &str = "/api/admin/shares/upload";
@@ -272,7 +271,7 @@ async fn share_page(state: &AppState, req: Request) -> Response {
     parts.headers.remove(header::CONTENT_LENGTH);
     let context_state = state.clone();
     let options = (*state.leptos_options).clone();
-    let render = leptos_axum::render_app_async_with_context(move || provide_context(context_state.clone()), move || app::shell(options.clone()));
+    let render = leptos_axum::render_app_async_with_context(move || app::kernel::state::provide(&context_state), move || app::shell(options.clone()));
     render(Request::from_parts(parts, Body::empty())).await
 }
 

@@ -79,7 +79,6 @@ pub struct AlertView {
     pub times: i32,
 }
 
-
 /// What an alert says, as data: its kind of message and the values it names. Stored with the
 /// alert (`alerts.params`) and written in each reader's language when shown, so rewording a
 /// sentence never loses its translation (nothing is parsed back from text).
@@ -121,15 +120,11 @@ impl AlertMessage {
         let job_named = |job: &str, title: &str| job_title(job, title);
         match self {
             AlertMessage::JobFailing { job, title } => fill(A::JobFailing.get(lang), &[("job", &job_named(job, title))]),
-            AlertMessage::JobFailed { job, title, steps } => {
-                fill(A::JobFailed.get(lang), &[("job", &job_named(job, title)), ("steps", &list(steps))])
-            }
+            AlertMessage::JobFailed { job, title, steps } => fill(A::JobFailed.get(lang), &[("job", &job_named(job, title)), ("steps", &list(steps))]),
             AlertMessage::JobNeedsPerson { job, title, steps } => {
                 fill(A::JobNeedsPerson.get(lang), &[("job", &job_named(job, title)), ("steps", &list(steps))])
             }
-            AlertMessage::JobBehind { job, title, steps } => {
-                fill(A::JobBehind.get(lang), &[("job", &job_named(job, title)), ("steps", &list(steps))])
-            }
+            AlertMessage::JobBehind { job, title, steps } => fill(A::JobBehind.get(lang), &[("job", &job_named(job, title)), ("steps", &list(steps))]),
             AlertMessage::ArchiveMissing { month, key } => fill(A::ArchiveMissing.get(lang), &[("month", month), ("key", key)]),
             AlertMessage::ShareDeleteFailing { share, n } => fill(A::ShareDeleteFailing.get(lang), &[("share", share), ("n", &num(*n))]),
             AlertMessage::ShareFileMissing { share } => fill(A::ShareFileMissing.get(lang), &[("share", share)]),

@@ -88,7 +88,6 @@ kinds! {
     AuditExport = "audit.export", KindAuditExport;
 }
 
-
 texts! {
     pub enum AuditKindT {
     KindSignIn { en: "Signed in", ja: "サインイン" }

@@ -21,7 +21,10 @@ pub enum HoldTarget {
 /// The hold form, as the composition root provides it: `(id, choices, on_placed)` → the form.
 /// `id` makes the field's id unique on the page; each choice is a button `(label, target)`.
 #[derive(Clone, Copy)]
-pub struct HoldFormSlot(pub fn(String, Vec<(&'static str, HoldTarget)>, Callback<()>) -> AnyView);
+pub struct HoldFormSlot(pub HoldFormFn);
+
+/// What renders the hold form: `(id, choices, on_placed)` → the form.
+pub type HoldFormFn = fn(String, Vec<(&'static str, HoldTarget)>, Callback<()>) -> AnyView;
 
 /// The hold form of the page's context (nothing when the root provides none, e.g. in a test).
 pub fn hold_form(id: String, choices: Vec<(&'static str, HoldTarget)>, on_placed: Callback<()>) -> Option<AnyView> {

@@ -59,12 +59,17 @@ pub fn theme_of_request() -> Theme {
         .unwrap_or_default()
 }
 
+/// Whether cookies are marked `Secure` (the site is served over https): in the request's
+/// context, put there with the state (`kernel::state::provide`).
+#[derive(Debug, Clone, Copy)]
+pub struct SecureCookies(pub bool);
+
 /// Sets (for a year) or removes (`None`) a preference cookie on the response: HttpOnly,
 /// SameSite=Lax, Secure when the site is served over https.
 #[cfg(feature = "ssr")]
 fn set_pref_cookie(name: &str, value: Option<&str>) {
     use axum::http::{header::SET_COOKIE, HeaderValue};
-    let secure = use_context::<kernel::state::AppState>().is_some_and(|s| s.config.public_url.starts_with("https://"));
+    let secure = use_context::<SecureCookies>().is_some_and(|s| s.0);
     let secure = if secure { "; Secure" } else { "" };
     let cookie = match value {
         None => format!("{name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),

@@ -72,7 +72,6 @@ impl Promise {
     }
 }
 
-
 /// A kind's label by its stable id (the report's `kind`).
 pub fn kind_label(kind: &str) -> Option<PromiseT> {
     use PromiseT as R;

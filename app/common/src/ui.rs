@@ -96,6 +96,14 @@ texts! {
 }
 }
 
+/// A `mailto:` link to `email`, percent-encoded: whatever is stored, the link opens a mail to
+/// that address and nothing else (no `?bcc=`, no `&body=`).
+pub fn mailto_href(email: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+    const KEEP: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'@').remove(b'.').remove(b'-').remove(b'_').remove(b'+');
+    format!("mailto:{}", utf8_percent_encode(email, KEEP))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,12 +122,3 @@ mod tests {
         assert!(!text.contains("invite") && !text.contains("inquiry") && !text.contains("share"), "{text}");
     }
 }
-
-/// A `mailto:` link to `email`, percent-encoded: whatever is stored, the link opens a mail to
-/// that address and nothing else (no `?bcc=`, no `&body=`).
-pub fn mailto_href(email: &str) -> String {
-    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-    const KEEP: &percent_encoding::AsciiSet = &NON_ALPHANUMERIC.remove(b'@').remove(b'.').remove(b'-').remove(b'_').remove(b'+');
-    format!("mailto:{}", utf8_percent_encode(email, KEEP))
-}
-

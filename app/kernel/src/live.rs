@@ -64,7 +64,7 @@ impl Live {
             let slot = &mut pending[topic.index()];
             let also = match slot.take() {
                 Some((Some(prev), mut also)) if Some(&prev) != id.as_ref() => {
-                    if also.len() < super::ALSO_MAX && !also.contains(&prev) {
+                    if also.len() < ALSO_MAX && !also.contains(&prev) {
                         also.push(prev);
                     }
                     also

@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use common::error::AppError;
 use crate::state::AppState;
+use common::error::AppError;
 
 /// True when the current request is a plain HTML form post (no JavaScript): such requests are
 /// answered with redirects, not with status codes the browser would show as an error page.

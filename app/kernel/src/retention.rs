@@ -44,6 +44,12 @@ pub enum ReadError {
     Storage(#[from] BlobError),
 }
 
+impl From<ReadError> for crate::jobs::StepError {
+    fn from(e: ReadError) -> Self {
+        crate::jobs::StepError::new(e.to_string())
+    }
+}
+
 /// What every kind reads with: the state and one database clock reading for all.
 pub struct ReadCtx<'a> {
     pub state: &'a AppState,

@@ -98,6 +98,13 @@ pub struct AppStateInner {
     pub live: Arc<crate::live::Live>,
 }
 
+/// Puts the state into the context of a request's rendering or server function, with what
+/// `common` reads from it (whether cookies are `Secure`).
+pub fn provide(state: &AppState) {
+    leptos::prelude::provide_context(state.clone());
+    leptos::prelude::provide_context(common::prefs::SecureCookies(state.config.public_url.starts_with("https://")));
+}
+
 impl From<AppStateInner> for AppState {
     fn from(inner: AppStateInner) -> Self {
         AppState(Arc::new(inner))

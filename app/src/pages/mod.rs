@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use contact::ui::ContactForm;
 use common::i18n::{t, texts, T};
 use common::ui::{describe, UiT};
+use contact::ui::ContactForm;
 
 /// The public home page with the contact form.
 #[component]
@@ -39,8 +39,8 @@ pub fn NotFound() -> impl IntoView {
 /// The admin dashboard: inbox counts and maintenance at a glance.
 #[component]
 pub fn DashboardPage() -> impl IntoView {
-    use inbox::{api::count_inquiries, ui::CountsBar};
     use common::live::{live_version, Topic};
+    use inbox::{api::count_inquiries, ui::CountsBar};
     use maintenance::ui::JobsPanel;
     // Fetched again when an inquiry arrives or a share changes, here or on another instance.
     let inquiries = live_version(&[Topic::Inquiry, Topic::Job]);

@@ -144,7 +144,6 @@ const COUNT_NAMES: [ui::RetentionT; 10] = [
     ui::RetentionT::CountStuckFailed,
 ];
 
-
 /// What a visitor is told, from the live settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicPromises {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use common::i18n::{Lang, Text as _};
 use common::retention::kind_label;
 use kernel::alerts::{self, AlertKind, AlertMessage};
-use kernel::jobs::{Job, RunView, StepCtx, StepError, StepReport};
+use kernel::jobs::{Job, RunView, StepCtx, StepError, StepReport, StepStatus};
 use kernel::retention::{KindOfData, ReadCtx, ReadError, Reading};
 use kernel::state::AppState;
 use sqlx::PgPool;
@@ -29,19 +29,13 @@ pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     kinds
 }
 
-impl From<ReadError> for StepError {
-    fn from(e: ReadError) -> Self {
-        StepError::new(e.to_string())
-    }
-}
-
 /// What `step` did in `run`.
 fn step_did(run: &RunView, step: &str) -> Did {
     match run.steps.iter().find(|s| s.step == step) {
-        Some(s) if matches!(s.status.as_str(), "done" | "failed" | "cut_off" | "running") => {
-            Did::Ran { counts: s.counts.iter().map(|(k, v)| (k.replace('_', " "), *v)).collect(), failed: s.status == "failed", more: s.more }
+        Some(s) if matches!(s.status, StepStatus::Done | StepStatus::Failed | StepStatus::CutOff | StepStatus::Running) => {
+            Did::Ran { counts: s.counts.iter().map(|(k, v)| (k.replace('_', " "), *v)).collect(), failed: s.status == StepStatus::Failed, more: s.more }
         }
-        Some(s) if s.status == "stopped" => Did::Stopped,
+        Some(s) if s.status == StepStatus::Stopped => Did::Stopped,
         Some(_) => Did::Skipped,
         None => Did::NotReached,
     }
@@ -67,7 +61,7 @@ fn kind_report(kind: &dyn KindOfData, reading: Reading, job: Option<&Job>, run: 
         job_interval_secs: job.map(|j| j.interval.as_secs()),
         last_run: job.and(run).map(|run| {
             let did = step_did(run, step);
-            LastRun { started_at: run.started_at, outcome: run.outcome.clone(), trigger: run.trigger.clone(), did: did.text(Lang::En), step: Some(did) }
+            LastRun { started_at: run.started_at, outcome: run.outcome.as_str().into(), trigger: run.trigger.clone(), did: did.text(Lang::En), step: Some(did) }
         }),
     }
 }

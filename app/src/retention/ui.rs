@@ -5,9 +5,9 @@ use leptos_meta::{Meta, Title};
 
 use super::api::{get_public_promises, get_retention_report};
 use super::{KindReport, RetentionReport};
-use common::i18n::{self, fill, num, t, texts, tf, Lang, Text, T};
-use common::time::format_time;
+use common::i18n::{self, num, t, texts, tf, Lang, Text, T};
 use common::retention::kind_label;
+use common::time::format_time;
 use common::ui::{describe, UiT};
 
 fn count_cell(n: i64, testid: &'static str) -> impl IntoView {
@@ -30,7 +30,6 @@ fn age(secs: i64) -> String {
         _ => t(RetentionT::UnderAMinute).into(),
     }
 }
-
 
 /// A job's title in the page's language (the registry's English title, which the report gives,
 /// for a job this page does not know).

@@ -412,7 +412,14 @@ async fn error_statuses_come_from_the_error_not_from_each_handler(pool: PgPool) 
     assert_eq!(call_form(&app, "/api/admin/jobs", None, &[]).await.status(), 401);
     // An admin resolves an alert that is open: 200, and it is recorded as resolved by them.
     // (Not a registered job: a prune run finishing meanwhile would resolve its own alert.)
-    app::alerts::raise(&pool, app::alerts::AlertKind::JobFailing, "not-a-job", "test alert").await.unwrap();
+    app::alerts::raise(
+        &pool,
+        app::alerts::AlertKind::JobFailing,
+        "not-a-job",
+        &app::alerts::AlertMessage::JobFailing { job: "not-a-job".into(), title: "Not a job".into() },
+    )
+    .await
+    .unwrap();
     let id: i64 = sqlx::query_scalar("select id from alerts").fetch_one(&pool).await.unwrap();
     assert_eq!(call_form(&app, "/api/admin/alerts/resolve", Some(&cookie), &[("id", &id.to_string())]).await.status(), 200);
     let by: String = sqlx::query_scalar("select resolved_by from alerts where id = $1").bind(id).fetch_one(&pool).await.unwrap();

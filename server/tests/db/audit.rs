@@ -2,9 +2,9 @@
 //! and 25 months, re-runs, holes, the default partition, unexpected tables), and the rule that an
 //! event and its change commit or roll back together.
 
-use app::kernel::audit::{record, Actor};
 use app::audit::upkeep::{run, UpkeepReport};
 use app::audit::AuditKind;
+use app::kernel::audit::{record, Actor};
 use sqlx::PgPool;
 use time::macros::datetime;
 use time::OffsetDateTime;
@@ -303,4 +303,17 @@ async fn detaching_a_month_validates_its_bounds_without_locking_the_log(pool: Pg
         .unwrap();
     let r = upkeep(&pool, datetime!(2026-11-16 10:00 UTC)).await;
     assert_eq!(r.detached, ["audit_events_2024_08"]);
+}
+
+/// One list of kinds: the Rust list is the database's table (`audit_kinds`), which a migration
+/// adds a kind to with one row; a kind in one and not the other fails here. The database refuses
+/// a kind it does not know.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_kinds_of_events_are_one_list(pool: PgPool) {
+    let stored: Vec<String> = sqlx::query_scalar("select kind from audit_kinds order by kind").fetch_all(&pool).await.unwrap();
+    let mut ours: Vec<String> = AuditKind::ALL.iter().map(|k| k.as_str().to_string()).collect();
+    ours.sort();
+    assert_eq!(ours, stored);
+    let refused = sqlx::query("insert into audit_events (kind) values ('made.up')").execute(&pool).await.unwrap_err();
+    assert!(refused.to_string().contains("audit_events_kind_fkey"), "{refused}");
 }

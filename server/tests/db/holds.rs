@@ -2,9 +2,9 @@
 //! makes them eligible at once, and concurrent admins end in a consistent state (the GC query's
 //! index with holds present is checked in shares.rs).
 
-use app::kernel::audit::Actor;
 use app::holds::db::{lift, place, HoldError};
 use app::holds::HoldTarget;
+use app::kernel::audit::Actor;
 use app::maintenance::prune::{delete_old_inquiries, PruneCtx};
 use app::shares::gc::{collect, GcRules};
 use app::shares::lifecycle::mark_consumed;

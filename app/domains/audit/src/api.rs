@@ -57,7 +57,7 @@ pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink,
     let (state, _, admin) = kernel::session::require_admin().await?;
     let reason = super::check_reason(&reason).map_err(|e| AppError::Invalid([("reason".to_string(), e)].into()))?;
     let period = super::archive::parse_period(month.trim()).ok_or(AppError::NotFound)?;
-    match super::archive::retrieval_link(&state, &super::db::Actor::in_request(Some(admin.id)), period, &reason).await {
+    match super::archive::retrieval_link(&state, &kernel::audit::Actor::in_request(Some(admin.id)), period, &reason).await {
         Ok(link) => Ok(link),
         Err(RetrievalError::NotFound) => Err(AppError::NotFound),
         Err(RetrievalError::Missing) => Err(AppError::Conflict(t(AuditT::ArchiveFileMissing).into())),
@@ -80,7 +80,7 @@ pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
     let (state, _, admin) = kernel::session::require_admin().await?;
     let today = time::OffsetDateTime::now_utc().date();
     let (from, to) = super::exports::parse_range(&from, &to, today).map_err(AppError::Invalid)?;
-    match super::exports::request(&state.pool, &super::db::Actor::in_request(Some(admin.id)), from, to).await {
+    match super::exports::request(&state.pool, &kernel::audit::Actor::in_request(Some(admin.id)), from, to).await {
         Ok(_) => {
             super::exports::start(&state);
             Ok(())
@@ -96,7 +96,7 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
     use super::exports::LinkError;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| AppError::NotFound)?;
-    match super::exports::link(&state, &super::db::Actor::in_request(Some(admin.id)), id).await {
+    match super::exports::link(&state, &kernel::audit::Actor::in_request(Some(admin.id)), id).await {
         Ok(link) => Ok(link),
         Err(LinkError::NotFound) => Err(AppError::NotFound),
         Err(LinkError::NotReady) => Err(AppError::Conflict(t(AuditT::ExportNotReady).into())),

@@ -38,9 +38,9 @@ use futures::{StreamExt, TryStreamExt};
 use sqlx::{PgConnection, PgPool};
 use time::{Date, OffsetDateTime};
 
-use super::db::{record, Actor};
 use super::upkeep::{add_months, month_start, BOUNDS_CONSTRAINT};
-use super::{AuditKind, AuditRow};
+use super::{AuditKind, AuditRow, MonthStatus};
+use kernel::audit::{record, Actor};
 use kernel::csv_export::Pages;
 use kernel::jobs::{StepCtx, StepError, StepReport};
 use kernel::storage::{archive_key, BlobError, BlobStore, MarkedStore};
@@ -154,7 +154,7 @@ pub struct LedgerRow {
     pub period: Date,
     pub object_key: String,
     pub table_name: String,
-    pub status: String,
+    pub status: MonthStatus,
     pub rows_written: Option<i64>,
     pub table_rows: Option<i64>,
     pub bytes: Option<i64>,
@@ -172,9 +172,9 @@ pub struct LedgerRow {
 pub async fn ledger(pool: &PgPool) -> Result<Vec<LedgerRow>, sqlx::Error> {
     sqlx::query_as!(
         LedgerRow,
-        "select period, object_key, table_name, status, rows_written, table_rows, bytes, crc32c, attempts, archived_at, verified_at, failure, dropped_at,
+        r#"select period, object_key, table_name, status as "status: MonthStatus", rows_written, table_rows, bytes, crc32c, attempts, archived_at, verified_at, failure, dropped_at,
                 content_checked_at
-         from audit_partition_archives order by period"
+         from audit_partition_archives order by period"#
     )
     .fetch_all(pool)
     .await
@@ -480,7 +480,7 @@ async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     let mut needs_person = false;
     let reread_days = ctx.state.domain::<ArchiveSettings>().reread_days;
     let due_before = ctx.now - time::Duration::days(i64::from(reread_days));
-    let mut verified: Vec<LedgerRow> = ledger(pool).await?.into_iter().filter(|r| r.status == "verified").collect();
+    let mut verified: Vec<LedgerRow> = ledger(pool).await?.into_iter().filter(|r| r.status == MonthStatus::Verified).collect();
     // The longest unread first: a run cut short by its budget re-reads those next time.
     verified.sort_by_key(|r| r.content_checked_at);
     for row in verified {
@@ -552,7 +552,7 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
             }
             // Verified: waiting for the drop. Written: the verify step checks it (a later run
             // when this one is cut off); an upload is never redone while it may be good.
-            Some(r) if r.status == "verified" || r.status == "written" => continue,
+            Some(r) if r.status == MonthStatus::Verified || r.status == MonthStatus::Written => continue,
             _ => {}
         }
         let has_rows: bool = sqlx::query_scalar(&format!("select exists (select 1 from {})", pending_table(&t.name))).fetch_one(pool).await?;
@@ -676,7 +676,7 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let tables = pending(&mut conn).await?;
     conn.commit().await?;
     let (mut verified, mut errors) = (0u64, Vec::new());
-    for row in ledger(pool).await?.into_iter().filter(|r| r.status == "written") {
+    for row in ledger(pool).await?.into_iter().filter(|r| r.status == MonthStatus::Written) {
         let Some(table) = tables.iter().find(|t| t.period.as_ref().ok() == Some(&row.period)) else {
             let why = "its table is no longer in audit_pending".to_string();
             record_failure(pool, row.period, &row.table_name, &why).await?;
@@ -708,7 +708,8 @@ async fn drop_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let mut conn = pool.begin().await?;
     let tables = pending(&mut conn).await?;
     conn.commit().await?;
-    let verified: Vec<Date> = ledger(pool).await?.into_iter().filter(|r| r.status == "verified" && r.dropped_at.is_none()).map(|r| r.period).collect();
+    let verified: Vec<Date> =
+        ledger(pool).await?.into_iter().filter(|r| r.status == MonthStatus::Verified && r.dropped_at.is_none()).map(|r| r.period).collect();
     let (mut dropped, mut locked, mut errors) = (0u64, 0u64, Vec::new());
     for t in tables.iter().filter(|t| t.period.as_ref().is_ok_and(|p| verified.contains(p))) {
         match drop_verified(pool, &ctx.state.blobs, &t.name).await {
@@ -734,7 +735,7 @@ pub async fn overview(pool: &PgPool) -> Result<super::ArchiveOverview, sqlx::Err
         .rev()
         .map(|r| super::ArchivedMonth {
             month: period_label(r.period),
-            events: if r.status == "verified" { r.table_rows } else { r.rows_written },
+            events: if r.status == MonthStatus::Verified { r.table_rows } else { r.rows_written },
             bytes: r.bytes,
             verified_at: r.verified_at,
             dropped: r.dropped_at.is_some(),

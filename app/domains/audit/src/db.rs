@@ -1,7 +1,6 @@
 //! Writing and reading audit events.
 
-use sqlx::{PgConnection, PgPool};
-use uuid::Uuid;
+use sqlx::PgPool;
 
 use super::{AuditAdmin, AuditFilter, AuditRow, PROMISE_MONTHS};
 
@@ -51,4 +50,3 @@ pub async fn admins(pool: &PgPool) -> Result<Vec<AuditAdmin>, sqlx::Error> {
     .fetch_all(pool)
     .await
 }
-

@@ -16,10 +16,10 @@ use sqlx::PgPool;
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use super::db::{record, Actor};
 use super::{AuditFilter, AuditKind, AuditTextT, DownloadLink, ExportView, EXPORT_KEEP_DAYS, LINK_MINUTES};
 use common::error::FieldErrors;
 use common::i18n::t;
+use kernel::audit::{record, Actor};
 use kernel::jobs::{StepCtx, StepError, StepReport};
 use kernel::state::AppState;
 use kernel::storage::{BlobError, BlobStore, Namespace};

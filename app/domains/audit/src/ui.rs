@@ -5,7 +5,7 @@ use leptos_meta::Title;
 
 use super::api::*;
 use super::texts::AuditT;
-use super::{AuditFilter, AuditKind, AuditRow};
+use super::{AuditFilter, AuditKind, AuditRow, MonthStatus};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::time::format_time;
@@ -262,7 +262,7 @@ pub fn ArchivePage() -> impl IntoView {
                 {move || overview.get().map(|r| match r {
                     Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
                     Ok(o) => {
-                        let verified: Vec<String> = o.months.iter().filter(|m| m.status == "verified").map(|m| m.month.clone()).collect();
+                        let verified: Vec<String> = o.months.iter().filter(|m| m.status == MonthStatus::Verified).map(|m| m.month.clone()).collect();
                         if month.get_untracked().is_empty() {
                             if let Some(first) = verified.first() {
                                 month.set(first.clone());
@@ -275,14 +275,14 @@ pub fn ArchivePage() -> impl IntoView {
                                     <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
                                     <tbody>
                                         {o.months.clone().into_iter().map(|m| {
-                                            let state = match (m.status.as_str(), m.dropped) {
-                                                ("verified", true) => t(AuditT::MonthDropped),
-                                                ("verified", false) => t(AuditT::MonthVerified),
-                                                ("written", _) => t(AuditT::MonthWritten),
-                                                _ => t(AuditT::MonthFailed),
+                                            let state = match (m.status, m.dropped) {
+                                                (MonthStatus::Verified, true) => t(AuditT::MonthDropped),
+                                                (MonthStatus::Verified, false) => t(AuditT::MonthVerified),
+                                                (MonthStatus::Written, _) => t(AuditT::MonthWritten),
+                                                (MonthStatus::Failed, _) => t(AuditT::MonthFailed),
                                             };
                                             view! {
-                                                <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.clone()>
+                                                <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.as_str()>
                                                     <td>{m.month.clone()}</td>
                                                     <td>{m.events.map(num).unwrap_or_else(|| "—".into())}</td>
                                                     <td>{m.bytes.map(|b| common::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>

@@ -17,9 +17,9 @@
 use sqlx::{Connection as _, PgConnection, PgPool};
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
-use super::db::{record, Actor};
 use super::{AuditKind, UpkeepState, DETACH_AFTER_MONTHS};
 use kernel::alerts::{self, AlertKind, AlertMessage};
+use kernel::audit::{record, Actor};
 
 /// The CHECK constraint that keeps a detached month's range (its partition bound is gone once
 /// detached): `occurred_at >= FROM and occurred_at < TO`.
@@ -287,16 +287,8 @@ async fn raise_alerts(pool: &PgPool, report: &UpkeepReport, ahead: u32) -> Resul
             report.stopped,
             AlertMessage::PartitionsMissing { n: report.partitions_ahead, wanted: i64::from(ahead), months: report.holes.clone() },
         ),
-        (
-            AlertKind::AuditDefaultRows,
-            report.default_rows > 0,
-            AlertMessage::DefaultRows { n: report.default_rows },
-        ),
-        (
-            AlertKind::AuditUnexpectedPartition,
-            !report.untouched.is_empty(),
-            AlertMessage::UnexpectedPartition { names: report.untouched.clone() },
-        ),
+        (AlertKind::AuditDefaultRows, report.default_rows > 0, AlertMessage::DefaultRows { n: report.default_rows }),
+        (AlertKind::AuditUnexpectedPartition, !report.untouched.is_empty(), AlertMessage::UnexpectedPartition { names: report.untouched.clone() }),
     ];
     for (kind, open, message) in problems {
         if open {

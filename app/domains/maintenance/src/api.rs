@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::RetentionPreview;
 use common::alerts::AlertView;
 use common::error::AppError;
-use kernel::jobs::{JobView, RunNowView};
+use common::jobs::{JobView, RunNowView};
 
 #[cfg(feature = "ssr")]
 use super::texts::SettingsT;

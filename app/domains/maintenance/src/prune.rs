@@ -222,8 +222,7 @@ const OLD_RATE_LIMIT_COUNTERS: Doomed = Doomed {
     lock: "",
 };
 /// Run records older than [`RUN_KEEP_DAYS`].
-const OLD_RUNS: Doomed =
-    Doomed { table: "maintenance_runs", keys: &["id"], select: "select id from maintenance_runs where started_at < $1", lock: "" };
+const OLD_RUNS: Doomed = Doomed { table: "maintenance_runs", keys: &["id"], select: "select id from maintenance_runs where started_at < $1", lock: "" };
 /// Abandoned passkey ceremonies (used ones are deleted at once).
 const EXPIRED_CHALLENGES: Doomed =
     Doomed { table: "passkey_challenges", keys: &["id"], select: "select id from passkey_challenges where expires_at < $1", lock: "" };
@@ -237,12 +236,8 @@ const EXPIRED_SESSIONS: Doomed = Doomed {
     lock: "",
 };
 /// Invites that expired unredeemed (redeemed ones stay as the record of who joined how).
-const EXPIRED_INVITES: Doomed = Doomed {
-    table: "admin_invites",
-    keys: &["id"],
-    select: "select id from admin_invites where redeemed_at is null and expires_at < $1",
-    lock: "",
-};
+const EXPIRED_INVITES: Doomed =
+    Doomed { table: "admin_invites", keys: &["id"], select: "select id from admin_invites where redeemed_at is null and expires_at < $1", lock: "" };
 
 /// Deletes inquiries older than the retention period (see [`OLD_INQUIRIES`]).
 pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {

@@ -2,9 +2,9 @@
 //! `kernel::retention`): inquiries, admin sessions, passkey challenges, invites, rate-limit
 //! windows and the jobs' run records.
 
+use common::retention::Promise;
 use futures::future::BoxFuture;
 use kernel::retention::{table_size, Figures, Kind, ReadCtx, ReadError, Reading};
-use common::retention::Promise;
 
 use crate::prune::{self, CLAIM_INTERVAL, JOB};
 

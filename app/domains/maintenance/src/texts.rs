@@ -125,7 +125,6 @@ texts! {
     OutcomeOk { en: "completed", ja: "完了" }
     OutcomeFailed { en: "completed with errors", ja: "エラーありで完了" }
     OutcomeCutOff { en: "cut off by its budget (the rest runs next time)", ja: "処理枠の上限で中断（残りは次回に実行）" }
-    OutcomeUnknown { en: "unknown", ja: "不明" }
     OutcomeRunning { en: "running now", ja: "実行中" }
     OutcomeInterrupted { en: "interrupted (the process stopped; the counts are what it had recorded)", ja: "中断（プロセスが停止しました。件数は記録済みの分です）" }
 

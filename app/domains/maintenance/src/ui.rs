@@ -6,8 +6,8 @@ use leptos_meta::Title;
 use super::api::*;
 use super::texts::SettingsT;
 use super::{parse_retention_input, RetentionPreview};
-use common::i18n::{fill, num, t, tf, Lang, Text, T};
-use common::jobs::JobView;
+use common::i18n::{num, t, tf, Lang, Text, T};
+use common::jobs::{JobView, RunState, StepStatus};
 use common::time::format_time;
 use common::ui::{describe, Outcome, UiT};
 
@@ -108,12 +108,12 @@ const TRIGGERS: [(&str, SettingsT); 8] = [
 ];
 
 /// The outcomes (`maintenance_runs.outcome`) as `common::jobs::outcome_label` words them.
-const OUTCOMES: [(&str, SettingsT); 5] = [
-    ("ok", SettingsT::OutcomeOk),
-    ("failed", SettingsT::OutcomeFailed),
-    ("cut_off", SettingsT::OutcomeCutOff),
-    ("running", SettingsT::OutcomeRunning),
-    ("interrupted", SettingsT::OutcomeInterrupted),
+const OUTCOMES: [(RunState, SettingsT); 5] = [
+    (RunState::Ok, SettingsT::OutcomeOk),
+    (RunState::Failed, SettingsT::OutcomeFailed),
+    (RunState::CutOff, SettingsT::OutcomeCutOff),
+    (RunState::Running, SettingsT::OutcomeRunning),
+    (RunState::Interrupted, SettingsT::OutcomeInterrupted),
 ];
 
 /// Whether a job of the registry (its name, English title and description, and its steps'
@@ -175,8 +175,8 @@ fn trigger_text(trigger: &str) -> String {
 }
 
 /// How a run ended, in the page's language (the CLI prints `common::jobs::outcome_label`).
-fn outcome_text(outcome: &str) -> String {
-    let key = OUTCOMES.iter().find(|(n, _)| *n == outcome).map_or(SettingsT::OutcomeUnknown, |(_, k)| *k);
+fn outcome_text(outcome: RunState) -> String {
+    let key = OUTCOMES.iter().find(|(n, _)| *n == outcome).map_or(SettingsT::OutcomeFailed, |(_, k)| *k);
     translated(common::i18n::lang(), Some(key), common::jobs::outcome_label(outcome))
 }
 
@@ -223,22 +223,22 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
                 {match job.last_run {
                     None => view! { <p>{t(SettingsT::NotRunYet)}</p> }.into_any(),
                     Some(run) => view! {
-                        <p class:bad={run.outcome == "failed"}>
+                        <p class:bad={run.outcome == RunState::Failed}>
                             {t(SettingsT::LastRun)} <strong><common::time::LocalTime at={run.started_at}/></strong> {t(SettingsT::Comma)}
-                            {trigger_text(&run.trigger)} " — " {outcome_text(&run.outcome)} {t(SettingsT::Period)}
+                            {trigger_text(&run.trigger)} " — " {outcome_text(run.outcome)} {t(SettingsT::Period)}
                         </p>
                         <ul class="steps">
                             {run.steps.into_iter().map(|s| {
-                                let text = match s.status.as_str() {
-                                    "failed" => t(SettingsT::StepFailed).to_string(),
-                                    "skipped" => t(SettingsT::StepSkipped).to_string(),
-                                    "stopped" => t(SettingsT::StepStopped).to_string(),
-                                    "running" => format!("{} {}", counts_text(&s.counts), t(SettingsT::StepRunning)),
-                                    "cut_off" => format!("{}{}", counts_text(&s.counts), t(SettingsT::StepCutOff)),
-                                    _ => format!("{}{}", counts_text(&s.counts), if s.more { t(SettingsT::StepMoreLeft) } else { "" }),
+                                let text = match s.status {
+                                    StepStatus::Failed => t(SettingsT::StepFailed).to_string(),
+                                    StepStatus::Skipped => t(SettingsT::StepSkipped).to_string(),
+                                    StepStatus::Stopped => t(SettingsT::StepStopped).to_string(),
+                                    StepStatus::Running => format!("{} {}", counts_text(&s.counts), t(SettingsT::StepRunning)),
+                                    StepStatus::CutOff => format!("{}{}", counts_text(&s.counts), t(SettingsT::StepCutOff)),
+                                    StepStatus::Done => format!("{}{}", counts_text(&s.counts), if s.more { t(SettingsT::StepMoreLeft) } else { "" }),
                                 };
                                 let label = step_label(&job_name, &s.step, &s.label);
-                                view! { <li class:bad={s.status == "failed"}>{label} ": " {text}</li> }
+                                view! { <li class:bad={s.status == StepStatus::Failed}>{label} ": " {text}</li> }
                             }).collect_view()}
                         </ul>
                     }.into_any(),
@@ -443,7 +443,6 @@ mod tests {
         for (name, key) in OUTCOMES {
             assert_eq!(key.get(Lang::En), common::jobs::outcome_label(name));
         }
-        assert_eq!(SettingsT::OutcomeUnknown.get(Lang::En), common::jobs::outcome_label("some_new_outcome"));
     }
 
     #[test]

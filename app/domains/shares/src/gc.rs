@@ -96,13 +96,7 @@ async fn marker_checked(pool: &PgPool, store: &dyn BlobStore) -> Result<(), Step
 
 /// Raises the missing-marker alert (the GC, and an upload refused for it).
 pub async fn alert_marker_missing(pool: &PgPool) -> Result<(), sqlx::Error> {
-    alerts::raise(
-        pool,
-        AlertKind::StorageMarkerMissing,
-        "",
-        &AlertMessage::StorageMarker,
-    )
-    .await
+    alerts::raise(pool, AlertKind::StorageMarkerMissing, "", &AlertMessage::StorageMarker).await
 }
 
 async fn purge_step(ctx: StepCtx) -> Result<StepReport, StepError> {
@@ -242,13 +236,7 @@ async fn reconcile_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     for r in &rows {
         if !store.exists(&r.blob_key).await? {
             missing += 1;
-            alerts::raise(
-                pool,
-                AlertKind::ShareFileMissing,
-                &r.id.to_string(),
-                &AlertMessage::ShareFileMissing { share: r.id.to_string() },
-            )
-            .await?;
+            alerts::raise(pool, AlertKind::ShareFileMissing, &r.id.to_string(), &AlertMessage::ShareFileMissing { share: r.id.to_string() }).await?;
         }
     }
     let next_id = if rows.len() < page { 0 } else { rows.last().map(|r| r.id).unwrap_or(0) };

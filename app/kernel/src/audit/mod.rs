@@ -84,4 +84,3 @@ pub async fn record(conn: &mut PgConnection, actor: &Actor, kind: AuditKind, sub
     .await?;
     Ok(())
 }
-

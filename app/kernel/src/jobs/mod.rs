@@ -406,37 +406,6 @@ impl Registry {
     }
 }
 
-/// How a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    Done,
-    Failed,
-    /// Not started: the run's time budget was spent (the next run goes on).
-    Skipped,
-    /// Not started: an earlier step's failed check stopped the run (its error says who must act).
-    Stopped,
-    /// Stopped at the run's time budget in the middle of its work: its counts so far are kept,
-    /// the next run goes on.
-    CutOff,
-    /// Started in this run, not finished yet (the record is written as the run goes).
-    Running,
-}
-
-impl StepStatus {
-    /// The stable name stored in the run record.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepStatus::Done => "done",
-            StepStatus::Failed => "failed",
-            StepStatus::Skipped => "skipped",
-            StepStatus::Stopped => "stopped",
-            StepStatus::CutOff => "cut_off",
-            StepStatus::Running => "running",
-        }
-    }
-}
-
 /// One step's outcome in a run (stored as JSON in `maintenance_runs.steps`).
 #[derive(Debug, Clone, Serialize)]
 pub struct StepRecord {
@@ -465,6 +434,16 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Failed => "failed",
             Outcome::CutOff => "cut_off",
+        }
+    }
+}
+
+impl From<Outcome> for RunState {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Ok => RunState::Ok,
+            Outcome::Failed => RunState::Failed,
+            Outcome::CutOff => RunState::CutOff,
         }
     }
 }
@@ -772,8 +751,7 @@ async fn close_interrupted(state: &AppState, job: &Job) -> Result<(), sqlx::Erro
             })
             .collect();
         let detail = format!("interrupted ({}){}{}", run.trigger, if counts.is_empty() { "" } else { ": " }, counts.join(", "));
-        crate::audit::record(&mut tx, &crate::audit::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail))
-            .await?;
+        crate::audit::record(&mut tx, &crate::audit::Actor::system(), crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;
         tracing::warn!(job = job.name, run = run.id, "a run of this job ended without finishing; its record is closed as interrupted");
     }
     tx.commit().await
@@ -867,13 +845,7 @@ async fn check_failing_twice(state: &AppState, job: &Job, outcome: Outcome) -> R
         .fetch_all(&state.pool)
         .await?;
     if last_two.len() == 2 && last_two.iter().all(|o| o == "failed") {
-        alerts::raise(
-            &state.pool,
-            AlertKind::JobFailing,
-            job.name,
-            &AlertMessage::JobFailing { job: job.name.into(), title: job.title.into() },
-        )
-        .await?;
+        alerts::raise(&state.pool, AlertKind::JobFailing, job.name, &AlertMessage::JobFailing { job: job.name.into(), title: job.title.into() }).await?;
     }
     Ok(())
 }
@@ -921,7 +893,7 @@ pub fn nudge_all(state: &AppState) {
 }
 
 /// A recorded run, read back for the dashboard.
-pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::RunView>, sqlx::Error> {
+pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<RunView>, sqlx::Error> {
     let row = sqlx::query!(
         r#"select started_at, coalesce(finished_at, clock_timestamp()) as "finished_at!", trigger, outcome, steps from maintenance_runs
            where job = $1 order by started_at desc, id desc limit 1"#,
@@ -929,21 +901,26 @@ pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::Ru
     )
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(|r| super::RunView {
+    Ok(row.map(|r| RunView {
         started_at: r.started_at,
         finished_at: r.finished_at,
         trigger: r.trigger,
-        outcome: r.outcome,
+        // The column's check constraint allows only the known outcomes.
+        outcome: RunState::parse(&r.outcome).unwrap_or(RunState::Failed),
         steps: r
             .steps
             .as_array()
             .map(|steps| {
                 steps
                     .iter()
-                    .map(|s| super::StepView {
+                    .map(|s| StepView {
                         step: s["step"].as_str().unwrap_or_default().to_owned(),
                         label: s["step"].as_str().unwrap_or_default().to_owned(),
-                        status: s["status"].as_str().unwrap_or(if s["error"].is_string() { "failed" } else { "done" }).to_owned(),
+                        status: s["status"].as_str().and_then(StepStatus::parse).unwrap_or(if s["error"].is_string() {
+                            StepStatus::Failed
+                        } else {
+                            StepStatus::Done
+                        }),
                         counts: match &s["counts"] {
                             serde_json::Value::Array(pairs) => pairs.iter().filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_u64()?))).collect(),
                             // Runs recorded before the engine: `{"step": …, "deleted": n}`.
@@ -958,14 +935,14 @@ pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<super::Ru
 }
 
 /// A job at a glance, for the dashboard and `ebb maintenance status`.
-pub async fn view(pool: &sqlx::PgPool, job: &Job) -> Result<super::JobView, sqlx::Error> {
+pub async fn view(pool: &sqlx::PgPool, job: &Job) -> Result<JobView, sqlx::Error> {
     let mut last_run = last_run(pool, job.name).await?;
     if let Some(run) = last_run.as_mut() {
         for s in &mut run.steps {
             s.label = job.steps.iter().find(|st| st.name == s.step).map(|st| st.label.to_owned()).unwrap_or_else(|| s.step.clone());
         }
     }
-    Ok(super::JobView {
+    Ok(JobView {
         name: job.name.to_owned(),
         title: job.title.to_owned(),
         description: job.description.to_owned(),
