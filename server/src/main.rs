@@ -131,70 +131,80 @@ async fn run(cli: Cli) -> Result<(), String> {
         _ => {}
     }
     let pool = server::connect(&config).await?;
-    let migrate = || async { server::MIGRATOR.run(&pool).await.map_err(|e| format!("database migration failed: {e}")) };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Migrate => {
-            migrate().await?;
+            migrate(&pool).await?;
             println!("migrations applied");
             Ok(())
         }
-        Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => {
-            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
-            migrate().await?;
-            // The GC trusts the store's deletes: check the store (probe and marker) first. A
-            // check that fails is a failed run of every job asked for: recorded and alerted on,
-            // so an operator's scheduler is not the only one to know.
-            let checked = async {
-                server::probe_storage(&state, &config).await?;
-                server::check_storage_marker(&state, &config).await
-            };
-            if let Err(why) = checked.await {
-                server::maintenance::record_not_started(&state, &jobs, &why).await;
-                return Err(why);
-            }
-            server::maintenance::run_now(&state, &jobs, force, &mut std::io::stdout()).await
-        }
+        Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => run_maintenance(&config, &pool, &jobs, force).await,
         Command::Maintenance { command: MaintenanceCommand::Status } => {
             let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
-            migrate().await?;
+            migrate(&pool).await?;
             server::maintenance::status(&state, &mut std::io::stdout()).await
         }
         Command::Retention { command: RetentionCommand::Report { json } } => {
             let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
-            migrate().await?;
+            migrate(&pool).await?;
             server::maintenance::retention_report(&state, json, &mut std::io::stdout()).await
         }
         Command::Storage { .. } => unreachable!("handled before connecting"),
         Command::Admin { command: AdminCommand::Invite { name } } => {
-            migrate().await?;
+            migrate(&pool).await?;
             let invite = server::create_invite(&pool, &config, name.as_deref()).await?;
             println!("Invite link (works once, until {} UTC):", app::time::format_time(invite.expires_at).trim_end_matches(" UTC"));
             println!("{}", invite.url);
             Ok(())
         }
-        Command::Serve => {
-            // A notification setting that cannot work stops the start, with what is wrong.
-            config.notify_settings()?;
-            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
-            // A wrong storage path must stop the server here, not make every delete "succeed".
-            server::probe_storage(&state, &config).await?;
-            migrate().await?;
-            server::check_storage_marker(&state, &config).await?;
-            if let Some(addr) = config.metrics_bind.0 {
-                // Metrics are for operators: a taken port (a second instance on this host) must
-                // not keep the site down. Said loudly, once.
-                if let Err(e) = server::telemetry::serve_metrics(addr).await {
-                    tracing::warn!("metrics disabled: {e}");
-                }
-            }
-            server::invite_first_admin_if_none(&pool, &config, &mut std::io::stderr()).await?;
-            let listener = tokio::net::TcpListener::bind(config.bind)
-                .await
-                .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;
-            tracing::info!(addr = %config.bind, public_url = %config.public_url, "Ebb is listening");
-            server::serve(listener, state, config.max_body_bytes as usize, Some(config.maintenance_interval()), server::shutdown_signal())
-                .await
-                .map_err(|e| format!("server error: {e}"))
+        Command::Serve => serve(&config, &pool).await,
+    }
+}
+
+async fn migrate(pool: &sqlx::PgPool) -> Result<(), String> {
+    server::MIGRATOR.run(pool).await.map_err(|e| format!("database migration failed: {e}"))
+}
+
+/// `ebb maintenance run`: the jobs asked for, run now once the store is checked.
+async fn run_maintenance(config: &Config, pool: &sqlx::PgPool, jobs: &[String], force: bool) -> Result<(), String> {
+    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
+    migrate(pool).await?;
+    // The GC trusts the store's deletes: check the store (probe and marker) first. A
+    // check that fails is a failed run of every job asked for: recorded and alerted on,
+    // so an operator's scheduler is not the only one to know.
+    let checked = async {
+        server::probe_storage(&state, config).await?;
+        server::check_storage_marker(&state, config).await
+    };
+    if let Err(why) = checked.await {
+        server::maintenance::record_not_started(&state, jobs, &why).await;
+        return Err(why);
+    }
+    server::maintenance::run_now(&state, jobs, force, &mut std::io::stdout()).await
+}
+
+/// `ebb serve`: checks what a start depends on (settings, store, migrations), then serves until
+/// a shutdown signal.
+async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
+    // A notification setting that cannot work stops the start, with what is wrong.
+    config.notify_settings()?;
+    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
+    // A wrong storage path must stop the server here, not make every delete "succeed".
+    server::probe_storage(&state, config).await?;
+    migrate(pool).await?;
+    server::check_storage_marker(&state, config).await?;
+    if let Some(addr) = config.metrics_bind.0 {
+        // Metrics are for operators: a taken port (a second instance on this host) must
+        // not keep the site down. Said loudly, once.
+        if let Err(e) = server::telemetry::serve_metrics(addr).await {
+            tracing::warn!("metrics disabled: {e}");
         }
     }
+    server::invite_first_admin_if_none(pool, config, &mut std::io::stderr()).await?;
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;
+    tracing::info!(addr = %config.bind, public_url = %config.public_url, "Ebb is listening");
+    server::serve(listener, state, config.max_body_bytes as usize, Some(config.maintenance_interval()), server::shutdown_signal())
+        .await
+        .map_err(|e| format!("server error: {e}"))
 }

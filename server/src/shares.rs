@@ -97,56 +97,95 @@ async fn receive(
         return Err(AppError::TooLarge { limit_bytes: limit });
     }
     let mut multipart = multipart.map_err(|e| AppError::BadRequest(format!("send the form as multipart/form-data ({})", e.body_text())))?;
+    let form = read_form(state, &settings, &mut multipart).await?;
+    let expires_hours = form.expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(settings.max_expiry_hours)))?;
+    let Some(file) = form.file else {
+        return Err(field_error("file", t(SharesT::ChooseFile)));
+    };
+    create_share(state, admin, actor, file, form.note, expires_hours).await
+}
+
+/// The upload form's fields as they came (any of them may be missing).
+struct ShareForm {
+    expires_hours: Option<u32>,
+    note: Option<String>,
+    file: Option<ReceivedFile>,
+}
+
+/// The form's file, stored; its share row not written yet.
+struct ReceivedFile {
+    stored: StoredFile,
+    file_name: String,
+    content_type: String,
+    size: u64,
+}
+
+async fn read_form(state: &AppState, settings: &shares::ShareSettings, multipart: &mut Multipart) -> Result<ShareForm, AppError> {
+    let limit = settings.max_bytes;
     // Small fields are checked as they arrive, so a bad expiry sent first fails before any file
     // is stored.
-    let (mut expires_hours, mut note) = (None, None);
-    let mut file: Option<(StoredFile, String, String, u64)> = None;
+    let mut form = ShareForm { expires_hours: None, note: None, file: None };
     while let Some(field) = multipart.next_field().await.map_err(|e| multipart_error(e, limit))? {
         match field.name().unwrap_or("") {
             "expires_hours" => {
                 let raw = small_text(field, 32, limit).await?;
-                expires_hours = Some(shares::parse_expiry_hours(&raw, settings.max_expiry_hours).map_err(|m| field_error("expires_hours", m))?);
+                form.expires_hours = Some(shares::parse_expiry_hours(&raw, settings.max_expiry_hours).map_err(|m| field_error("expires_hours", m))?);
             }
             "note" => {
                 let raw = small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?;
-                note = shares::parse_note(&raw).map_err(|m| field_error("note", m))?;
+                form.note = shares::parse_note(&raw).map_err(|m| field_error("note", m))?;
             }
             "file" => {
-                if file.is_some() {
+                if form.file.is_some() {
                     return Err(field_error("file", t(SharesT::OneFileAtATime)));
                 }
-                let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
-                let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
-                let key = app::storage::new_key(app::storage::Namespace::Shares);
-                let body = field.map_err(move |e| match e.status() {
-                    StatusCode::PAYLOAD_TOO_LARGE => BlobError::TooLarge { limit },
-                    _ => BlobError::Source(e.body_text()),
-                });
-                let stored = StoredFile { store: state.blobs.clone(), background: state.background.clone(), key, committed: false };
-                let size = match state.blobs.put_stream(&stored.key, body.boxed(), limit).await {
-                    Ok(stored) => stored.size,
-                    Err(BlobError::TooLarge { .. }) => return Err(AppError::TooLarge { limit_bytes: limit }),
-                    Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
-                    Err(BlobError::MarkerMissing) => {
-                        tracing::warn!("share upload refused: the storage marker is missing (the storage may not be the real one)");
-                        if let Err(e) = app::shares::gc::alert_marker_missing(&state.pool).await {
-                            tracing::warn!(error = %e, "could not raise the storage marker alert");
-                        }
-                        return Err(AppError::StorageUnavailable);
-                    }
-                    Err(e) => return Err(AppError::internal("share upload: storing the file failed", e)),
-                };
-                file = Some((stored, file_name, content_type, size));
+                form.file = Some(store_file(state, field, limit).await?);
             }
             // Other fields are skipped (read through, not kept).
             _ => {}
         }
     }
-    let expires_hours = expires_hours.ok_or_else(|| field_error("expires_hours", shares::expiry_message(settings.max_expiry_hours)))?;
-    let Some((mut stored, file_name, content_type, size)) = file else {
-        return Err(field_error("file", t(SharesT::ChooseFile)));
-    };
+    Ok(form)
+}
 
+/// Streams the file field to the blob store under a new key, at most `limit` bytes. The stored
+/// file is deleted again unless its share row is committed.
+async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -> Result<ReceivedFile, AppError> {
+    let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
+    let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
+    let key = app::storage::new_key(app::storage::Namespace::Shares);
+    let body = field.map_err(move |e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => BlobError::TooLarge { limit },
+        _ => BlobError::Source(e.body_text()),
+    });
+    let stored = StoredFile { store: state.blobs.clone(), background: state.background.clone(), key, committed: false };
+    let size = match state.blobs.put_stream(&stored.key, body.boxed(), limit).await {
+        Ok(stored) => stored.size,
+        Err(BlobError::TooLarge { .. }) => return Err(AppError::TooLarge { limit_bytes: limit }),
+        Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
+        Err(BlobError::MarkerMissing) => {
+            tracing::warn!("share upload refused: the storage marker is missing (the storage may not be the real one)");
+            if let Err(e) = app::shares::gc::alert_marker_missing(&state.pool).await {
+                tracing::warn!(error = %e, "could not raise the storage marker alert");
+            }
+            return Err(AppError::StorageUnavailable);
+        }
+        Err(e) => return Err(AppError::internal("share upload: storing the file failed", e)),
+    };
+    Ok(ReceivedFile { stored, file_name, content_type, size })
+}
+
+/// Writes the share's row and its audit event in one transaction (the stored file is kept from
+/// then on), and answers with the link.
+async fn create_share(
+    state: &AppState,
+    admin: &AdminInfo,
+    actor: &app::kernel::audit::Actor,
+    file: ReceivedFile,
+    note: Option<String>,
+    expires_hours: u32,
+) -> Result<NewShare, AppError> {
+    let ReceivedFile { mut stored, file_name, content_type, size } = file;
     let (token, token_hash) = new_token();
     let row = shares::db::NewShareRow {
         token_hash: &token_hash,

@@ -515,6 +515,16 @@ async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
     }
 }
 
+/// The `write` step's counts and errors, as its months go.
+#[derive(Default)]
+struct WriteCounts {
+    written: u64,
+    verified: u64,
+    dropped: u64,
+    empty: u64,
+    errors: Vec<String>,
+}
+
 /// Step `write`: every pending table that is not verified yet, written to its month's key.
 async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
@@ -522,101 +532,129 @@ async fn write_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let tables = pending(&mut conn).await?;
     conn.commit().await?;
     let states: std::collections::HashMap<Date, LedgerRow> = ledger(pool).await?.into_iter().map(|r| (r.period, r)).collect();
-    let (mut written, mut empty, mut errors) = (0u64, 0u64, Vec::new());
-    let (mut verified, mut dropped) = (0u64, 0u64);
+    let mut counts = WriteCounts::default();
     let mut more = false;
     for t in tables {
         // At least one month per run, however long the steps before took: a backlog of any size
         // moves every run.
-        if ctx.out_of_time() && (written > 0 || !errors.is_empty()) {
+        if ctx.out_of_time() && (counts.written > 0 || !counts.errors.is_empty()) {
             more = true;
             break;
         }
-        let period = match &t.period {
-            Ok(p) => *p,
-            Err(why) => {
-                tracing::error!(table = %t.name, "audit archive: left a pending table alone: {why}");
-                errors.push(format!("{}: left alone: {why}", t.name));
-                continue;
-            }
-        };
-        let label = period_label(period);
-        match states.get(&period) {
-            Some(r) if r.dropped_at.is_some() => {
-                let why = format!(
-                    "month {label} was archived and dropped already; this table holds other rows of the same month and is left alone for a person to compare"
-                );
-                tracing::error!(table = %t.name, "audit archive: {why}");
-                errors.push(format!("{}: {why}", t.name));
-                continue;
-            }
-            // Verified: waiting for the drop. Written: the verify step checks it (a later run
-            // when this one is cut off); an upload is never redone while it may be good.
-            Some(r) if r.status == MonthStatus::Verified || r.status == MonthStatus::Written => continue,
-            _ => {}
+        let Some(period) = month_to_write(pool, &t, &states, &mut counts).await? else { continue };
+        write_month(&ctx, &t.name, period, &mut counts).await?;
+    }
+    let WriteCounts { written, verified, dropped, empty, errors } = counts;
+    if !errors.is_empty() {
+        return Err(StepError::new(errors.join("; ")));
+    }
+    Ok(StepReport { counts: vec![("written", written), ("verified", verified), ("dropped", dropped), ("empty_left", empty)], rows: written, more })
+}
+
+/// The month pending table `t` is to be written as, or `None` when it is left alone this run
+/// (counted or reported in `counts`).
+async fn month_to_write(
+    pool: &PgPool,
+    t: &PendingTable,
+    states: &std::collections::HashMap<Date, LedgerRow>,
+    counts: &mut WriteCounts,
+) -> Result<Option<Date>, StepError> {
+    let period = match &t.period {
+        Ok(p) => *p,
+        Err(why) => {
+            tracing::error!(table = %t.name, "audit archive: left a pending table alone: {why}");
+            counts.errors.push(format!("{}: left alone: {why}", t.name));
+            return Ok(None);
         }
-        let has_rows: bool = sqlx::query_scalar(&format!("select exists (select 1 from {})", pending_table(&t.name))).fetch_one(pool).await?;
-        if !has_rows {
-            // Its period cannot be proven by its rows: no ledger row, nothing dropped.
-            tracing::warn!(table = %t.name, month = %label, "audit archive: a pending table has no rows; left alone for a person to look at");
-            empty += 1;
-            continue;
+    };
+    let label = period_label(period);
+    match states.get(&period) {
+        Some(r) if r.dropped_at.is_some() => {
+            let why = format!(
+                "month {label} was archived and dropped already; this table holds other rows of the same month and is left alone for a person to compare"
+            );
+            tracing::error!(table = %t.name, "audit archive: {why}");
+            counts.errors.push(format!("{}: {why}", t.name));
+            return Ok(None);
         }
-        let key = key_of(period);
-        match write_table(pool, &*ctx.state.blobs, &t.name, &key).await {
-            Ok(w) => {
-                fail::fail_point!("archive-after-upload");
-                sqlx::query!(
-                    "insert into audit_partition_archives (period, object_key, table_name, status, rows_written, bytes, crc32c)
+        // Verified: waiting for the drop. Written: the verify step checks it (a later run
+        // when this one is cut off); an upload is never redone while it may be good.
+        Some(r) if r.status == MonthStatus::Verified || r.status == MonthStatus::Written => return Ok(None),
+        _ => {}
+    }
+    let has_rows: bool = sqlx::query_scalar(&format!("select exists (select 1 from {})", pending_table(&t.name))).fetch_one(pool).await?;
+    if !has_rows {
+        // Its period cannot be proven by its rows: no ledger row, nothing dropped.
+        tracing::warn!(table = %t.name, month = %label, "audit archive: a pending table has no rows; left alone for a person to look at");
+        counts.empty += 1;
+        return Ok(None);
+    }
+    Ok(Some(period))
+}
+
+/// Uploads `table` as month `period` and records it in the ledger as `written`, then verifies
+/// and drops it. A failed upload marks the month failed; every problem goes to `counts.errors`.
+async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut WriteCounts) -> Result<(), StepError> {
+    let pool = &ctx.state.pool;
+    let label = period_label(period);
+    let key = key_of(period);
+    match write_table(pool, &*ctx.state.blobs, table, &key).await {
+        Ok(w) => {
+            fail::fail_point!("archive-after-upload");
+            sqlx::query!(
+                "insert into audit_partition_archives (period, object_key, table_name, status, rows_written, bytes, crc32c)
                      values ($1, $2, $3, 'written', $4, $5, $6)
                      on conflict (period) do update set status = 'written', object_key = $2, table_name = $3, rows_written = $4,
                          bytes = $5, crc32c = $6, table_rows = null, verified_at = null, failure = null,
                          attempts = audit_partition_archives.attempts + 1, archived_at = now()
                      where audit_partition_archives.dropped_at is null",
-                    period,
-                    key,
-                    t.name,
-                    w.rows as i64,
-                    w.bytes as i64,
-                    w.crc32c as i64,
-                )
-                .execute(pool)
-                .await?;
-                tracing::info!(month = %label, rows = w.rows, bytes = w.bytes, "audit archive: month written");
-                written += 1;
-                kernel::jobs::tally("written", 1);
-                // Verified and dropped at once, so a run cut off later leaves finished months
-                // behind it, not a pile of uploads to check again.
-                let month = WrittenMonth { period, table: &t.name, key: &key, rows: w.rows as i64, bytes: w.bytes as i64, crc: w.crc32c as i64 };
-                match verify_month(&ctx, &month).await? {
-                    Ok(()) => {
-                        verified += 1;
-                        kernel::jobs::tally("verified", 1);
-                        match drop_verified(pool, &ctx.state.blobs, &t.name).await {
-                            Ok(_) => {
-                                dropped += 1;
-                                kernel::jobs::tally("dropped", 1);
-                            }
-                            Err(DropRefused::Locked) => {
-                                tracing::info!(table = %t.name, "audit archive: a verified month's table is locked; it is dropped next run")
-                            }
-                            Err(e) => errors.push(format!("{}: {e}", t.name)),
-                        }
-                    }
-                    Err(why) => errors.push(why),
-                }
-            }
-            Err(e) => {
-                let why = format!("writing {key} failed: {e}");
-                record_failure(pool, period, &t.name, &why).await?;
-                errors.push(format!("{label}: {why}"));
-            }
+                period,
+                key,
+                table,
+                w.rows as i64,
+                w.bytes as i64,
+                w.crc32c as i64,
+            )
+            .execute(pool)
+            .await?;
+            tracing::info!(month = %label, rows = w.rows, bytes = w.bytes, "audit archive: month written");
+            counts.written += 1;
+            kernel::jobs::tally("written", 1);
+            // Verified and dropped at once, so a run cut off later leaves finished months
+            // behind it, not a pile of uploads to check again.
+            let month = WrittenMonth { period, table, key: &key, rows: w.rows as i64, bytes: w.bytes as i64, crc: w.crc32c as i64 };
+            verify_and_drop(ctx, &month, counts).await?;
+        }
+        Err(e) => {
+            let why = format!("writing {key} failed: {e}");
+            record_failure(pool, period, table, &why).await?;
+            counts.errors.push(format!("{label}: {why}"));
         }
     }
-    if !errors.is_empty() {
-        return Err(StepError::new(errors.join("; ")));
+    Ok(())
+}
+
+/// Verifies a month just written and, verified, drops its table; a table someone holds a lock
+/// on is dropped by a later run.
+async fn verify_and_drop(ctx: &StepCtx, month: &WrittenMonth<'_>, counts: &mut WriteCounts) -> Result<(), StepError> {
+    match verify_month(ctx, month).await? {
+        Ok(()) => {
+            counts.verified += 1;
+            kernel::jobs::tally("verified", 1);
+            match drop_verified(&ctx.state.pool, &ctx.state.blobs, month.table).await {
+                Ok(_) => {
+                    counts.dropped += 1;
+                    kernel::jobs::tally("dropped", 1);
+                }
+                Err(DropRefused::Locked) => {
+                    tracing::info!(table = %month.table, "audit archive: a verified month's table is locked; it is dropped next run")
+                }
+                Err(e) => counts.errors.push(format!("{}: {e}", month.table)),
+            }
+        }
+        Err(why) => counts.errors.push(why),
     }
-    Ok(StepReport { counts: vec![("written", written), ("verified", verified), ("dropped", dropped), ("empty_left", empty)], rows: written, more })
+    Ok(())
 }
 
 /// A month the ledger has as `written`: what was uploaded, from which table.

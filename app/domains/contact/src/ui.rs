@@ -49,6 +49,50 @@ fn general_message(err: &AppError) -> String {
     }
 }
 
+/// What the visitor typed, and which fields they have left (their own validation shows then).
+#[derive(Clone, Copy)]
+struct Fields {
+    name: ReadSignal<String>,
+    email: ReadSignal<String>,
+    message: ReadSignal<String>,
+    touched: RwSignal<std::collections::BTreeSet<&'static str>>,
+}
+
+impl Fields {
+    /// A left field's own validation (once edited, it replaces the server's verdict), or `None`
+    /// for a field not left yet (the server's verdict, if any, shows then).
+    fn error(self, field: &'static str) -> Option<String> {
+        if !self.touched.read().contains(field) {
+            return None;
+        }
+        match field {
+            "name" => parse_name(&self.name.read()).err(),
+            "email" => parse_email(&self.email.read()).err(),
+            _ => parse_message(&self.message.read()).err(),
+        }
+    }
+
+    /// Hydrated submit: validate with the shared parse functions first (instant feedback,
+    /// nothing sent while a field is wrong), then call the server function without a page load.
+    /// Without JavaScript this never runs and the browser posts the form itself.
+    fn submit(self, ev: leptos::ev::SubmitEvent, action: ServerAction<SubmitInquiry>) {
+        ev.prevent_default();
+        self.touched.update(|t| t.extend(["name", "email", "message"]));
+        let invalid = parse_name(&self.name.get_untracked()).is_err()
+            || parse_email(&self.email.get_untracked()).is_err()
+            || parse_message(&self.message.get_untracked()).is_err();
+        if invalid || action.pending().get_untracked() {
+            return;
+        }
+        match <SubmitInquiry as leptos::form::FromFormData>::from_event(&ev) {
+            Ok(input) => {
+                action.dispatch(input);
+            }
+            Err(e) => leptos::logging::error!("contact form could not be read: {e}"),
+        }
+    }
+}
+
 #[component]
 pub fn ContactForm() -> impl IntoView {
     // The router hands every action the error in the page's URL (`__err`), whoever wrote it; this
@@ -86,46 +130,17 @@ pub fn ContactForm() -> impl IntoView {
         _ => FieldErrors::new(),
     };
 
-    let field_error = move |field: &'static str| {
-        move || -> Option<String> {
-            if touched.read().contains(field) {
-                let local = match field {
-                    "name" => parse_name(&name.read()).err(),
-                    "email" => parse_email(&email.read()).err(),
-                    _ => parse_message(&message.read()).err(),
-                };
-                // Once edited, the field's own validation replaces the server's verdict.
-                return local;
-            }
-            server_field_errors().get(field).cloned()
-        }
-    };
+    let fields = Fields { name, email, message, touched };
+    let field_error = move |field: &'static str| move || fields.error(field).or_else(|| server_field_errors().get(field).cloned());
     let touch = move |field: &'static str| {
         touched.update(|t| {
             t.insert(field);
         })
     };
 
-    // Hydrated submit: validate with the shared parse functions first (instant feedback, nothing
-    // sent while a field is wrong), then call the server function without a page load. Without
-    // JavaScript this handler never runs and the browser posts the form itself.
-    let on_submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        touched.update(|t| t.extend(["name", "email", "message"]));
-        let invalid =
-            parse_name(&name.get_untracked()).is_err() || parse_email(&email.get_untracked()).is_err() || parse_message(&message.get_untracked()).is_err();
-        if invalid || action.pending().get_untracked() {
-            return;
-        }
-        match <SubmitInquiry as leptos::form::FromFormData>::from_event(&ev) {
-            Ok(input) => {
-                action.dispatch(input);
-            }
-            Err(e) => leptos::logging::error!("contact form could not be read: {e}"),
-        }
-    };
+    let on_submit = move |ev: leptos::ev::SubmitEvent| fields.submit(ev, action);
 
-    let send_another = move |_| {
+    let send_another = move || {
         action.value().set(None);
         set_message.set(String::new());
         touched.set(Default::default());
@@ -140,68 +155,96 @@ pub fn ContactForm() -> impl IntoView {
             <h2 id="contact-title">{t(T::ContactHeading)}</h2>
             <Show
                 when=move || !sent()
-                fallback=move || view! {
-                    <div class="notice success" role="status" data-testid="contact-success">
-                        <p><strong>{t(T::ContactSent)}</strong></p>
-                        <p>{t(T::ContactSentReply)}</p>
-                        {move || hydrated.get().then(|| view! {
-                            <button type="button" class="secondary" on:click=send_another>{t(T::ContactSendAnother)}</button>
-                        })}
-                        {move || (!hydrated.get()).then(|| view! { <a href="/#contact">{t(T::ContactSendAnother)}</a> })}
-                    </div>
-                }
+                fallback=move || view! { <ContactSent hydrated on_another=send_another/> }
             >
                 {move || server_error.get().map(|e| view! {
                     <div class="notice error" role="alert" data-testid="contact-error">{general_message(&e)}</div>
                 })}
                 <form action=SubmitInquiry::url() method="post" on:submit=on_submit
                     novalidate=move || hydrated.get() data-hydrated=move || hydrated.get().to_string()>
-                    <div class="field">
-                        <label for="contact-name">{t(T::ContactName)}</label>
-                        <input id="contact-name" name="name" type="text" autocomplete="name" required maxlength="100"
-                            prop:value=name
-                            on:input=move |ev| set_name.set(event_target_value(&ev))
-                            on:blur=move |_| touch("name")
-                            aria-invalid=move || field_error("name")().is_some().to_string()
-                            aria-describedby="contact-name-error"/>
-                        <p id="contact-name-error" class="field-error" aria-live="polite">{field_error("name")}</p>
-                    </div>
-                    <div class="field">
-                        <label for="contact-email">{t(T::ContactEmail)}</label>
-                        <input id="contact-email" name="email" type="email" autocomplete="email" required maxlength="254"
-                            prop:value=email
-                            on:input=move |ev| set_email.set(event_target_value(&ev))
-                            on:blur=move |_| touch("email")
-                            aria-invalid=move || field_error("email")().is_some().to_string()
-                            aria-describedby="contact-email-error"/>
-                        <p id="contact-email-error" class="field-error" aria-live="polite">{field_error("email")}</p>
-                    </div>
-                    <div class="field">
-                        <label for="contact-message">{t(T::ContactMessage)}</label>
-                        <textarea id="contact-message" name="message" rows="7" required maxlength="5000"
-                            prop:value=message
-                            on:input=move |ev| set_message.set(event_target_value(&ev))
-                            on:blur=move |_| touch("message")
-                            aria-invalid=move || field_error("message")().is_some().to_string()
-                            aria-describedby="contact-message-error contact-message-count"></textarea>
-                        <p id="contact-message-count" class="hint" data-testid="message-count">
-                            {move || tf(T::ContactCount, &[("n", &message_count()), ("max", &MESSAGE_MAX_CHARS)])}
-                        </p>
-                        <p id="contact-message-error" class="field-error" aria-live="polite">{field_error("message")}</p>
-                    </div>
-                    // Honeypot: hidden from people and assistive technology; bots fill it in.
-                    <div class="hp" aria-hidden="true">
-                        <label for="contact-website">{t(T::ContactHoneypot)}</label>
-                        <input id="contact-website" name=HONEYPOT_FIELD type="text" tabindex="-1" autocomplete="off"/>
-                    </div>
-                    <button type="submit" disabled=move || action.pending().get() aria-busy=move || action.pending().get().to_string()>
-                        {move || if action.pending().get() { t(T::ContactSending) } else { t(T::ContactSend) }}
-                    </button>
-                    <p class="hint"><a href="/retention">{t(T::ContactRetentionLink)}</a></p>
+                    <ContactFields name set_name email set_email message set_message touch
+                        errors=[Signal::derive(field_error("name")), Signal::derive(field_error("email")), Signal::derive(field_error("message"))]
+                        message_count=Signal::derive(message_count) pending=action.pending().into()/>
                 </form>
             </Show>
         </section>
     }
     // Type erasure keeps the view's type shallow enough for the compiler's default limits.
     .into_any()
+}
+
+/// The form's fields: each with its label and the message of its own validation (`errors`, in
+/// the order name, email, message), the message's character count, the honeypot and the button.
+#[component]
+fn ContactFields(
+    name: ReadSignal<String>,
+    set_name: WriteSignal<String>,
+    email: ReadSignal<String>,
+    set_email: WriteSignal<String>,
+    message: ReadSignal<String>,
+    set_message: WriteSignal<String>,
+    touch: impl Fn(&'static str) + Copy + Send + Sync + 'static,
+    errors: [Signal<Option<String>>; 3],
+    message_count: Signal<usize>,
+    pending: Signal<bool>,
+) -> impl IntoView {
+    view! {
+        <div class="field">
+            <label for="contact-name">{t(T::ContactName)}</label>
+            <input id="contact-name" name="name" type="text" autocomplete="name" required maxlength="100"
+                prop:value=name
+                on:input=move |ev| set_name.set(event_target_value(&ev))
+                on:blur=move |_| touch("name")
+                aria-invalid=move || errors[0].get().is_some().to_string()
+                aria-describedby="contact-name-error"/>
+            <p id="contact-name-error" class="field-error" aria-live="polite">{move || errors[0].get()}</p>
+        </div>
+        <div class="field">
+            <label for="contact-email">{t(T::ContactEmail)}</label>
+            <input id="contact-email" name="email" type="email" autocomplete="email" required maxlength="254"
+                prop:value=email
+                on:input=move |ev| set_email.set(event_target_value(&ev))
+                on:blur=move |_| touch("email")
+                aria-invalid=move || errors[1].get().is_some().to_string()
+                aria-describedby="contact-email-error"/>
+            <p id="contact-email-error" class="field-error" aria-live="polite">{move || errors[1].get()}</p>
+        </div>
+        <div class="field">
+            <label for="contact-message">{t(T::ContactMessage)}</label>
+            <textarea id="contact-message" name="message" rows="7" required maxlength="5000"
+                prop:value=message
+                on:input=move |ev| set_message.set(event_target_value(&ev))
+                on:blur=move |_| touch("message")
+                aria-invalid=move || errors[2].get().is_some().to_string()
+                aria-describedby="contact-message-error contact-message-count"></textarea>
+            <p id="contact-message-count" class="hint" data-testid="message-count">
+                {move || tf(T::ContactCount, &[("n", &message_count.get()), ("max", &MESSAGE_MAX_CHARS)])}
+            </p>
+            <p id="contact-message-error" class="field-error" aria-live="polite">{move || errors[2].get()}</p>
+        </div>
+        // Honeypot: hidden from people and assistive technology; bots fill it in.
+        <div class="hp" aria-hidden="true">
+            <label for="contact-website">{t(T::ContactHoneypot)}</label>
+            <input id="contact-website" name=HONEYPOT_FIELD type="text" tabindex="-1" autocomplete="off"/>
+        </div>
+        <button type="submit" disabled=move || pending.get() aria-busy=move || pending.get().to_string()>
+            {move || if pending.get() { t(T::ContactSending) } else { t(T::ContactSend) }}
+        </button>
+        <p class="hint"><a href="/retention">{t(T::ContactRetentionLink)}</a></p>
+    }
+}
+
+/// What the visitor sees once the message is sent (and how to write another).
+#[component]
+fn ContactSent(hydrated: RwSignal<bool>, on_another: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    view! {
+        <div class="notice success" role="status" data-testid="contact-success">
+            <p><strong>{t(T::ContactSent)}</strong></p>
+            <p>{t(T::ContactSentReply)}</p>
+            {move || hydrated.get().then(|| view! {
+                <button type="button" class="secondary" on:click=move |_| on_another()>{t(T::ContactSendAnother)}</button>
+            })}
+            {move || (!hydrated.get()).then(|| view! { <a href="/#contact">{t(T::ContactSendAnother)}</a> })}
+        </div>
+    }
 }

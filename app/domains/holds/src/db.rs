@@ -3,6 +3,7 @@
 //! `held` flags from the committed holds (no lost update between a hold and a lift).
 
 use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
 
 use super::{HeldItem, HoldTarget, HoldView};
 use kernel::audit::Actor;
@@ -49,90 +50,99 @@ pub async fn place(pool: &PgPool, actor: &Actor, target: HoldTarget, reason: &st
 pub async fn place_in(tx: &mut PgConnection, actor: &Actor, target: HoldTarget, reason: &str) -> Result<i64, HoldError> {
     lock(&mut *tx).await?;
     let (id, what) = match target {
-        HoldTarget::Inquiry(inquiry) => {
-            // The FK check locks the inquiry: a prune deleting it right now makes this fail
-            // (NotFound) rather than hold nothing.
-            let id = sqlx::query_scalar!(
-                "insert into legal_holds (inquiry_id, reason, placed_by) select $1, $2, $3
-                 where exists (select 1 from inquiries where id = $1)
-                 on conflict (inquiry_id) where inquiry_id is not null do nothing
-                 returning id",
-                inquiry,
-                reason,
-                actor.admin,
-            )
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(|e| if is_foreign_key_violation(&e) { HoldError::NotFound } else { e.into() })?;
-            let Some(id) = id else {
-                let held =
-                    sqlx::query_scalar!("select exists (select 1 from legal_holds where inquiry_id = $1) as \"held!\"", inquiry).fetch_one(&mut *tx).await?;
-                return Err(if held { HoldError::AlreadyHeld } else { HoldError::NotFound });
-            };
-            // An UPDATE of the row (not only a lock): a prune that already read the row re-checks
-            // it under its lock and skips it.
-            let r = sqlx::query!("update inquiries set held = true where id = $1", inquiry).execute(&mut *tx).await?;
-            if r.rows_affected() != 1 {
-                return Err(HoldError::NotFound);
-            }
-            (id, format!("inquiry {inquiry}"))
-        }
-        HoldTarget::Sender(inquiry) => {
-            let email = sqlx::query_scalar!("select lower(email) as \"email!\" from inquiries where id = $1", inquiry)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(HoldError::NotFound)?;
-            let id = sqlx::query_scalar!(
-                "insert into legal_holds (email, reason, placed_by) values ($1, $2, $3)
-                 on conflict (email) where email is not null do nothing
-                 returning id",
-                email,
-                reason,
-                actor.admin,
-            )
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(HoldError::AlreadyHeld)?;
-            sqlx::query!("update inquiries set held = true where lower(email) = $1 and not held", email).execute(&mut *tx).await?;
-            (id, format!("every inquiry from the sender of inquiry {inquiry}"))
-        }
-        HoldTarget::Share(share) => {
-            // Only an active, unexpired share: such a share is not eligible for the GC, so no
-            // GC run can be deleting its file at this moment.
-            let id = sqlx::query_scalar!(
-                "insert into legal_holds (share_id, reason, placed_by) select $1, $2, $3
-                 where exists (select 1 from shares where id = $1 and status = 'active' and expires_at > clock_timestamp())
-                 on conflict (share_id) where share_id is not null do nothing
-                 returning id",
-                share,
-                reason,
-                actor.admin,
-            )
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some(id) = id else {
-                let r = sqlx::query!(
-                    r#"select exists (select 1 from legal_holds where share_id = $1) as "held!",
-                              exists (select 1 from shares where id = $1) as "exists!""#,
-                    share
-                )
-                .fetch_one(&mut *tx)
-                .await?;
-                return Err(if r.held {
-                    HoldError::AlreadyHeld
-                } else if r.exists {
-                    HoldError::ShareNotActive
-                } else {
-                    HoldError::NotFound
-                });
-            };
-            sqlx::query!("update shares set held = true where id = $1", share).execute(&mut *tx).await?;
-            (id, format!("share {share}"))
-        }
+        HoldTarget::Inquiry(inquiry) => hold_inquiry(&mut *tx, actor, inquiry, reason).await?,
+        HoldTarget::Sender(inquiry) => hold_sender(&mut *tx, actor, inquiry, reason).await?,
+        HoldTarget::Share(share) => hold_share(&mut *tx, actor, share, reason).await?,
     };
     let detail = format!("{what}; reason: {reason}");
     kernel::audit::record(&mut *tx, actor, AuditKind::HoldPlace, Some(("hold", &id.to_string())), Some(&detail)).await?;
     Ok(id)
+}
+
+/// Holds one inquiry (lock taken by the caller); returns the hold's id and what it holds, for
+/// the event.
+async fn hold_inquiry(tx: &mut PgConnection, actor: &Actor, inquiry: Uuid, reason: &str) -> Result<(i64, String), HoldError> {
+    // The FK check locks the inquiry: a prune deleting it right now makes this fail
+    // (NotFound) rather than hold nothing.
+    let id = sqlx::query_scalar!(
+        "insert into legal_holds (inquiry_id, reason, placed_by) select $1, $2, $3
+                 where exists (select 1 from inquiries where id = $1)
+                 on conflict (inquiry_id) where inquiry_id is not null do nothing
+                 returning id",
+        inquiry,
+        reason,
+        actor.admin,
+    )
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(|e| if is_foreign_key_violation(&e) { HoldError::NotFound } else { e.into() })?;
+    let Some(id) = id else {
+        let held = sqlx::query_scalar!("select exists (select 1 from legal_holds where inquiry_id = $1) as \"held!\"", inquiry).fetch_one(&mut *tx).await?;
+        return Err(if held { HoldError::AlreadyHeld } else { HoldError::NotFound });
+    };
+    // An UPDATE of the row (not only a lock): a prune that already read the row re-checks
+    // it under its lock and skips it.
+    let r = sqlx::query!("update inquiries set held = true where id = $1", inquiry).execute(&mut *tx).await?;
+    if r.rows_affected() != 1 {
+        return Err(HoldError::NotFound);
+    }
+    Ok((id, format!("inquiry {inquiry}")))
+}
+
+/// Holds every inquiry from the sender of `inquiry`, by address (lock taken by the caller).
+async fn hold_sender(tx: &mut PgConnection, actor: &Actor, inquiry: Uuid, reason: &str) -> Result<(i64, String), HoldError> {
+    let email = sqlx::query_scalar!("select lower(email) as \"email!\" from inquiries where id = $1", inquiry)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(HoldError::NotFound)?;
+    let id = sqlx::query_scalar!(
+        "insert into legal_holds (email, reason, placed_by) values ($1, $2, $3)
+                 on conflict (email) where email is not null do nothing
+                 returning id",
+        email,
+        reason,
+        actor.admin,
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or(HoldError::AlreadyHeld)?;
+    sqlx::query!("update inquiries set held = true where lower(email) = $1 and not held", email).execute(&mut *tx).await?;
+    Ok((id, format!("every inquiry from the sender of inquiry {inquiry}")))
+}
+
+/// Holds one share (lock taken by the caller).
+async fn hold_share(tx: &mut PgConnection, actor: &Actor, share: i64, reason: &str) -> Result<(i64, String), HoldError> {
+    // Only an active, unexpired share: such a share is not eligible for the GC, so no
+    // GC run can be deleting its file at this moment.
+    let id = sqlx::query_scalar!(
+        "insert into legal_holds (share_id, reason, placed_by) select $1, $2, $3
+                 where exists (select 1 from shares where id = $1 and status = 'active' and expires_at > clock_timestamp())
+                 on conflict (share_id) where share_id is not null do nothing
+                 returning id",
+        share,
+        reason,
+        actor.admin,
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(id) = id else {
+        let r = sqlx::query!(
+            r#"select exists (select 1 from legal_holds where share_id = $1) as "held!",
+                              exists (select 1 from shares where id = $1) as "exists!""#,
+            share
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        return Err(if r.held {
+            HoldError::AlreadyHeld
+        } else if r.exists {
+            HoldError::ShareNotActive
+        } else {
+            HoldError::NotFound
+        });
+    };
+    sqlx::query!("update shares set held = true where id = $1", share).execute(&mut *tx).await?;
+    Ok((id, format!("share {share}")))
 }
 
 /// Lifts a hold and records it: the items it kept are eligible again at once (unless another

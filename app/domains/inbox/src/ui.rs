@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::api::*;
 use super::texts::InboxT;
-use super::{InboxCounts, InquiryDetail, InquirySummary};
+use super::{InboxCounts, InquiryDetail, InquiryPage, InquirySummary};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::ui::{describe, url_encode, Outcome, UiT};
@@ -29,6 +29,79 @@ pub fn CountsBar(counts: InboxCounts) -> impl IntoView {
             <div><dt>{t(InboxT::CountLast24h)}</dt><dd data-testid="count-24h">{num(counts.last_24h)}</dd></div>
             <div><dt>{t(InboxT::CountLast7d)}</dt><dd data-testid="count-7d">{num(counts.last_7d)}</dd></div>
         </dl>
+    }
+}
+
+/// The inbox page's state, and what its buttons do.
+#[derive(Clone, Copy)]
+struct Inbox {
+    applied: RwSignal<String>,
+    /// Rows loaded by "Show older" and the cursor after them.
+    more: RwSignal<Vec<InquirySummary>>,
+    next: RwSignal<Option<String>>,
+    selected: RwSignal<std::collections::BTreeSet<Uuid>>,
+    removed: RwSignal<std::collections::BTreeSet<Uuid>>,
+    open: RwSignal<Option<InquiryDetail>>,
+    message: RwSignal<Option<Result<String, String>>>,
+    counts: Resource<Result<InboxCounts, AppError>>,
+}
+
+impl Inbox {
+    fn load_more(self) {
+        let cursor = self.next.get_untracked();
+        // Scoped: the texts set after the call are in the page's language (its context).
+        leptos::task::spawn_local_scoped(async move {
+            match list_inquiries(Some(self.applied.get_untracked()), cursor).await {
+                Ok(page) => {
+                    self.more.update(|m| m.extend(page.items));
+                    self.next.set(page.next);
+                }
+                Err(e) => self.message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
+    }
+
+    fn delete(self, ids: Vec<Uuid>) {
+        if ids.is_empty() {
+            return;
+        }
+        #[cfg(feature = "hydrate")]
+        {
+            let question =
+                if ids.len() == 1 { t(InboxT::ConfirmDeleteOne).to_string() } else { tf(InboxT::ConfirmDeleteMany, &[("n", &num(ids.len() as i64))]) };
+            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
+            if !confirmed {
+                return;
+            }
+        }
+        leptos::task::spawn_local_scoped(async move {
+            match delete_inquiries(ids.clone()).await {
+                Ok(n) => {
+                    let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
+                    self.removed.update(|r| r.extend(ids.iter().copied()));
+                    self.selected.update(|s| {
+                        ids.iter().for_each(|id| {
+                            s.remove(id);
+                        })
+                    });
+                    if self.open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
+                        self.open.set(None);
+                    }
+                    self.message.set(Some(Ok(text)));
+                    self.counts.refetch();
+                }
+                Err(e) => self.message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
+    }
+
+    fn show(self, id: Uuid) {
+        leptos::task::spawn_local_scoped(async move {
+            match get_inquiry(id).await {
+                Ok(d) => self.open.set(Some(d)),
+                Err(e) => self.message.set(Some(Err(describe_inbox(&e)))),
+            }
+        });
     }
 }
 
@@ -62,74 +135,15 @@ pub fn InboxPage() -> impl IntoView {
         }
     });
 
-    let load_more = move |_| {
-        let cursor = next.get_untracked();
-        // Scoped: the texts set after the call are in the page's language (its context).
-        leptos::task::spawn_local_scoped(async move {
-            match list_inquiries(Some(applied.get_untracked()), cursor).await {
-                Ok(page) => {
-                    more.update(|m| m.extend(page.items));
-                    next.set(page.next);
-                }
-                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
-            }
-        });
-    };
+    let inbox = Inbox { applied, more, next, selected, removed, open, message, counts };
+    let (load_more, delete, show) = (move || inbox.load_more(), move |ids| inbox.delete(ids), move |id| inbox.show(id));
 
-    let delete = move |ids: Vec<Uuid>| {
-        if ids.is_empty() {
-            return;
-        }
-        #[cfg(feature = "hydrate")]
-        {
-            let question =
-                if ids.len() == 1 { t(InboxT::ConfirmDeleteOne).to_string() } else { tf(InboxT::ConfirmDeleteMany, &[("n", &num(ids.len() as i64))]) };
-            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
-            if !confirmed {
-                return;
-            }
-        }
-        leptos::task::spawn_local_scoped(async move {
-            match delete_inquiries(ids.clone()).await {
-                Ok(n) => {
-                    let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
-                    removed.update(|r| r.extend(ids.iter().copied()));
-                    selected.update(|s| {
-                        ids.iter().for_each(|id| {
-                            s.remove(id);
-                        })
-                    });
-                    if open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
-                        open.set(None);
-                    }
-                    message.set(Some(Ok(text)));
-                    counts.refetch();
-                }
-                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
-            }
-        });
-    };
-
-    let show = move |id: Uuid| {
-        leptos::task::spawn_local_scoped(async move {
-            match get_inquiry(id).await {
-                Ok(d) => open.set(Some(d)),
-                Err(e) => message.set(Some(Err(describe_inbox(&e)))),
-            }
-        });
-    };
-
-    let rows = move || {
+    let rows = Signal::derive(move || {
         let gone = removed.get();
         let mut all = first_page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
         all.extend(more.get());
         all.into_iter().filter(|r| !gone.contains(&r.id)).collect::<Vec<_>>()
-    };
-
-    let export_href = move || {
-        let q: String = url_encode(&applied.get());
-        format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
-    };
+    });
 
     view! {
         <Title text=format!("{}{}", t(InboxT::Heading), t(UiT::AdminTitleSuffix))/>
@@ -138,6 +152,28 @@ pub fn InboxPage() -> impl IntoView {
             {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
         </Transition>
         <Outcome message testid="inbox-message"/>
+        <InboxToolbar search applied removed bom selected on_delete=delete/>
+        <InboxTable first_page applied next rows on_open=show on_delete=delete on_more=load_more selected/>
+        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
+    }
+}
+
+/// The inbox's search, export and bulk delete.
+#[component]
+fn InboxToolbar(
+    search: RwSignal<String>,
+    applied: RwSignal<String>,
+    removed: RwSignal<std::collections::BTreeSet<Uuid>>,
+    bom: RwSignal<bool>,
+    selected: RwSignal<std::collections::BTreeSet<Uuid>>,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let delete = on_delete;
+    let export_href = move || {
+        let q: String = url_encode(&applied.get());
+        format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
+    };
+    view! {
         <div class="toolbar">
             <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
                 <label class="sr-only" for="inbox-search">{t(InboxT::SearchLabel)}</label>
@@ -154,6 +190,22 @@ pub fn InboxPage() -> impl IntoView {
                 {move || tf(InboxT::DeleteSelected, &[("n", &num(selected.get().len() as i64))])}
             </button>
         </div>
+    }
+}
+
+/// The inquiries found (first page and those loaded by "Show older").
+#[component]
+fn InboxTable(
+    first_page: Resource<Result<InquiryPage, AppError>>,
+    applied: RwSignal<String>,
+    next: RwSignal<Option<String>>,
+    rows: Signal<Vec<InquirySummary>>,
+    selected: RwSignal<std::collections::BTreeSet<Uuid>>,
+    on_open: impl Fn(Uuid) + Copy + Send + Sync + 'static,
+    on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
+    on_more: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
         <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || first_page.get().map(|r| match r {
                 Err(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
@@ -163,21 +215,20 @@ pub fn InboxPage() -> impl IntoView {
                             <th><span class="sr-only">{t(InboxT::ColSelect)}</span></th><th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
                         </tr></thead>
                         <tbody>
-                            <For each=rows key=|r| r.id let:row>
-                                <InquiryRow row selected on_open=show on_delete=delete/>
+                            <For each=move || rows.get() key=|r| r.id let:row>
+                                <InquiryRow row selected on_open on_delete/>
                             </For>
                         </tbody>
                     </table>
-                    <Show when=move || rows().is_empty()>
+                    <Show when=move || rows.get().is_empty()>
                         <p class="empty">{move || if applied.get().is_empty() { t(InboxT::Empty) } else { t(InboxT::NoMatch) }}</p>
                     </Show>
                     <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=load_more>{t(InboxT::ShowOlder)}</button>
+                        <button type="button" class="secondary" on:click=move |_| on_more()>{t(InboxT::ShowOlder)}</button>
                     </Show>
                 }.into_any(),
             })}
         </Transition>
-        {move || open.get().map(|d| view! { <InquiryView detail=d on_close=move || open.set(None) on_delete=delete on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1); show(open.get_untracked().map(|d| d.id).unwrap_or_default()); }/> })}
     }
 }
 

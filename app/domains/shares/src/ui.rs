@@ -42,13 +42,27 @@ struct Progress {
     total: f64,
 }
 
+/// Loads the shares older than the cursor `next` into `more`.
+fn load_older(more: RwSignal<Vec<ShareSummary>>, next: RwSignal<Option<i64>>, message: RwSignal<Option<Result<String, String>>>) {
+    let before = next.get_untracked();
+    // Scoped: the texts set after the call are in the page's language (its context).
+    leptos::task::spawn_local_scoped(async move {
+        match list_shares(before).await {
+            Ok(page) => {
+                more.update(|m| m.extend(page.items));
+                next.set(page.next);
+            }
+            Err(e) => message.set(Some(Err(describe_shares(&e)))),
+        }
+    });
+}
+
 #[component]
 pub fn SharesPage() -> impl IntoView {
     let reload = RwSignal::new(0u32);
     // Fetched again when a share is downloaded, revoked or purged (here or on another instance).
     let live = common::live::live_version(&[common::live::Topic::Share, common::live::Topic::Job]);
     let list = Resource::new(move || (reload.get(), live()), |_| list_shares(None));
-    let limits = Resource::new(|| (), |_| get_share_limits());
     let more = RwSignal::new(Vec::<ShareSummary>::new());
     let next = RwSignal::new(None::<i64>);
     let message = RwSignal::new(None::<Result<String, String>>);
@@ -63,20 +77,19 @@ pub fn SharesPage() -> impl IntoView {
         }
     });
 
-    let load_more = move |_| {
-        let before = next.get_untracked();
-        // Scoped: the texts set after the call are in the page's language (its context).
-        leptos::task::spawn_local_scoped(async move {
-            match list_shares(before).await {
-                Ok(page) => {
-                    more.update(|m| m.extend(page.items));
-                    next.set(page.next);
-                }
-                Err(e) => message.set(Some(Err(describe_shares(&e)))),
-            }
-        });
-    };
+    let load_more = move |_| load_older(more, next, message);
 
+    // Revoking goes through the server function's action: its value says how it went.
+    let revoke_action = ServerAction::<RevokeShare>::new();
+    let revoking = RwSignal::new(String::new());
+    Effect::new(move |_| match revoke_action.value().get() {
+        Some(Ok(())) => {
+            message.set(Some(Ok(tf(SharesT::Revoked, &[("name", &revoking.get_untracked())]))));
+            reload.update(|n| *n += 1);
+        }
+        Some(Err(e)) => message.set(Some(Err(describe_shares(&e)))),
+        None => {}
+    });
     let revoke = move |share: ShareSummary| {
         #[cfg(feature = "hydrate")]
         {
@@ -85,58 +98,76 @@ pub fn SharesPage() -> impl IntoView {
                 return;
             }
         }
-        leptos::task::spawn_local_scoped(async move {
-            match revoke_share(share.id).await {
-                Ok(()) => {
-                    message.set(Some(Ok(tf(SharesT::Revoked, &[("name", &share.file_name)]))));
-                    reload.update(|n| *n += 1);
-                }
-                Err(e) => message.set(Some(Err(describe_shares(&e)))),
-            }
-        });
+        revoking.set(share.file_name);
+        revoke_action.dispatch(RevokeShare { id: share.id });
     };
 
-    let rows = move || {
+    let rows = Signal::derive(move || {
         let mut all = list.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
         all.extend(more.get());
         all
+    });
+    let on_held = move || {
+        message.set(Some(Ok(held_message.into())));
+        reload.update(|n| *n += 1)
     };
 
     view! {
         <Title text=format!("{}{}", t(SharesT::Heading), t(UiT::AdminTitleSuffix))/>
         <h1>{t(SharesT::Heading)}</h1>
         <p class="lead">{t(SharesT::Lead)}</p>
-        <section class="card" aria-labelledby="share-new">
-            <h2 id="share-new">{t(SharesT::NewHeading)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || limits.get().map(|r| match r {
-                    Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
-                })}
-            </Transition>
-            {move || created.get().map(|share| view! { <ShareLink share/> })}
-        </section>
+        <NewShareCard created reload/>
         <Outcome message testid="shares-message"/>
         <h2>{t(SharesT::AllShares)}</h2>
         // The table stays while the list is fetched again (live updates): only rows whose share
         // changed are drawn anew, so an open hold form and what is typed in it are kept.
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            <Show when=move || !rows().is_empty() fallback=|| view! { <p class="empty">{t(SharesT::Empty)}</p> }>
-                <table class="list shares" data-testid="shares">
-                    <thead><tr>
-                        <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
-                    </tr></thead>
-                    <tbody>
-                        <For each=rows key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
-                            <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held=move || { message.set(Some(Ok(held_message.into()))); reload.update(|n| *n += 1) }/>
-                        </For>
-                    </tbody>
-                </table>
-            </Show>
-        </Transition>
+        <SharesTable rows revoke on_held/>
         <Show when=move || next.get().is_some()>
             <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
         </Show>
+    }
+}
+
+/// The form for a new share, and the link once it is made.
+#[component]
+fn NewShareCard(created: RwSignal<Option<NewShare>>, reload: RwSignal<u32>) -> impl IntoView {
+    let limits = Resource::new(|| (), |_| get_share_limits());
+    view! {
+    <section class="card" aria-labelledby="share-new">
+        <h2 id="share-new">{t(SharesT::NewHeading)}</h2>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || limits.get().map(|r| match r {
+                Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
+                Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
+            })}
+        </Transition>
+        {move || created.get().map(|share| view! { <ShareLink share/> })}
+    </section>
+    }
+}
+
+/// Every share, newest first, with what can be done to each.
+#[component]
+fn SharesTable(
+    rows: Signal<Vec<ShareSummary>>,
+    revoke: impl Fn(ShareSummary) + Copy + Send + Sync + 'static,
+    on_held: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+    <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+        <Show when=move || !rows.get().is_empty() fallback=|| view! { <p class="empty">{t(SharesT::Empty)}</p> }>
+            <table class="list shares" data-testid="shares">
+                <thead><tr>
+                    <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
+                </tr></thead>
+                <tbody>
+                    <For each=move || rows.get() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
+                        <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held/>
+                    </For>
+                </tbody>
+            </table>
+        </Show>
+    </Transition>
     }
 }
 
@@ -183,6 +214,101 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
     }
 }
 
+/// The browser's checks before an upload starts (the file's size, and the checks of `super`
+/// shared with the server, in the page's language).
+#[cfg(feature = "hydrate")]
+fn check_upload(file: Option<&web_sys::File>, expiry: &str, note: &str, limits: ShareLimits) -> common::error::FieldErrors {
+    let mut errs = common::error::FieldErrors::new();
+    match file {
+        None => {
+            errs.insert("file".into(), t(SharesT::ChooseFile).into());
+        }
+        Some(f) if f.size() > limits.max_bytes as f64 => {
+            errs.insert("file".into(), tf(SharesT::FileOverLimit, &[("size", &format_bytes(f.size() as u64)), ("limit", &format_bytes(limits.max_bytes))]));
+        }
+        Some(_) => {}
+    }
+    if let Err(m) = super::parse_expiry_hours(expiry, limits.max_expiry_hours) {
+        errs.insert("expires_hours".into(), m);
+    }
+    if let Err(m) = super::parse_note(note) {
+        errs.insert("note".into(), m);
+    }
+    errs
+}
+
+/// An upload in the browser: what it updates as it goes and when it ends.
+#[cfg(feature = "hydrate")]
+#[derive(Clone, Copy)]
+struct Upload {
+    created: RwSignal<Option<NewShare>>,
+    note: RwSignal<String>,
+    errors: RwSignal<common::error::FieldErrors>,
+    progress: RwSignal<Option<Progress>>,
+    failure: RwSignal<Option<String>>,
+    file_input: NodeRef<leptos::html::Input>,
+    reload: RwSignal<u32>,
+    current: StoredValue<Option<web_sys::XmlHttpRequest>, leptos::prelude::LocalStorage>,
+}
+
+#[cfg(feature = "hydrate")]
+impl Upload {
+    fn start(self, file: &web_sys::File, expiry: &str) {
+        let Upload { progress, current, failure, .. } = self;
+        progress.set(Some(Progress { loaded: 0.0, total: file.size() }));
+        // The upload ends in a browser callback, outside this form's context: its texts are
+        // written under this owner so they are in the page's language.
+        let owner = Owner::current();
+        let started = super::upload::start(
+            file,
+            expiry,
+            &self.note.get_untracked(),
+            move |loaded, total| progress.set(Some(Progress { loaded, total })),
+            move |result: Result<NewShare, UploadError>| match owner {
+                Some(owner) => owner.with(|| self.finish(result)),
+                None => self.finish(result),
+            },
+        );
+        match started {
+            Ok(xhr) => current.set_value(Some(xhr)),
+            Err(m) => {
+                progress.set(None);
+                failure.set(Some(m));
+            }
+        }
+    }
+
+    fn finish(self, result: Result<NewShare, UploadError>) {
+        self.progress.set(None);
+        self.current.set_value(None);
+        match result {
+            Ok(share) => {
+                self.created.set(Some(share));
+                self.note.set(String::new());
+                if let Some(input) = self.file_input.get_untracked() {
+                    input.set_value("");
+                }
+                self.reload.update(|n| *n += 1);
+            }
+            Err(UploadError::Server(AppError::Invalid(fields))) => self.errors.set(fields),
+            Err(UploadError::Server(e)) => self.failure.set(Some(describe_shares(&e))),
+            Err(UploadError::Other(m)) => self.failure.set(Some(m)),
+        }
+    }
+}
+
+/// How far the upload is.
+#[component]
+fn UploadProgress(p: Progress) -> impl IntoView {
+    let pct = if p.total > 0.0 { (p.loaded / p.total * 100.0).floor() } else { 0.0 };
+    view! {
+        <div class="progress" role="status" aria-live="polite" data-testid="upload-progress">
+            <progress max="100" value=pct.to_string() aria-label=t(SharesT::UploadProgress)></progress>
+            <span>{tf(SharesT::ProgressText, &[("pct", &format!("{pct:.0}")), ("sent", &format_bytes(p.loaded as u64)), ("total", &format_bytes(p.total as u64))])}</span>
+        </div>
+    }
+}
+
 /// The form: file, expiry, note; the upload shows its progress and can be cancelled.
 #[component]
 fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: RwSignal<u32>) -> impl IntoView {
@@ -208,69 +334,12 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
         created.set(None);
         #[cfg(feature = "hydrate")]
         {
-            let mut errs = common::error::FieldErrors::new();
             let file = file_input.get_untracked().and_then(|i| i.files()).and_then(|f| f.get(0));
-            match &file {
-                None => {
-                    errs.insert("file".into(), t(SharesT::ChooseFile).into());
-                }
-                Some(f) if f.size() > limits.max_bytes as f64 => {
-                    errs.insert(
-                        "file".into(),
-                        tf(SharesT::FileOverLimit, &[("size", &format_bytes(f.size() as u64)), ("limit", &format_bytes(limits.max_bytes))]),
-                    );
-                }
-                Some(_) => {}
-            }
-            // The checks of `super`, shared with the server (their words are in the page's language).
-            if let Err(m) = super::parse_expiry_hours(&expiry.get_untracked(), limits.max_expiry_hours) {
-                errs.insert("expires_hours".into(), m);
-            }
-            if let Err(m) = super::parse_note(&note.get_untracked()) {
-                errs.insert("note".into(), m);
-            }
+            let errs = check_upload(file.as_ref(), &expiry.get_untracked(), &note.get_untracked(), limits);
             errors.set(errs.clone());
             let Some(file) = file.filter(|_| errs.is_empty()) else { return };
-            progress.set(Some(Progress { loaded: 0.0, total: file.size() }));
-            // The upload ends in a browser callback, outside this form's context: its texts are
-            // written under this owner so they are in the page's language.
-            let owner = Owner::current();
-            let started = super::upload::start(
-                &file,
-                &expiry.get_untracked(),
-                &note.get_untracked(),
-                move |loaded, total| progress.set(Some(Progress { loaded, total })),
-                move |result: Result<NewShare, UploadError>| {
-                    let finish = move || {
-                        progress.set(None);
-                        current.set_value(None);
-                        match result {
-                            Ok(share) => {
-                                created.set(Some(share));
-                                note.set(String::new());
-                                if let Some(input) = file_input.get_untracked() {
-                                    input.set_value("");
-                                }
-                                reload.update(|n| *n += 1);
-                            }
-                            Err(UploadError::Server(AppError::Invalid(fields))) => errors.set(fields),
-                            Err(UploadError::Server(e)) => failure.set(Some(describe_shares(&e))),
-                            Err(UploadError::Other(m)) => failure.set(Some(m)),
-                        }
-                    };
-                    match owner {
-                        Some(owner) => owner.with(finish),
-                        None => finish(),
-                    }
-                },
-            );
-            match started {
-                Ok(xhr) => current.set_value(Some(xhr)),
-                Err(m) => {
-                    progress.set(None);
-                    failure.set(Some(m));
-                }
-            }
+            let upload = Upload { created, note, errors, progress, failure, file_input, reload, current };
+            upload.start(&file, &expiry.get_untracked());
         }
     };
     let cancel = move |_| {
@@ -312,15 +381,7 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
                     <button type="button" class="secondary" on:click=cancel>{t(SharesT::CancelUpload)}</button>
                 </Show>
             </div>
-            {move || progress.get().map(|p| {
-                let pct = if p.total > 0.0 { (p.loaded / p.total * 100.0).floor() } else { 0.0 };
-                view! {
-                    <div class="progress" role="status" aria-live="polite" data-testid="upload-progress">
-                        <progress max="100" value=pct.to_string() aria-label=t(SharesT::UploadProgress)></progress>
-                        <span>{tf(SharesT::ProgressText, &[("pct", &format!("{pct:.0}")), ("sent", &format_bytes(p.loaded as u64)), ("total", &format_bytes(p.total as u64))])}</span>
-                    </div>
-                }
-            })}
+            {move || progress.get().map(|p| view! { <UploadProgress p/> })}
             {move || failure.get().map(|m| view! { <p class="notice error" role="alert" data-testid="upload-error">{m}</p> })}
         </form>
     }

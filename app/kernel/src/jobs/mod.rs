@@ -548,6 +548,34 @@ async fn run_leased(
     let budget = if trigger.is_traffic() { job.traffic_budget } else { job.budget };
     let clock = Instant::now();
     let ctx = StepCtx::new(state.clone(), started_at, trigger, budget);
+    let run_id = open_run(state, job, trigger, started_at).await?;
+    let (steps, needs_person) = run_steps(state, job, &ctx, budget, run_id, lease).await;
+    let outcome = outcome_of(&steps);
+    let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
+    close_run(state, job, trigger, actor, run_id, outcome, &steps, &rows).await?;
+    state.live.touch(common::live::Topic::Job, Some(job.name.to_string()));
+    let seconds = clock.elapsed().as_secs_f64();
+    metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
+    metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);
+    // A quiet run (nothing to do) is not news: the share GC runs every minute.
+    if rows.is_empty() && outcome == Outcome::Ok {
+        tracing::debug!(job = job.name, trigger = trigger.as_str(), seconds, "job ran; nothing to do");
+    } else {
+        tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, counts = ?rows, "job run recorded");
+    }
+    match job.alert {
+        Some(kind) => raise_or_resolve(state, job, kind, outcome, &steps, needs_person).await?,
+        None => check_failing_twice(state, job, outcome).await?,
+    }
+    if let Some(kind) = job.behind_alert {
+        behind_or_caught_up(state, job, kind, outcome, &steps).await?;
+    }
+    Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
+}
+
+/// Writes the run's record as `running` before any step starts, so a run that dies is found
+/// (and closed as interrupted) by the next one.
+async fn open_run(state: &AppState, job: &Job, trigger: Trigger, started_at: OffsetDateTime) -> Result<i64, sqlx::Error> {
     let run_id = sqlx::query_scalar!(
         r#"insert into maintenance_runs (job, trigger, started_at, finished_at, ok, steps, outcome)
            values ($1, $2, $3, null, true, '[]', 'running') returning id"#,
@@ -559,6 +587,13 @@ async fn run_leased(
     .await?;
     // Dashboards show the run from its start, and its progress as it goes.
     state.live.touch(common::live::Topic::Job, Some(job.name.to_string()));
+    Ok(run_id)
+}
+
+/// Runs the job's steps in order, each recorded: after a step that stops the run the rest are
+/// `stopped`; once the lease is lost, or the time budget is spent, the rest are `skipped` (save
+/// the `past_budget` ones while the lease is held). Also says whether a failure needs a person.
+async fn run_steps(state: &AppState, job: &Job, ctx: &StepCtx, budget: Budget, run_id: i64, lease: &mut claim::Lease) -> (Vec<StepRecord>, bool) {
     let mut steps: Vec<StepRecord> = Vec::with_capacity(job.steps.len());
     let mut stopped_by: Option<&'static str> = None;
     let mut lease_lost = false;
@@ -579,7 +614,7 @@ async fn run_leased(
             continue;
         }
         let tally: Tally = Default::default();
-        let record = run_step(state, job, step, &ctx, budget, run_id, &steps, &tally, lease, &mut lease_lost).await;
+        let record = run_step(state, job, step, ctx, budget, run_id, &steps, &tally, lease, &mut lease_lost).await;
         if let Some(e) = &record.1 {
             if e.stop {
                 stopped_by = Some(step.name);
@@ -588,23 +623,41 @@ async fn run_leased(
         }
         steps.push(record.0);
     }
-    let outcome = if steps.iter().any(|s| s.status == StepStatus::Failed) {
+    (steps, needs_person)
+}
+
+fn outcome_of(steps: &[StepRecord]) -> Outcome {
+    if steps.iter().any(|s| s.status == StepStatus::Failed) {
         Outcome::Failed
     } else if steps.iter().any(|s| s.more || s.status != StepStatus::Done) {
         // Stopped by the time budget or by the row budget with work left.
         Outcome::CutOff
     } else {
         Outcome::Ok
-    };
+    }
+}
+
+/// Finishes the run's record and writes its audit event in one transaction, so a run is never
+/// closed without its event (nor the event written for a run still open).
+#[allow(clippy::too_many_arguments)]
+async fn close_run(
+    state: &AppState,
+    job: &Job,
+    trigger: Trigger,
+    actor: &crate::audit::Actor,
+    run_id: i64,
+    outcome: Outcome,
+    steps: &[StepRecord],
+    rows: &[(&str, &str, u64)],
+) -> Result<(), sqlx::Error> {
     let errors: Vec<String> =
         steps.iter().filter(|s| s.status == StepStatus::Failed).filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
-    let rows: Vec<(&str, &str, u64)> = steps.iter().flat_map(|s| s.counts.iter().filter(|(_, n)| *n > 0).map(|(c, n)| (s.step, *c, *n))).collect();
     let mut tx = state.pool.begin().await?;
     sqlx::query!(
         r#"update maintenance_runs set finished_at = clock_timestamp(), ok = $2, steps = $3, outcome = $4, error = $5 where id = $1"#,
         run_id,
         outcome != Outcome::Failed,
-        serde_json::to_value(&steps).unwrap_or_default(),
+        serde_json::to_value(steps).unwrap_or_default(),
         outcome.as_str(),
         (!errors.is_empty()).then(|| errors.join("; ")),
     )
@@ -617,25 +670,7 @@ async fn run_leased(
         let detail = format!("{} ({}){}{}", outcome.as_str(), trigger.as_str(), if counts.is_empty() { "" } else { ": " }, counts.join(", "));
         crate::audit::record(&mut tx, actor, crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;
     }
-    tx.commit().await?;
-    state.live.touch(common::live::Topic::Job, Some(job.name.to_string()));
-    let seconds = clock.elapsed().as_secs_f64();
-    metrics::counter!("ebb_job_runs_total", "job" => job.name, "trigger" => trigger.as_str(), "outcome" => outcome.as_str()).increment(1);
-    metrics::histogram!("ebb_job_duration_seconds", "job" => job.name).record(seconds);
-    // A quiet run (nothing to do) is not news: the share GC runs every minute.
-    if rows.is_empty() && outcome == Outcome::Ok {
-        tracing::debug!(job = job.name, trigger = trigger.as_str(), seconds, "job ran; nothing to do");
-    } else {
-        tracing::info!(job = job.name, trigger = trigger.as_str(), outcome = outcome.as_str(), seconds, counts = ?rows, "job run recorded");
-    }
-    match job.alert {
-        Some(kind) => raise_or_resolve(state, job, kind, outcome, &steps, needs_person).await?,
-        None => check_failing_twice(state, job, outcome).await?,
-    }
-    if let Some(kind) = job.behind_alert {
-        behind_or_caught_up(state, job, kind, outcome, &steps).await?;
-    }
-    Ok(RunOutcome::Ran(RunRecord { job: job.name, trigger, started_at, outcome, steps }))
+    tx.commit().await
 }
 
 /// Runs one step: its counts written to the run's record every [`HEARTBEAT`] while it runs (the
