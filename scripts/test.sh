@@ -34,6 +34,7 @@ echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
 python3 scripts/check-cycles.py
+python3 scripts/check-cycles.py --functions --max 80
 # Every server-side crate of the workspace (the browser's entry point and the splitter aside:
 # the client is built below, on its own).
 SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)

@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use super::{AuditFilter, AuditKind, AuditTextT, DownloadLink, ExportView, EXPORT_KEEP_DAYS, LINK_MINUTES};
+use super::{AuditFilter, AuditKind, AuditTextT, DownloadLink, ExportStatus, ExportView, EXPORT_KEEP_DAYS, LINK_MINUTES};
 use common::error::FieldErrors;
 use common::i18n::t;
 use kernel::audit::{record, Actor};
@@ -122,7 +122,7 @@ pub fn file_name(from: Date, to: Date) -> String {
 fn view(
     id: Uuid,
     range: (OffsetDateTime, OffsetDateTime),
-    status: String,
+    status: ExportStatus,
     admin_name: Option<String>,
     times: (OffsetDateTime, Option<OffsetDateTime>, Option<OffsetDateTime>),
     counts: (Option<i64>, Option<i64>),
@@ -134,7 +134,7 @@ fn view(
         id,
         from: range.0.date(),
         to,
-        expired: status == "done" && !linkable(started_at, now),
+        expired: status == ExportStatus::Done && !linkable(started_at, now),
         status,
         admin_name,
         requested_at,
@@ -162,7 +162,17 @@ pub async fn list(pool: &PgPool, limit: i64) -> Result<Vec<ExportView>, sqlx::Er
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| view(r.id, (r.range_from, r.range_to), r.status, r.admin_name, (r.requested_at, r.started_at, r.finished_at), (r.rows_written, r.bytes), now))
+        .map(|r| {
+            view(
+                r.id,
+                (r.range_from, r.range_to),
+                ExportStatus::parse(&r.status),
+                r.admin_name,
+                (r.requested_at, r.started_at, r.finished_at),
+                (r.rows_written, r.bytes),
+                now,
+            )
+        })
         .collect())
 }
 

@@ -53,6 +53,36 @@ impl MonthStatus {
     }
 }
 
+/// Where an export request is (`audit_export_requests.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportStatus {
+    /// Waiting for the exports job.
+    Pending,
+    /// Being written now.
+    Running,
+    /// Written: a link can be had while its file is kept.
+    Done,
+    /// The job could not write it.
+    Failed,
+}
+
+impl ExportStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExportStatus::Pending => "pending",
+            ExportStatus::Running => "running",
+            ExportStatus::Done => "done",
+            ExportStatus::Failed => "failed",
+        }
+    }
+
+    /// A stored status read back (the column's check constraint allows only these).
+    pub fn parse(s: &str) -> ExportStatus {
+        [ExportStatus::Pending, ExportStatus::Running, ExportStatus::Done].into_iter().find(|k| k.as_str() == s).unwrap_or(ExportStatus::Failed)
+    }
+}
+
 /// One event as the viewer shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
@@ -295,8 +325,7 @@ pub struct ExportView {
     /// First and last day of the range (UTC, inclusive).
     pub from: time::Date,
     pub to: time::Date,
-    /// `pending`, `running`, `done` or `failed`.
-    pub status: String,
+    pub status: ExportStatus,
     pub admin_name: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub requested_at: time::OffsetDateTime,

@@ -5,7 +5,7 @@ use leptos_meta::Title;
 
 use super::api::*;
 use super::texts::AuditT;
-use super::{AuditFilter, AuditKind, AuditRow, MonthStatus};
+use super::{AuditFilter, AuditKind, AuditRow, ExportStatus, MonthStatus};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::time::format_time;
@@ -54,7 +54,7 @@ pub fn AuditPage() -> impl IntoView {
         None => {}
     });
 
-    let load_more = move |_| {
+    let load_more = move || {
         let (f, cursor) = (applied.get_untracked(), next.get_untracked());
         leptos::task::spawn_local(async move {
             match audit_events(f.kind, f.admin, f.subject, f.from, f.to, cursor).await {
@@ -67,83 +67,109 @@ pub fn AuditPage() -> impl IntoView {
         });
     };
 
-    let rows = move || {
+    let rows = Signal::derive(move || {
         let mut all = first_page.get().and_then(Result::ok).map(|p| p.rows).unwrap_or_default();
         all.extend(more.get());
         all
-    };
+    });
+
+    view! {
+        <Title text=format!("{}{}", t(AuditT::AuditLog), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AuditT::AuditLog)}</h1>
+        <p class="muted">{t(AuditT::IntroBefore)} <a href="/admin/audit/archive" data-testid="archive-nav">{t(AuditT::IntroArchive)}</a> {t(AuditT::IntroAfter)}</p>
+        <AuditFilters form applied admins error/>
+        <AuditTable first_page rows next on_more=load_more/>
+    }
+}
+
+/// The filters (what, who, subject, dates) and the export of what they find.
+#[component]
+fn AuditFilters(
+    form: RwSignal<Fields>,
+    applied: RwSignal<Fields>,
+    admins: Resource<Result<Vec<super::AuditAdmin>, AppError>>,
+    error: RwSignal<Option<AppError>>,
+) -> impl IntoView {
     let export_href = move || match applied.get().filter() {
         Ok(f) => format!("/admin/audit/export.csv?{}", f.query()),
         Err(_) => "/admin/audit/export.csv".to_string(),
     };
     let set = move |update: fn(&mut Fields, String)| move |ev: leptos::ev::Event| form.update(|f| update(f, event_target_value(&ev)));
     let err_of = move |field: &'static str| move || field_error(&error.get(), field);
-
     view! {
-        <Title text=format!("{}{}", t(AuditT::AuditLog), t(UiT::AdminTitleSuffix))/>
-        <h1>{t(AuditT::AuditLog)}</h1>
-        <p class="muted">{t(AuditT::IntroBefore)} <a href="/admin/audit/archive" data-testid="archive-nav">{t(AuditT::IntroArchive)}</a> {t(AuditT::IntroAfter)}</p>
-        <form class="filters" data-testid="audit-filters" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(form.get_untracked()); }>
-            <div class="field">
-                <label for="audit-kind">{t(AuditT::What)}</label>
-                <select id="audit-kind" on:change=set(|f, v| f.kind = v) aria-describedby="audit-kind-error">
-                    <option value="">{t(AuditT::Everything)}</option>
-                    {AuditKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.label()}</option> }).collect_view()}
-                </select>
-                <p class="field-error" id="audit-kind-error" aria-live="polite">{err_of("kind")}</p>
-            </div>
-            <div class="field">
-                <label for="audit-admin">{t(AuditT::Who)}</label>
-                <select id="audit-admin" on:change=set(|f, v| f.admin = v) aria-describedby="audit-admin-error">
-                    <option value="">{t(AuditT::Anyone)}</option>
-                    <Transition fallback=|| ()>
-                        {move || admins.get().and_then(Result::ok).map(|list| list.into_iter().map(|a| view! { <option value=a.id.to_string()>{a.name}</option> }).collect_view())}
-                    </Transition>
-                </select>
-                <p class="field-error" id="audit-admin-error" aria-live="polite">{err_of("admin")}</p>
-            </div>
-            <div class="field">
-                <label for="audit-subject">{t(AuditT::SubjectId)}</label>
-                <input id="audit-subject" type="text" maxlength="200" placeholder=t(AuditT::SubjectPlaceholder) prop:value=move || form.get().subject on:input=set(|f, v| f.subject = v) aria-describedby="audit-subject-error"/>
-                <p class="field-error" id="audit-subject-error" aria-live="polite">{err_of("subject")}</p>
-            </div>
-            <div class="field">
-                <label for="audit-from">{t(AuditT::From)}</label>
-                <input id="audit-from" type="date" prop:value=move || form.get().from on:input=set(|f, v| f.from = v) aria-describedby="audit-from-error"/>
-                <p class="field-error" id="audit-from-error" aria-live="polite">{err_of("from")}</p>
-            </div>
-            <div class="field">
-                <label for="audit-to">{t(AuditT::To)}</label>
-                <input id="audit-to" type="date" prop:value=move || form.get().to on:input=set(|f, v| f.to = v) aria-describedby="audit-to-error"/>
-                <p class="field-error" id="audit-to-error" aria-live="polite">{err_of("to")}</p>
-            </div>
-            <div class="field actions">
-                <button type="submit">{t(AuditT::Filter)}</button>
-                <a class="button secondary" data-testid="audit-export" href=export_href download>{t(AuditT::ExportCsv)}</a>
-            </div>
-        </form>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || first_page.get().map(|r| match r {
-                Err(AppError::Invalid(_)) => view! { <p class="notice error" role="alert">{t(AuditT::CheckFilters)}</p> }.into_any(),
-                Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
-                Ok(_) => view! {
-                    <table class="list audit" data-testid="audit-log">
-                        <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::WhatHappened)}</th><th><span class="sr-only">{t(AuditT::Details)}</span></th></tr></thead>
-                        <tbody>
-                            <For each=rows key=|r| r.id let:row>
-                                <EventRow row/>
-                            </For>
-                        </tbody>
-                    </table>
-                    <Show when=move || rows().is_empty()>
-                        <p class="empty">{t(AuditT::NoEvent)}</p>
-                    </Show>
-                    <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=load_more>{t(AuditT::ShowOlder)}</button>
-                    </Show>
-                }.into_any(),
-            })}
-        </Transition>
+    <form class="filters" data-testid="audit-filters" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(form.get_untracked()); }>
+        <div class="field">
+            <label for="audit-kind">{t(AuditT::What)}</label>
+            <select id="audit-kind" on:change=set(|f, v| f.kind = v) aria-describedby="audit-kind-error">
+                <option value="">{t(AuditT::Everything)}</option>
+                {AuditKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.label()}</option> }).collect_view()}
+            </select>
+            <p class="field-error" id="audit-kind-error" aria-live="polite">{err_of("kind")}</p>
+        </div>
+        <div class="field">
+            <label for="audit-admin">{t(AuditT::Who)}</label>
+            <select id="audit-admin" on:change=set(|f, v| f.admin = v) aria-describedby="audit-admin-error">
+                <option value="">{t(AuditT::Anyone)}</option>
+                <Transition fallback=|| ()>
+                    {move || admins.get().and_then(Result::ok).map(|list| list.into_iter().map(|a| view! { <option value=a.id.to_string()>{a.name}</option> }).collect_view())}
+                </Transition>
+            </select>
+            <p class="field-error" id="audit-admin-error" aria-live="polite">{err_of("admin")}</p>
+        </div>
+        <div class="field">
+            <label for="audit-subject">{t(AuditT::SubjectId)}</label>
+            <input id="audit-subject" type="text" maxlength="200" placeholder=t(AuditT::SubjectPlaceholder) prop:value=move || form.get().subject on:input=set(|f, v| f.subject = v) aria-describedby="audit-subject-error"/>
+            <p class="field-error" id="audit-subject-error" aria-live="polite">{err_of("subject")}</p>
+        </div>
+        <div class="field">
+            <label for="audit-from">{t(AuditT::From)}</label>
+            <input id="audit-from" type="date" prop:value=move || form.get().from on:input=set(|f, v| f.from = v) aria-describedby="audit-from-error"/>
+            <p class="field-error" id="audit-from-error" aria-live="polite">{err_of("from")}</p>
+        </div>
+        <div class="field">
+            <label for="audit-to">{t(AuditT::To)}</label>
+            <input id="audit-to" type="date" prop:value=move || form.get().to on:input=set(|f, v| f.to = v) aria-describedby="audit-to-error"/>
+            <p class="field-error" id="audit-to-error" aria-live="polite">{err_of("to")}</p>
+        </div>
+        <div class="field actions">
+            <button type="submit">{t(AuditT::Filter)}</button>
+            <a class="button secondary" data-testid="audit-export" href=export_href download>{t(AuditT::ExportCsv)}</a>
+        </div>
+    </form>
+    }
+}
+
+/// The events found, newest first, and "Show older".
+#[component]
+fn AuditTable(
+    first_page: Resource<Result<super::AuditPage, AppError>>,
+    rows: Signal<Vec<AuditRow>>,
+    next: RwSignal<Option<String>>,
+    on_more: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+    <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+        {move || first_page.get().map(|r| match r {
+            Err(AppError::Invalid(_)) => view! { <p class="notice error" role="alert">{t(AuditT::CheckFilters)}</p> }.into_any(),
+            Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+            Ok(_) => view! {
+                <table class="list audit" data-testid="audit-log">
+                    <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::WhatHappened)}</th><th><span class="sr-only">{t(AuditT::Details)}</span></th></tr></thead>
+                    <tbody>
+                        <For each=move || rows.get() key=|r| r.id let:row>
+                            <EventRow row/>
+                        </For>
+                    </tbody>
+                </table>
+                <Show when=move || rows.get().is_empty()>
+                    <p class="empty">{t(AuditT::NoEvent)}</p>
+                </Show>
+                <Show when=move || next.get().is_some()>
+                    <button type="button" class="secondary" on:click=move |_| on_more()>{t(AuditT::ShowOlder)}</button>
+                </Show>
+            }.into_any(),
+        })}
+    </Transition>
     }
 }
 
@@ -211,6 +237,57 @@ fn forget_when_expired(forget: impl FnOnce() + 'static) {
     let _ = forget;
 }
 
+/// Asking for a 15-minute link to an archived month (with a reason, recorded).
+#[derive(Clone, Copy)]
+struct LinkAsk {
+    month: RwSignal<String>,
+    reason: RwSignal<String>,
+    link: RwSignal<Option<super::DownloadLink>>,
+    link_error: RwSignal<Option<AppError>>,
+    /// The server function's action (pending while it runs).
+    asking: ServerAction<ArchiveLink>,
+    overview: Resource<Result<super::ArchiveOverview, AppError>>,
+}
+
+impl LinkAsk {
+    fn ask(self) {
+        let LinkAsk { month, reason, link, asking, .. } = self;
+        link.set(None);
+        asking.dispatch(ArchiveLink { month: month.get_untracked(), reason: reason.get_untracked() });
+    }
+
+    /// What is wrong with the reason given, if that was the answer.
+    fn reason_error(self) -> Option<String> {
+        match self.link_error.get() {
+            Some(AppError::Invalid(f)) => f.get("reason").cloned(),
+            _ => None,
+        }
+    }
+
+    /// Any other refusal, in words.
+    fn other_error(self) -> Option<String> {
+        match self.link_error.get() {
+            Some(AppError::Invalid(_)) | None => None,
+            Some(AppError::NotFound) => Some(t(AuditT::MonthNotArchived).to_string()),
+            Some(e) => Some(describe(&e)),
+        }
+    }
+
+    /// What the answer changes on the page.
+    fn answered(self, answer: Result<super::DownloadLink, AppError>) {
+        let LinkAsk { link, link_error, overview, .. } = self;
+        match answer {
+            Ok(l) => {
+                forget_when_expired(move || link.set(None));
+                link.set(Some(l));
+                link_error.set(None);
+                overview.refetch();
+            }
+            Err(e) => link_error.set(Some(e)),
+        }
+    }
+}
+
 /// `/admin/audit/archive`: archived months (a 15-minute link, with a reason) and export requests.
 #[component]
 pub fn ArchivePage() -> impl IntoView {
@@ -219,35 +296,19 @@ pub fn ArchivePage() -> impl IntoView {
     let reason = RwSignal::new(String::new());
     let link = RwSignal::new(None::<super::DownloadLink>);
     let link_error = RwSignal::new(None::<AppError>);
-    let asking = RwSignal::new(false);
+    let asking = ServerAction::<ArchiveLink>::new();
 
+    let links = LinkAsk { month, reason, link, link_error, asking, overview };
+    Effect::new(move |_| {
+        if let Some(answer) = asking.value().get() {
+            links.answered(answer);
+        }
+    });
     let get_link = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let (m, r) = (month.get_untracked(), reason.get_untracked());
-        asking.set(true);
-        link.set(None);
-        leptos::task::spawn_local(async move {
-            match archive_link(m, r).await {
-                Ok(l) => {
-                    forget_when_expired(move || link.set(None));
-                    link.set(Some(l));
-                    link_error.set(None);
-                    overview.refetch();
-                }
-                Err(e) => link_error.set(Some(e)),
-            }
-            asking.set(false);
-        });
+        links.ask();
     };
-    let reason_error = move || match link_error.get() {
-        Some(AppError::Invalid(f)) => f.get("reason").cloned(),
-        _ => None,
-    };
-    let other_error = move || match link_error.get() {
-        Some(AppError::Invalid(_)) | None => None,
-        Some(AppError::NotFound) => Some(t(AuditT::MonthNotArchived).to_string()),
-        Some(e) => Some(describe(&e)),
-    };
+    let (reason_error, other_error) = (move || links.reason_error(), move || links.other_error());
 
     view! {
         <Title text=format!("{}{}", t(AuditT::ArchiveAndExports), t(UiT::AdminTitleSuffix))/>
@@ -268,32 +329,8 @@ pub fn ArchivePage() -> impl IntoView {
                                 month.set(first.clone());
                             }
                         }
-                        let empty = o.months.is_empty();
                         view! {
-                            <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }>
-                                <table class="list" data-testid="archive-months">
-                                    <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
-                                    <tbody>
-                                        {o.months.clone().into_iter().map(|m| {
-                                            let state = match (m.status, m.dropped) {
-                                                (MonthStatus::Verified, true) => t(AuditT::MonthDropped),
-                                                (MonthStatus::Verified, false) => t(AuditT::MonthVerified),
-                                                (MonthStatus::Written, _) => t(AuditT::MonthWritten),
-                                                (MonthStatus::Failed, _) => t(AuditT::MonthFailed),
-                                            };
-                                            view! {
-                                                <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.as_str()>
-                                                    <td>{m.month.clone()}</td>
-                                                    <td>{m.events.map(num).unwrap_or_else(|| "—".into())}</td>
-                                                    <td>{m.bytes.map(|b| common::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
-                                                    <td class="nowrap">{m.verified_at.map(format_time).unwrap_or_else(|| "—".into())}</td>
-                                                    <td>{state}</td>
-                                                </tr>
-                                            }
-                                        }).collect_view()}
-                                    </tbody>
-                                </table>
-                            </Show>
+                            <MonthsTable months=o.months.clone()/>
                             <h3>{t(AuditT::DownloadMonth)}</h3>
                             <form class="stack" data-testid="archive-link-form" on:submit=get_link>
                                 <div class="field">
@@ -309,7 +346,7 @@ pub fn ArchivePage() -> impl IntoView {
                                     <p class="muted" id="archive-reason-hint">{t(AuditT::ReasonHint)}</p>
                                     <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
                                 </div>
-                                <button type="submit" prop:disabled=move || asking.get()>{t(AuditT::GetMonthLink)}</button>
+                                <button type="submit" prop:disabled=move || asking.pending().get()>{t(AuditT::GetMonthLink)}</button>
                             </form>
                             {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
                             {move || link.get().map(|l| view! {
@@ -319,27 +356,90 @@ pub fn ArchivePage() -> impl IntoView {
                                 </p>
                             })}
                             <h3>{t(AuditT::RecentDownloads)}</h3>
-                            <Show when={let none = o.retrievals.is_empty(); move || !none} fallback=|| view! { <p class="empty">{t(AuditT::NoneYet)}</p> }>
-                                <table class="list" data-testid="archive-retrievals">
-                                    <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
-                                    <tbody>
-                                        {o.retrievals.clone().into_iter().map(|r| view! {
-                                            <tr data-testid="archive-retrieval">
-                                                <td class="nowrap"><common::time::LocalTime at={r.issued_at}/></td>
-                                                <td>{r.admin_name.unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
-                                                <td>{r.month}</td>
-                                                <td>{r.reason}</td>
-                                            </tr>
-                                        }).collect_view()}
-                                    </tbody>
-                                </table>
-                            </Show>
+                            <RetrievalsTable retrievals=o.retrievals.clone()/>
                         }.into_any()
                     }
                 })}
             </Transition>
         </section>
         <ExportsSection/>
+    }
+}
+
+/// The archived months and where each is (written, verified, dropped from the database, failed).
+#[component]
+fn MonthsTable(months: Vec<super::ArchivedMonth>) -> impl IntoView {
+    let empty = months.is_empty();
+    view! {
+    <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }>
+        <table class="list" data-testid="archive-months">
+            <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
+            <tbody>
+                {months.clone().into_iter().map(|m| {
+                    let state = match (m.status, m.dropped) {
+                        (MonthStatus::Verified, true) => t(AuditT::MonthDropped),
+                        (MonthStatus::Verified, false) => t(AuditT::MonthVerified),
+                        (MonthStatus::Written, _) => t(AuditT::MonthWritten),
+                        (MonthStatus::Failed, _) => t(AuditT::MonthFailed),
+                    };
+                    view! {
+                        <tr data-testid="archive-month" data-month=m.month.clone() data-status=m.status.as_str()>
+                            <td>{m.month.clone()}</td>
+                            <td>{m.events.map(num).unwrap_or_else(|| "—".into())}</td>
+                            <td>{m.bytes.map(|b| common::ui::format_bytes(b as u64)).unwrap_or_else(|| "—".into())}</td>
+                            <td class="nowrap">{m.verified_at.map(format_time).unwrap_or_else(|| "—".into())}</td>
+                            <td>{state}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    </Show>
+    }
+}
+
+/// Who downloaded which archived month, and why.
+#[component]
+fn RetrievalsTable(retrievals: Vec<super::RetrievalView>) -> impl IntoView {
+    let none = retrievals.is_empty();
+    view! {
+    <Show when=move || !none fallback=|| view! { <p class="empty">{t(AuditT::NoneYet)}</p> }>
+        <table class="list" data-testid="archive-retrievals">
+            <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
+            <tbody>
+                {retrievals.clone().into_iter().map(|r| view! {
+                    <tr data-testid="archive-retrieval">
+                        <td class="nowrap"><common::time::LocalTime at={r.issued_at}/></td>
+                        <td>{r.admin_name.unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
+                        <td>{r.month}</td>
+                        <td>{r.reason}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    </Show>
+    }
+}
+
+/// The export requests, refreshed in place.
+#[component]
+fn ExportsTable(list: RwSignal<Option<Vec<super::ExportView>>>) -> impl IntoView {
+    view! {
+    {move || match list.get() {
+        None => view! { <p>{t(T::Loading)}</p> }.into_any(),
+        Some(l) if l.is_empty() => view! { <p class="empty">{t(AuditT::NoExports)}</p> }.into_any(),
+        Some(_) => view! {
+            <table class="list" data-testid="export-requests">
+                <thead><tr><th>{t(AuditT::RequestedUtc)}</th><th>{t(AuditT::Range)}</th><th>{t(AuditT::By)}</th><th>{t(AuditT::State)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th><span class="sr-only">{t(AuditT::Download)}</span></th></tr></thead>
+                <tbody>
+                    // Keyed: a row (and a link just asked for) stays while the list refreshes.
+                    <For each=move || list.get().unwrap_or_default() key=|r| (r.id, r.status, r.expired) let:r>
+                        <ExportRow r/>
+                    </For>
+                </tbody>
+            </table>
+        }.into_any(),
+    }}
     }
 }
 
@@ -365,26 +465,27 @@ fn ExportsSection() -> impl IntoView {
     // While a request waits or runs, look again every two seconds.
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        let open = list.get().is_some_and(|list| list.iter().any(|r| r.status == "pending" || r.status == "running"));
+        let open = list.get().is_some_and(|list| list.iter().any(|r| matches!(r.status, ExportStatus::Pending | ExportStatus::Running)));
         if open {
             set_timeout(move || requests.refetch(), std::time::Duration::from_secs(2));
         }
     });
 
+    // Requesting goes through the server function's action: its value says how it went.
+    let request = ServerAction::<RequestExport>::new();
+    Effect::new(move |_| match request.value().get() {
+        Some(Ok(())) => {
+            error.set(None);
+            sent.set(true);
+            requests.refetch();
+        }
+        Some(Err(e)) => error.set(Some(e)),
+        None => {}
+    });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let (f, t) = (from.get_untracked(), to.get_untracked());
         sent.set(false);
-        leptos::task::spawn_local(async move {
-            match request_export(f, t).await {
-                Ok(()) => {
-                    error.set(None);
-                    sent.set(true);
-                    requests.refetch();
-                }
-                Err(e) => error.set(Some(e)),
-            }
-        });
+        request.dispatch(RequestExport { from: from.get_untracked(), to: to.get_untracked() });
     };
     let field_err = move |field: &'static str| move || field_error(&error.get(), field);
 
@@ -413,21 +514,7 @@ fn ExportsSection() -> impl IntoView {
             }}
             {move || sent.get().then(|| view! { <p class="notice success" role="status">{t(AuditT::ExportRequested)}</p> })}
             {move || load_error.get().map(|e| view! { <p class="notice error" role="alert">{describe(&e)}</p> })}
-            {move || match list.get() {
-                None => view! { <p>{t(T::Loading)}</p> }.into_any(),
-                Some(l) if l.is_empty() => view! { <p class="empty">{t(AuditT::NoExports)}</p> }.into_any(),
-                Some(_) => view! {
-                    <table class="list" data-testid="export-requests">
-                        <thead><tr><th>{t(AuditT::RequestedUtc)}</th><th>{t(AuditT::Range)}</th><th>{t(AuditT::By)}</th><th>{t(AuditT::State)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th><span class="sr-only">{t(AuditT::Download)}</span></th></tr></thead>
-                        <tbody>
-                            // Keyed: a row (and a link just asked for) stays while the list refreshes.
-                            <For each=move || list.get().unwrap_or_default() key=|r| (r.id, r.status.clone(), r.expired) let:r>
-                                <ExportRow r/>
-                            </For>
-                        </tbody>
-                    </table>
-                }.into_any(),
-            }}
+            <ExportsTable list/>
         </section>
     }
 }
@@ -436,26 +523,28 @@ fn ExportsSection() -> impl IntoView {
 fn ExportRow(r: super::ExportView) -> impl IntoView {
     let link = RwSignal::new(None::<Result<super::DownloadLink, AppError>>);
     let id = r.id.to_string();
-    let state = match (r.status.as_str(), r.expired) {
-        ("done", true) => t(AuditT::ExportExpiredState),
-        ("done", false) => t(AuditT::ExportReady),
-        ("pending", _) => t(AuditT::ExportWaiting),
-        ("running", _) => t(AuditT::ExportRunning),
-        _ => t(AuditT::ExportFailed),
+    let state = match (r.status, r.expired) {
+        (ExportStatus::Done, true) => t(AuditT::ExportExpiredState),
+        (ExportStatus::Done, false) => t(AuditT::ExportReady),
+        (ExportStatus::Pending, _) => t(AuditT::ExportWaiting),
+        (ExportStatus::Running, _) => t(AuditT::ExportRunning),
+        (ExportStatus::Failed, _) => t(AuditT::ExportFailed),
     };
-    let downloadable = r.status == "done" && !r.expired;
+    let downloadable = r.status == ExportStatus::Done && !r.expired;
+    // A link is asked for through the server function's action (recorded: who, when).
+    let action = ServerAction::<ExportLink>::new();
+    Effect::new(move |_| {
+        let Some(answer) = action.value().get() else { return };
+        if answer.is_ok() {
+            forget_when_expired(move || link.set(None));
+        }
+        link.set(Some(answer));
+    });
     let get = move |_| {
-        let id = id.clone();
-        leptos::task::spawn_local(async move {
-            let answer = export_link(id).await;
-            if answer.is_ok() {
-                forget_when_expired(move || link.set(None));
-            }
-            link.set(Some(answer));
-        });
+        action.dispatch(ExportLink { id: id.clone() });
     };
     view! {
-        <tr data-testid="export-request" data-status=r.status.clone() data-expired=r.expired.to_string()>
+        <tr data-testid="export-request" data-status=r.status.as_str() data-expired=r.expired.to_string()>
             <td class="nowrap"><common::time::LocalTime at={r.requested_at}/></td>
             <td class="nowrap">{tf(AuditT::RangeFromTo, &[("from", &r.from), ("to", &r.to)])}</td>
             <td>{r.admin_name.clone().unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>

@@ -68,6 +68,62 @@ async fn cancel_conditional() {
     }
 }
 
+/// Where the browser supports it, offers passkeys in the field's autofill too; a passkey picked
+/// there signs in.
+#[cfg(feature = "hydrate")]
+async fn offer_autofill(next: String, busy: RwSignal<bool>, error: RwSignal<Option<String>>, autofill: RwSignal<bool>) {
+    if !super::browser::conditional_mediation_available().await {
+        return;
+    }
+    let Ok((challenge, rcr)) = start_signin(Some(true)).await else { return };
+    let Ok(controller) = web_sys::AbortController::new() else { return };
+    let Ok(promise) = super::browser::start_conditional(rcr, &controller.signal()) else { return };
+    CONDITIONAL.with(|c| *c.borrow_mut() = Some((controller, promise.clone())));
+    autofill.set(true);
+    // Resolves when a passkey is picked from the autofill list; rejects when the button's dialog
+    // replaces it.
+    if let Ok(credential) = super::browser::finish_conditional(promise).await {
+        CONDITIONAL.with(|c| c.borrow_mut().take());
+        busy.set(true);
+        match finish_signin(challenge, credential).await {
+            Ok(()) => go(&next),
+            Err(e) => {
+                error.set(Some(describe(&e)));
+                busy.set(false);
+            }
+        }
+    }
+}
+
+/// The button's sign-in: the browser's passkey dialog, then the server's check.
+#[cfg(feature = "hydrate")]
+async fn sign_in_with_passkey(next: String, busy: RwSignal<bool>, error: RwSignal<Option<String>>) {
+    busy.set(true);
+    error.set(None);
+    cancel_conditional().await;
+    let result: Result<(), String> = async {
+        let (challenge, rcr) = start_signin(None).await.map_err(|e| describe(&e))?;
+        let credential = super::browser::use_passkey(rcr).await?;
+        finish_signin(challenge, credential).await.map_err(|e| describe(&e))
+    }
+    .await;
+    match result {
+        Ok(()) => go(&next),
+        Err(msg) => {
+            error.set(Some(msg));
+            busy.set(false);
+        }
+    }
+}
+
+/// Joins with an invite: the browser makes the passkey, the server checks it and signs in.
+#[cfg(feature = "hydrate")]
+async fn register_with_invite(token: String, name: String, passkey_name: String) -> Result<(), String> {
+    let (challenge, ccr) = start_invite_registration(token, name, passkey_name).await.map_err(|e| describe_invite(&e))?;
+    let credential = super::browser::create_passkey(ccr).await?;
+    finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
+}
+
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let next = safe_next(use_query_map().read_untracked().get("next"));
@@ -83,30 +139,7 @@ pub fn SignInPage() -> impl IntoView {
             // Where the browser supports it, passkeys are also offered in the field's autofill.
             #[cfg(feature = "hydrate")]
             {
-                let next = next.clone();
-                leptos::task::spawn_local(async move {
-                    if !super::browser::conditional_mediation_available().await {
-                        return;
-                    }
-                    let Ok((challenge, rcr)) = start_signin(Some(true)).await else { return };
-                    let Ok(controller) = web_sys::AbortController::new() else { return };
-                    let Ok(promise) = super::browser::start_conditional(rcr, &controller.signal()) else { return };
-                    CONDITIONAL.with(|c| *c.borrow_mut() = Some((controller, promise.clone())));
-                    autofill.set(true);
-                    // Resolves when a passkey is picked from the autofill list; rejects when the
-                    // button's dialog replaces it.
-                    if let Ok(credential) = super::browser::finish_conditional(promise).await {
-                        CONDITIONAL.with(|c| c.borrow_mut().take());
-                        busy.set(true);
-                        match finish_signin(challenge, credential).await {
-                            Ok(()) => go(&next),
-                            Err(e) => {
-                                error.set(Some(describe(&e)));
-                                busy.set(false);
-                            }
-                        }
-                    }
-                });
+                leptos::task::spawn_local(offer_autofill(next.clone(), busy, error, autofill));
             }
         });
     }
@@ -114,25 +147,7 @@ pub fn SignInPage() -> impl IntoView {
     let sign_in = move |_| {
         #[cfg(feature = "hydrate")]
         {
-            let next = next.clone();
-            leptos::task::spawn_local(async move {
-                busy.set(true);
-                error.set(None);
-                cancel_conditional().await;
-                let result: Result<(), String> = async {
-                    let (challenge, rcr) = start_signin(None).await.map_err(|e| describe(&e))?;
-                    let credential = super::browser::use_passkey(rcr).await?;
-                    finish_signin(challenge, credential).await.map_err(|e| describe(&e))
-                }
-                .await;
-                match result {
-                    Ok(()) => go(&next),
-                    Err(msg) => {
-                        error.set(Some(msg));
-                        busy.set(false);
-                    }
-                }
-            });
+            leptos::task::spawn_local(sign_in_with_passkey(next.clone(), busy, error));
         }
         #[cfg(not(feature = "hydrate"))]
         let _ = &next;
@@ -185,13 +200,7 @@ pub fn InvitePage() -> impl IntoView {
             leptos::task::spawn_local(async move {
                 busy.set(true);
                 error.set(None);
-                let result: Result<(), String> = async {
-                    let (challenge, ccr) =
-                        start_invite_registration(token, name.get_untracked(), passkey_name.get_untracked()).await.map_err(|e| describe_invite(&e))?;
-                    let credential = super::browser::create_passkey(ccr).await?;
-                    finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
-                }
-                .await;
+                let result = register_with_invite(token, name.get_untracked(), passkey_name.get_untracked()).await;
                 match result {
                     Ok(()) => go("/admin"),
                     Err(msg) => {
@@ -302,23 +311,34 @@ pub fn ComingSoon(title: &'static str) -> impl IntoView {
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let changed = RwSignal::new(0u32);
-    let bump = move || changed.update(|n| *n += 1);
-    let passkeys = Resource::new(move || changed.get(), |_| list_passkeys());
-    let sessions = Resource::new(move || changed.get(), |_| list_sessions());
     let message = RwSignal::new(None::<Result<String, String>>);
-    let new_passkey_name = RwSignal::new(String::new());
-    let invite_name = RwSignal::new(String::new());
-    let invite = RwSignal::new(None::<super::NewInvite>);
-    let busy = RwSignal::new(false);
-    // Read now, while rendering: the tasks below run outside the page's context.
-    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
-    let passkey_added = t(AccountT::PasskeyAdded);
-
     let report = move |r: Result<String, AppError>| {
         message.set(Some(r.map_err(|e| describe_account(&e))));
-        bump();
+        changed.update(|n| *n += 1);
     };
+    view! {
+        <Title text=format!("{}{}", t(AccountT::Title), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(AccountT::Title)}</h1>
+        <Outcome message testid="account-message"/>
+        <PasskeysCard changed message report/>
+        <SessionsCard changed report/>
+        <InviteCard message/>
+    }
+}
 
+/// The admin's passkeys, and adding one (a ceremony in the browser).
+#[component]
+fn PasskeysCard(
+    changed: RwSignal<u32>,
+    message: RwSignal<Option<Result<String, String>>>,
+    report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let passkeys = Resource::new(move || changed.get(), |_| list_passkeys());
+    let new_passkey_name = RwSignal::new(String::new());
+    let busy = RwSignal::new(false);
+    // Read now, while rendering: the task below runs outside the page's context.
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let passkey_added = t(AccountT::PasskeyAdded);
     let add_passkey = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         #[cfg(feature = "hydrate")]
@@ -335,89 +355,96 @@ pub fn AccountPage() -> impl IntoView {
                 new_passkey_name.set(String::new());
             }
             busy.set(false);
-            bump();
+            changed.update(|n| *n += 1);
         });
     };
-
-    let make_invite = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        leptos::task::spawn_local(async move {
-            let name = Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty());
-            match create_invite(name).await {
-                Ok(i) => {
-                    invite.set(Some(i));
-                    message.set(None);
-                }
-                Err(e) => message.set(Some(Err(describe_account(&e)))),
-            }
-        });
-    };
-
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (message, busy);
     view! {
-        <Title text=format!("{}{}", t(AccountT::Title), t(UiT::AdminTitleSuffix))/>
-        <h1>{t(AccountT::Title)}</h1>
-        <Outcome message testid="account-message"/>
-
-        <section class="card" aria-labelledby="passkeys-title">
-            <h2 id="passkeys-title">{t(AccountT::PasskeysHeading)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || passkeys.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
-                    Ok(list) => {
-                        let only_one = list.len() <= 1;
-                        view! {
-                            <table class="list" data-testid="passkeys">
-                                <thead><tr>
-                                    <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
-                                    <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-                                </tr></thead>
-                                <tbody>
-                                    {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
-                                </tbody>
-                            </table>
-                            {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
-                        }.into_any()
-                    }
-                })}
-            </Transition>
-            <form class="inline" on:submit=add_passkey>
-                <label for="new-passkey-name">{t(AccountT::NewPasskeyName)}</label>
-                <input id="new-passkey-name" type="text" maxlength="100" required placeholder=t(AccountT::NewPasskeyPlaceholder)
-                    prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
-                <button type="submit" class="primary" disabled=move || busy.get()>{t(AccountT::AddPasskey)}</button>
-            </form>
-        </section>
-
-        <section class="card" aria-labelledby="sessions-title">
-            <h2 id="sessions-title">{t(AccountT::SessionsHeading)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || sessions.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
-                    Ok(list) => view! {
-                        <table class="list" data-testid="sessions">
+    <section class="card" aria-labelledby="passkeys-title">
+        <h2 id="passkeys-title">{t(AccountT::PasskeysHeading)}</h2>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || passkeys.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
+                Ok(list) => {
+                    let only_one = list.len() <= 1;
+                    view! {
+                        <table class="list" data-testid="passkeys">
                             <thead><tr>
-                                <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
+                                <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
                                 <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
                             </tr></thead>
                             <tbody>
-                                {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                                {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
                             </tbody>
                         </table>
-                    }.into_any(),
-                })}
-            </Transition>
-        </section>
+                        {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
+                    }.into_any()
+                }
+            })}
+        </Transition>
+        <form class="inline" on:submit=add_passkey>
+            <label for="new-passkey-name">{t(AccountT::NewPasskeyName)}</label>
+            <input id="new-passkey-name" type="text" maxlength="100" required placeholder=t(AccountT::NewPasskeyPlaceholder)
+                prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
+            <button type="submit" class="primary" disabled=move || busy.get()>{t(AccountT::AddPasskey)}</button>
+        </form>
+    </section>
+    }
+}
 
-        <section class="card" aria-labelledby="invite-title">
-            <h2 id="invite-title">{t(AccountT::InviteHeading)}</h2>
-            <p>{t(AccountT::InviteExplain)}</p>
-            <form class="inline" on:submit=make_invite>
-                <label for="invite-for">{t(AccountT::InviteFor)}</label>
-                <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
-                <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
-            </form>
-            {move || invite.get().map(|i| view! { <InviteLink invite=i/> })}
-        </section>
+/// Where the admin is signed in, with Sign out for each.
+#[component]
+fn SessionsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let sessions = Resource::new(move || changed.get(), |_| list_sessions());
+    view! {
+    <section class="card" aria-labelledby="sessions-title">
+        <h2 id="sessions-title">{t(AccountT::SessionsHeading)}</h2>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || sessions.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
+                Ok(list) => view! {
+                    <table class="list" data-testid="sessions">
+                        <thead><tr>
+                            <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
+                            <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                        </tr></thead>
+                        <tbody>
+                            {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any(),
+            })}
+        </Transition>
+    </section>
+    }
+}
+
+/// A one-time invite for another admin, through its server action.
+#[component]
+fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoView {
+    let invite_name = RwSignal::new(String::new());
+    let create = ServerAction::<CreateInvite>::new();
+    Effect::new(move |_| match create.value().get() {
+        Some(Ok(_)) => message.set(None),
+        Some(Err(e)) => message.set(Some(Err(describe_account(&e)))),
+        None => {}
+    });
+    let make_invite = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        create.dispatch(CreateInvite { name: Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty()) });
+    };
+    view! {
+    <section class="card" aria-labelledby="invite-title">
+        <h2 id="invite-title">{t(AccountT::InviteHeading)}</h2>
+        <p>{t(AccountT::InviteExplain)}</p>
+        <form class="inline" on:submit=make_invite>
+            <label for="invite-for">{t(AccountT::InviteFor)}</label>
+            <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
+            <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
+        </form>
+        {move || create.value().get().and_then(Result::ok).map(|i| view! { <InviteLink invite=i/> })}
+    </section>
     }
 }
 
@@ -426,17 +453,25 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
     let id = passkey.id;
     let name = RwSignal::new(passkey.name.clone());
     let editing = RwSignal::new(false);
-    // Read now, while rendering: the tasks below run outside the page's context.
     let (renamed, removed) = (t(AccountT::PasskeyRenamed), t(AccountT::PasskeyRemoved));
     #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
     let confirm_remove = t(AccountT::ConfirmRemove);
+    // Renaming and removing go through the server functions' actions.
+    let (rename_action, remove_action) = (ServerAction::<RenamePasskey>::new(), ServerAction::<RemovePasskey>::new());
+    Effect::new(move |_| {
+        if let Some(r) = rename_action.value().get() {
+            editing.set(false);
+            report(r.map(|_| renamed.to_string()));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(r) = remove_action.value().get() {
+            report(r.map(|_| removed.to_string()));
+        }
+    });
     let rename = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        leptos::task::spawn_local(async move {
-            let r = rename_passkey(id, name.get_untracked()).await.map(|_| renamed.to_string());
-            editing.set(false);
-            report(r);
-        });
+        rename_action.dispatch(RenamePasskey { id, name: name.get_untracked() });
     };
     let remove = move |_| {
         #[cfg(feature = "hydrate")]
@@ -446,9 +481,7 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
                 return;
             }
         }
-        leptos::task::spawn_local(async move {
-            report(remove_passkey(id).await.map(|_| removed.to_string()));
-        });
+        remove_action.dispatch(RemovePasskey { id });
     };
     view! {
         <tr data-testid="passkey-row">
@@ -476,18 +509,20 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
 fn SessionRow(session: SessionView, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
     let handle = session.handle;
     let current = session.current;
-    // Read now, while rendering: the task below runs outside the page's context.
     let ended = t(AccountT::SessionEnded);
+    // Ending a session goes through the server function's action; ending this one signs out.
+    let action = ServerAction::<RevokeSession>::new();
+    Effect::new(move |_| {
+        let Some(r) = action.value().get() else { return };
+        #[cfg(feature = "hydrate")]
+        if current && r.is_ok() {
+            go("/signin");
+            return;
+        }
+        report(r.map(|_| ended.to_string()));
+    });
     let revoke = move |_| {
-        leptos::task::spawn_local(async move {
-            let r = revoke_session(handle).await.map(|_| ended.to_string());
-            #[cfg(feature = "hydrate")]
-            if current && r.is_ok() {
-                go("/signin");
-                return;
-            }
-            report(r);
-        });
+        action.dispatch(RevokeSession { handle });
     };
     view! {
         <tr data-testid="session-row">

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::api::{lift_hold, list_holds, place_hold};
+use super::api::{list_holds, LiftHold, PlaceHold};
 use super::texts::HoldsT;
 use super::{parse_reason, HoldTarget, HoldView};
 use common::error::AppError;
@@ -31,29 +31,29 @@ pub fn HoldForm(id: String, choices: Vec<(&'static str, HoldTarget)>, #[prop(int
     let reason = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let message = RwSignal::new(None::<Result<String, String>>);
-    let busy = RwSignal::new(false);
     let field_id = format!("hold-reason-{id}");
     let error_id = format!("hold-reason-error-{id}");
+    // Placing goes through the server function's action: pending while it runs, its value says
+    // how it went.
+    let action = ServerAction::<PlaceHold>::new();
+    Effect::new(move |_| match action.value().get() {
+        Some(Ok(_)) => {
+            reason.set(String::new());
+            message.set(Some(Ok(t(HoldsT::Placed).into())));
+            on_placed.run(());
+        }
+        Some(Err(e)) => message.set(Some(Err(describe_hold(&e)))),
+        None => {}
+    });
     let place = move |target: HoldTarget| {
         let typed = reason.get_untracked();
-        if let Err(m) = parse_reason(&typed) {
-            error.set(Some(m));
-            return;
-        }
-        error.set(None);
-        busy.set(true);
-        // Scoped: the messages below are written in the page's language, which is in context.
-        leptos::task::spawn_local_scoped(async move {
-            match place_hold(target, typed).await {
-                Ok(_) => {
-                    reason.set(String::new());
-                    message.set(Some(Ok(t(HoldsT::Placed).into())));
-                    on_placed.run(());
-                }
-                Err(e) => message.set(Some(Err(describe_hold(&e)))),
+        match parse_reason(&typed) {
+            Err(m) => error.set(Some(m)),
+            Ok(_) => {
+                error.set(None);
+                action.dispatch(PlaceHold { target, reason: typed });
             }
-            busy.set(false);
-        });
+        }
     };
     let error_ref = error_id.clone();
     view! {
@@ -67,7 +67,7 @@ pub fn HoldForm(id: String, choices: Vec<(&'static str, HoldTarget)>, #[prop(int
             <p id=error_id class="field-error" aria-live="polite">{move || error.get()}</p>
             <div class="inline tight">
                 {choices.into_iter().map(|(label, target)| view! {
-                    <button type="button" class="secondary small" disabled=move || busy.get() on:click=move |_| place(target)>{label}</button>
+                    <button type="button" class="secondary small" disabled=move || action.pending().get() on:click=move |_| place(target)>{label}</button>
                 }).collect_view()}
             </div>
             <Outcome message testid="hold-message"/>
@@ -81,6 +81,17 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
     let reload = RwSignal::new(0u32);
     let holds = Resource::new(move || reload.get(), |_| list_holds());
     let message = RwSignal::new(None::<Result<String, String>>);
+    let action = ServerAction::<LiftHold>::new();
+    let lifting = RwSignal::new(String::new());
+    Effect::new(move |_| match action.value().get() {
+        Some(Ok(())) => {
+            message.set(Some(Ok(tf(HoldsT::Lifted, &[("what", &lifting.get_untracked())]))));
+            reload.update(|n| *n += 1);
+            on_change.run(());
+        }
+        Some(Err(e)) => message.set(Some(Err(describe_hold(&e)))),
+        None => {}
+    });
     let lift = move |h: HoldView| {
         #[cfg(feature = "hydrate")]
         {
@@ -89,17 +100,8 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
                 return;
             }
         }
-        // Scoped: the messages below are written in the page's language, which is in context.
-        leptos::task::spawn_local_scoped(async move {
-            match lift_hold(h.id).await {
-                Ok(()) => {
-                    message.set(Some(Ok(tf(HoldsT::Lifted, &[("what", &h.item.describe())]))));
-                    reload.update(|n| *n += 1);
-                    on_change.run(());
-                }
-                Err(e) => message.set(Some(Err(describe_hold(&e)))),
-            }
-        });
+        lifting.set(h.item.describe());
+        action.dispatch(LiftHold { id: h.id });
     };
     view! {
         <Outcome message testid="holds-message"/>

@@ -44,6 +44,9 @@ struct Inbox {
     open: RwSignal<Option<InquiryDetail>>,
     message: RwSignal<Option<Result<String, String>>>,
     counts: Resource<Result<InboxCounts, AppError>>,
+    /// Deleting goes through the server function's action; the ids it was asked for.
+    delete_action: ServerAction<DeleteInquiries>,
+    deleting: RwSignal<Vec<Uuid>>,
 }
 
 impl Inbox {
@@ -61,8 +64,10 @@ impl Inbox {
         });
     }
 
+    /// Deletes `ids` after the admin confirms; one delete at a time (its ids are what the
+    /// finished action's count is about).
     fn delete(self, ids: Vec<Uuid>) {
-        if ids.is_empty() {
+        if ids.is_empty() || self.delete_action.pending().get_untracked() {
             return;
         }
         #[cfg(feature = "hydrate")]
@@ -74,25 +79,30 @@ impl Inbox {
                 return;
             }
         }
-        leptos::task::spawn_local_scoped(async move {
-            match delete_inquiries(ids.clone()).await {
-                Ok(n) => {
-                    let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
-                    self.removed.update(|r| r.extend(ids.iter().copied()));
-                    self.selected.update(|s| {
-                        ids.iter().for_each(|id| {
-                            s.remove(id);
-                        })
-                    });
-                    if self.open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
-                        self.open.set(None);
-                    }
-                    self.message.set(Some(Ok(text)));
-                    self.counts.refetch();
+        self.deleting.set(ids.clone());
+        self.delete_action.dispatch(DeleteInquiries { ids });
+    }
+
+    /// What a finished delete changes on the page.
+    fn deleted(self, result: Result<u64, AppError>) {
+        let ids = self.deleting.get_untracked();
+        match result {
+            Ok(n) => {
+                let text = if n == 1 { t(InboxT::DeletedOne).to_string() } else { tf(InboxT::DeletedMany, &[("n", &num(n as i64))]) };
+                self.removed.update(|r| r.extend(ids.iter().copied()));
+                self.selected.update(|s| {
+                    ids.iter().for_each(|id| {
+                        s.remove(id);
+                    })
+                });
+                if self.open.get_untracked().is_some_and(|d| ids.contains(&d.id)) {
+                    self.open.set(None);
                 }
-                Err(e) => self.message.set(Some(Err(describe_inbox(&e)))),
+                self.message.set(Some(Ok(text)));
+                self.counts.refetch();
             }
-        });
+            Err(e) => self.message.set(Some(Err(describe_inbox(&e)))),
+        }
     }
 
     fn show(self, id: Uuid) {
@@ -135,7 +145,13 @@ pub fn InboxPage() -> impl IntoView {
         }
     });
 
-    let inbox = Inbox { applied, more, next, selected, removed, open, message, counts };
+    let (delete_action, deleting) = (ServerAction::<DeleteInquiries>::new(), RwSignal::new(Vec::new()));
+    let inbox = Inbox { applied, more, next, selected, removed, open, message, counts, delete_action, deleting };
+    Effect::new(move |_| {
+        if let Some(result) = delete_action.value().get() {
+            inbox.deleted(result);
+        }
+    });
     let (load_more, delete, show) = (move || inbox.load_more(), move |ids| inbox.delete(ids), move |id| inbox.show(id));
 
     let rows = Signal::derive(move || {

@@ -7,7 +7,7 @@ use super::api::*;
 use super::texts::SettingsT;
 use super::{parse_retention_input, RetentionPreview};
 use common::i18n::{num, t, tf, Lang, Text, T};
-use common::jobs::{JobView, RunState, StepStatus};
+use common::jobs::{JobView, RunNowView, RunState, StepStatus};
 use common::time::format_time;
 use common::ui::{describe, Outcome, UiT};
 
@@ -254,6 +254,22 @@ pub fn JobCard(job: JobView, on_run: Callback<String>, running: RwSignal<Option<
     }
 }
 
+/// What "Run now" did, for people: started, ran, not due yet, or busy elsewhere.
+fn run_now_text(r: &RunNowView) -> String {
+    // The job's title goes in last: its text is not read for placeholders.
+    let title = job_title(&r.job.name, &r.job.title);
+    if r.started {
+        tf(SettingsT::StartedNow, &[("job", &title)])
+    } else if r.ran {
+        tf(SettingsT::RanNow, &[("job", &title)])
+    } else {
+        match r.job.next_possible_at {
+            Some(at) => tf(SettingsT::NotDue, &[("time", &format_time(at)), ("job", &title)]),
+            None => tf(SettingsT::Busy, &[("job", &title)]),
+        }
+    }
+}
+
 /// Every job of the registry, with "Run now" (dashboard and settings page).
 #[component]
 pub fn JobsPanel() -> impl IntoView {
@@ -262,31 +278,17 @@ pub fn JobsPanel() -> impl IntoView {
     let jobs = Resource::new(move || (version.get(), job_ran()), |_| list_jobs());
     let running = RwSignal::new(None::<String>);
     let message = RwSignal::new(None::<Result<String, String>>);
+    // "Run now" goes through the server function's action; `running` names the job it runs.
+    let run_now = ServerAction::<RunJobNow>::new();
+    Effect::new(move |_| {
+        let Some(result) = run_now.value().get() else { return };
+        message.set(Some(result.map(|r| run_now_text(&r)).map_err(|e| describe(&e))));
+        version.update(|n| *n += 1);
+        running.set(None);
+    });
     let on_run = Callback::new(move |name: String| {
         running.set(Some(name.clone()));
-        // Scoped: the texts set after the call are in the page's language (its context).
-        leptos::task::spawn_local_scoped(async move {
-            match run_job_now(name).await {
-                Ok(r) => {
-                    // The job's title goes in last: its text is not read for placeholders.
-                    let title = job_title(&r.job.name, &r.job.title);
-                    let text = if r.started {
-                        tf(SettingsT::StartedNow, &[("job", &title)])
-                    } else if r.ran {
-                        tf(SettingsT::RanNow, &[("job", &title)])
-                    } else {
-                        match r.job.next_possible_at {
-                            Some(at) => tf(SettingsT::NotDue, &[("time", &format_time(at)), ("job", &title)]),
-                            None => tf(SettingsT::Busy, &[("job", &title)]),
-                        }
-                    };
-                    message.set(Some(Ok(text)));
-                    version.update(|n| *n += 1);
-                }
-                Err(e) => message.set(Some(Err(describe(&e)))),
-            }
-            running.set(None);
-        });
+        run_now.dispatch(RunJobNow { job: name });
     });
     view! {
         <Outcome message testid="jobs-message"/>
@@ -306,11 +308,15 @@ pub fn JobsPanel() -> impl IntoView {
 pub fn AlertBanner() -> impl IntoView {
     let version = RwSignal::new(0u32);
     let alerts = Resource::new(move || version.get(), |_| list_alerts());
-    let resolve = move |id: i64| {
-        leptos::task::spawn_local(async move {
-            let _ = resolve_alert(id).await;
+    // Resolving goes through the server function's action; the banner is read again after it.
+    let resolve_action = ServerAction::<ResolveAlert>::new();
+    Effect::new(move |_| {
+        if resolve_action.value().get().is_some() {
             version.update(|n| *n += 1);
-        });
+        }
+    });
+    let resolve = move |id: i64| {
+        resolve_action.dispatch(ResolveAlert { id });
     };
     view! {
         <Transition fallback=|| ()>
@@ -343,6 +349,23 @@ pub fn AlertBanner() -> impl IntoView {
     }
 }
 
+/// Asks for the dry run of the retention value typed (a valid one), and keeps the answer while
+/// it is still what is typed.
+fn preview_typed(typed: RwSignal<String>, preview: RwSignal<Option<Result<RetentionPreview, String>>>) {
+    let raw = typed.get();
+    let Ok(days) = parse_retention_input(&raw) else {
+        preview.set(None);
+        return;
+    };
+    // Scoped: an error is described in the page's language (its context).
+    leptos::task::spawn_local_scoped(async move {
+        let r = preview_retention(Some(days as i64)).await.map_err(|e| describe(&e));
+        if typed.get_untracked().trim() == days.to_string() {
+            preview.set(Some(r));
+        }
+    });
+}
+
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let typed = RwSignal::new(String::new());
@@ -371,33 +394,23 @@ pub fn SettingsPage() -> impl IntoView {
     };
 
     // The dry run follows what is typed (only valid values are sent).
-    Effect::new(move |_| {
-        let raw = typed.get();
-        let Ok(days) = parse_retention_input(&raw) else {
-            preview.set(None);
-            return;
-        };
-        // Scoped: an error is described in the page's language (its context).
-        leptos::task::spawn_local_scoped(async move {
-            let r = preview_retention(Some(days as i64)).await.map_err(|e| describe(&e));
-            if typed.get_untracked().trim() == days.to_string() {
-                preview.set(Some(r));
-            }
-        });
-    });
+    Effect::new(move |_| preview_typed(typed, preview));
 
+    // Saving goes through the server function's action: its value says how it went.
+    let save_action = ServerAction::<SaveRetention>::new();
+    Effect::new(move |_| match save_action.value().get() {
+        Some(Ok(d)) => {
+            message.set(Some(Ok(tf(SettingsT::Saved, &[("n", &d)]))));
+            saved.update(|n| *n += 1);
+        }
+        Some(Err(e)) => message.set(Some(Err(describe(&e)))),
+        None => {}
+    });
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let Ok(days) = parse_retention_input(&typed.get_untracked()) else { return };
-        leptos::task::spawn_local_scoped(async move {
-            match save_retention(days as i64).await {
-                Ok(d) => {
-                    message.set(Some(Ok(tf(SettingsT::Saved, &[("n", &d)]))));
-                    saved.update(|n| *n += 1);
-                }
-                Err(e) => message.set(Some(Err(describe(&e)))),
-            }
-        });
+        if let Ok(days) = parse_retention_input(&typed.get_untracked()) {
+            save_action.dispatch(SaveRetention { days: i64::from(days) });
+        }
     };
 
     view! {
