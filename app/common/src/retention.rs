@@ -5,9 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::i18n::{fill, texts, Lang, Text};
 
-/// A kind's promise, from the settings in force. The report writes it in English (the JSON, the
-/// CLI and alerts read that text, which stays stable); this page writes it in its language from
-/// the figures of that English text ([`Promise::read`]).
+/// A kind's promise, from the settings in force, as data: the report's JSON, the CLI and alerts
+/// keep its English ([`Promise::text`] in English), and the admin page writes it in its language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "promise", rename_all = "snake_case")]
 pub enum Promise {
@@ -47,28 +46,6 @@ impl Promise {
             Promise::ExportRequests { days } => fill(R::PromiseExportRequests.get(lang), &[("days", &days)]),
             Promise::RunRecords { days } => fill(R::PromiseRunRecords.get(lang), &[("days", &days)]),
         }
-    }
-
-    /// The promise of the kind `kind` (its stable id) whose English text is `english`: its
-    /// figures are read back from the text, and only a promise that gives the very same English
-    /// text again is taken (else the page shows the report's words).
-    pub fn read(kind: &str, english: &str) -> Option<Promise> {
-        let n: Vec<i64> = english.split(|c: char| !c.is_ascii_digit()).filter_map(|s| s.parse().ok()).collect();
-        let promise = match (kind, n.as_slice()) {
-            ("inquiries", &[days]) => Promise::Inquiries { days },
-            ("share_files", &[grace_mins]) => Promise::ShareFiles { grace_mins },
-            ("sessions", &[idle_hours, absolute_days]) => Promise::Sessions { idle_hours, absolute_days },
-            ("passkey_challenges", []) => Promise::PasskeyChallenges,
-            ("invites", []) => Promise::Invites,
-            ("rate_limit_windows", []) => Promise::RateLimitWindows,
-            ("audit_events", &[promise_months, detach_months]) => Promise::AuditEvents { promise_months, detach_months },
-            ("archived_months", []) => Promise::ArchivedMonths,
-            ("export_files", &[days]) => Promise::ExportFiles { days },
-            ("export_requests", &[days]) => Promise::ExportRequests { days },
-            ("run_records", &[days]) => Promise::RunRecords { days },
-            _ => return None,
-        };
-        (promise.text(Lang::En) == english).then_some(promise)
     }
 }
 

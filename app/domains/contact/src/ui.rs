@@ -59,11 +59,11 @@ struct Fields {
 }
 
 impl Fields {
-    /// A left field's own validation (once edited, it replaces the server's verdict), or `None`
-    /// for a field not left yet (the server's verdict, if any, shows then).
-    fn error(self, field: &'static str) -> Option<String> {
+    /// What a field shows: the server's verdict until the visitor has left the field; then its
+    /// own validation, which replaces the server's (a fixed field shows nothing).
+    fn error(self, field: &'static str, server: Option<String>) -> Option<String> {
         if !self.touched.read().contains(field) {
-            return None;
+            return server;
         }
         match field {
             "name" => parse_name(&self.name.read()).err(),
@@ -131,7 +131,7 @@ pub fn ContactForm() -> impl IntoView {
     };
 
     let fields = Fields { name, email, message, touched };
-    let field_error = move |field: &'static str| move || fields.error(field).or_else(|| server_field_errors().get(field).cloned());
+    let field_error = move |field: &'static str| move || fields.error(field, server_field_errors().get(field).cloned());
     let touch = move |field: &'static str| {
         touched.update(|t| {
             t.insert(field);

@@ -184,7 +184,6 @@ fn InboxToolbar(
     selected: RwSignal<std::collections::BTreeSet<Uuid>>,
     on_delete: impl Fn(Vec<Uuid>) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
-    let delete = on_delete;
     let export_href = move || {
         let q: String = url_encode(&applied.get());
         format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
@@ -202,7 +201,7 @@ fn InboxToolbar(
             <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { t(InboxT::ExportCsv) } else { t(InboxT::ExportResults) }}</a>
             <button type="button" class="danger small" data-testid="delete-selected"
                 disabled=move || selected.get().is_empty()
-                on:click=move |_| delete(selected.get_untracked().into_iter().collect())>
+                on:click=move |_| on_delete(selected.get_untracked().into_iter().collect())>
                 {move || tf(InboxT::DeleteSelected, &[("n", &num(selected.get().len() as i64))])}
             </button>
         </div>
