@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_pkgs=()
 for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 rustfmt-web rust-web-clippy \
-         chromium postgresql postgresql-client wrk pkg-config curl ca-certificates gzip brotli time bc python3-aiosmtpd fonts-noto-cjk; do
+         chromium postgresql postgresql-client wrk pkg-config curl ca-certificates gzip brotli time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # Node.js may come from elsewhere (these machines ship Node 20 + npm 11); only add Debian's when absent.

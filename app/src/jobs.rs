@@ -10,6 +10,7 @@ pub fn registry() -> Registry {
         maintenance::prune::job().step(crate::retention::report::step()),
         shares::gc::job(),
         audit::upkeep::job(),
+        audit::chain::job::job(),
         audit::archive::job(),
         audit::exports::job(),
         contact::notify::job(),

@@ -98,6 +98,17 @@ pub struct Config {
     #[arg(long, env = "EBB_ARCHIVE_REREAD_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
     pub archive_reread_days: u32,
 
+    /// The file holding the audit digest signing key (Ed25519; created with mode 0600 on first
+    /// use). Unset: the key is kept in the database's `settings` table. A file kept apart from
+    /// the database means someone with only database access cannot sign a forged digest.
+    #[arg(long, env = "EBB_AUDIT_SIGNING_KEY_FILE")]
+    pub audit_signing_key_file: Option<std::path::PathBuf>,
+
+    /// Minutes between two signed digests of the audit trail while events are sealed (daily
+    /// when nothing happened; also whenever a month is archived).
+    #[arg(long, env = "EBB_AUDIT_DIGEST_MINUTES", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=1440))]
+    pub audit_digest_minutes: u64,
+
     /// Minutes after which an audit export still `running` is taken for cut off (its process
     /// stopped) and marked failed.
     #[arg(long, env = "EBB_EXPORT_STUCK_MINS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_080))]

@@ -163,6 +163,22 @@ pub async fn retention_report(
         .into_response()
 }
 
+/// `GET /audit/keys.json`: every public key that signs or signed the audit trail's digests, with
+/// when it was made and retired. Public: an auditor downloads it once and keeps it.
+pub async fn audit_keys(State(state): State<AppState>) -> Response {
+    match app::audit::chain::keys::published(&state.pool).await {
+        Ok(keys) => (
+            [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")],
+            serde_json::to_vec_pretty(&serde_json::json!({ "format": "ebb-audit-keys-v1", "keys": keys })).unwrap_or_default(),
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "audit keys could not be read");
+            (StatusCode::SERVICE_UNAVAILABLE, "The keys could not be read. Try again later.").into_response()
+        }
+    }
+}
+
 /// Records `kind` before a download is given: a download whose audit record cannot be written is
 /// refused (503, `refused` said to the admin), so nothing leaves Ebb unrecorded.
 async fn record_first(

@@ -227,6 +227,11 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::kernel::session::AdminSessions(Arc::new(app::auth::service::Sessions)))
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
         .with(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days })
+        .with(app::audit::chain::ChainSettings {
+            key_file: config.audit_signing_key_file.clone(),
+            digest_every: Duration::from_secs(config.audit_digest_minutes * 60),
+            ..Default::default()
+        })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
         .with(config.notify_settings().unwrap_or_else(|e| {
             tracing::warn!("notifications are off: {e}");
@@ -251,6 +256,7 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/admin/inbox/export.csv", true),
     ("/admin/audit/export.csv", true),
     ("/admin/retention/report.json", true),
+    ("/audit/keys.json", false),
     (app::live::PATH, true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
@@ -276,6 +282,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         .route("/admin/audit/export.csv", get(export::audit_csv))
         .route("/admin/retention/report.json", get(export::retention_report))
+        // The public keys that sign the audit trail's digests (for auditors; no secret).
+        .route("/audit/keys.json", get(export::audit_keys))
         .route(app::live::PATH, get(live::events))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(shares::download))

@@ -43,6 +43,37 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// The tamper-evident audit trail: verify it, rotate its signing key, write a digest now.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Verify the audit trail: the signed digests in the storage, every month's hash chain in the
+    /// database and, with --archive, every archived month's object. Names the first broken place
+    /// (event id, month, digest) and exits 1 when anything does not verify.
+    Verify {
+        /// Also read and check every archived month's object.
+        #[arg(long)]
+        archive: bool,
+        /// Without the database: only the storage (digests and archived months) and public keys.
+        #[arg(long)]
+        offline: bool,
+        /// A trusted public key file (`/audit/keys.json` as downloaded, or one `key-<id>.json`);
+        /// repeat for several. Without it, the keys published in the storage itself are used.
+        #[arg(long = "key", value_name = "FILE")]
+        keys: Vec<std::path::PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a new digest signing key; the old one is retired (its digests stay verifiable).
+    RotateKey,
+    /// Seal what is waiting and write a signed digest now.
+    Digest,
 }
 
 #[derive(Subcommand)]
@@ -128,6 +159,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("storage: ok (a probe object was written, read back with its size and CRC32C, and deleted)");
             return Ok(());
         }
+        Some(Command::Audit { command: AuditCommand::Verify { offline: true, keys, json, .. } }) => {
+            let store = server::open_store(&config)?;
+            let keys = if keys.is_empty() { None } else { Some(read_keys(keys)?) };
+            let report = app::audit::chain::verify::offline(&*store, keys).await?;
+            return print_report(&report, *json);
+        }
         _ => {}
     }
     let pool = server::connect(&config).await?;
@@ -156,7 +193,71 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("{}", invite.url);
             Ok(())
         }
+        Command::Audit { command } => audit(&config, &pool, command).await,
         Command::Serve => serve(&config, &pool).await,
+    }
+}
+
+/// `ebb audit …` with the database.
+async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> Result<(), String> {
+    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
+    migrate(pool).await?;
+    match command {
+        AuditCommand::Verify { archive, keys, json, .. } => {
+            if !keys.is_empty() {
+                // The trusted keys must be the ones the database registered.
+                let trusted = read_keys(&keys)?;
+                let published = app::audit::chain::keys::published(pool).await.map_err(|e| e.to_string())?;
+                if let Some(k) = published.iter().find(|p| !trusted.iter().any(|t| t.public_key == p.public_key)) {
+                    return Err(format!("the database's signing key {} is not among the trusted keys given with --key", k.key_id));
+                }
+            }
+            let report = app::audit::chain::job::run(&state, archive, &app::kernel::audit::Actor::system()).await?;
+            print_report(&report, json)
+        }
+        AuditCommand::RotateKey => {
+            let id = app::audit::chain::keys::rotate(&state).await?;
+            println!("new digest signing key {id}; the old key is retired and stays published for the digests it signed");
+            Ok(())
+        }
+        AuditCommand::Digest => {
+            let settings = state.domain::<app::audit::chain::ChainSettings>();
+            let sealed = app::audit::chain::seal::seal_all(pool, app::audit::chain::seal::BATCH, settings.late_limit, std::time::Instant::now() + std::time::Duration::from_secs(3600))
+                .await
+                .map_err(|e| e.to_string())?;
+            let n = app::audit::chain::digest::write(&state, app::audit::chain::digest::Reason::Asked, true).await?;
+            println!("{} events sealed; digest {} written", sealed.sealed, n.unwrap_or_default());
+            Ok(())
+        }
+    }
+}
+
+/// Public keys from files: `/audit/keys.json` as served, or one key object.
+fn read_keys(files: &[std::path::PathBuf]) -> Result<Vec<app::audit::chain::keys::PublicKey>, String> {
+    let mut keys = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read key file {} ({e})", f.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{} is not a key file ({e})", f.display()))?;
+        let list = v.get("keys").cloned().unwrap_or(serde_json::Value::Array(vec![v]));
+        let parsed: Vec<app::audit::chain::keys::PublicKey> = serde_json::from_value(list).map_err(|e| format!("{} is not a key file ({e})", f.display()))?;
+        keys.extend(parsed);
+    }
+    Ok(keys)
+}
+
+fn print_report(report: &app::audit::chain::verify::Report, json: bool) -> Result<(), String> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report).unwrap_or_default());
+    } else {
+        for p in &report.problems {
+            println!("BROKEN  {}: {}", p.place(), p.what);
+        }
+        println!("{}", report.summary());
+    }
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(format!("the audit trail does not verify (first break at {})", report.problems[0].place()))
     }
 }
 
@@ -192,6 +293,8 @@ async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
     server::probe_storage(&state, config).await?;
     migrate(pool).await?;
     server::check_storage_marker(&state, config).await?;
+    // The digest signing key exists (and its public key is published) from the first start.
+    app::audit::chain::keys::signer(&state).await?;
     if let Some(addr) = config.metrics_bind.0 {
         // Metrics are for operators: a taken port (a second instance on this host) must
         // not keep the site down. Said loudly, once.

@@ -39,6 +39,9 @@ pub enum AlertKind {
     /// Items of one kind are past their retention promise by more than one interval of the job
     /// that removes them; subject: the kind (`inquiries`, `share_files`…).
     RetentionOverdue,
+    /// A check of the audit trail (its hash chains, archived months or signed digests) found a
+    /// break: critical; subject: empty. Resolved by a check that passes.
+    AuditChainBroken,
 }
 
 impl AlertKind {
@@ -55,6 +58,7 @@ impl AlertKind {
             AlertKind::RetentionOverdue => "retention.overdue",
             AlertKind::ArchiveBehind => "archive.behind",
             AlertKind::AuditUpkeepFailed => "audit.upkeep_failed",
+            AlertKind::AuditChainBroken => "audit.chain_broken",
         }
     }
 }
@@ -109,6 +113,8 @@ pub enum AlertMessage {
     UnexpectedPartition { names: Vec<String> },
     /// Items of a kind of data past their promise by more than one run of their job.
     Overdue { kind: String, label: String, n: i64, job: Option<String>, job_title: Option<String>, promise: Option<Promise> },
+    /// The audit trail's check found its first break at `place` (an event, a month or a digest).
+    ChainBroken { place: String },
 }
 
 impl AlertMessage {
@@ -135,6 +141,7 @@ impl AlertMessage {
             AlertMessage::PartitionsMissing { n, wanted, months } => {
                 fill(A::PartitionsHoles.get(lang), &[("n", &num(*n)), ("wanted", &num(*wanted)), ("months", &list(months))])
             }
+            AlertMessage::ChainBroken { place } => fill(A::ChainBroken.get(lang), &[("place", place)]),
             AlertMessage::DefaultRows { n } => fill(A::DefaultRows.get(lang), &[("n", &num(*n))]),
             AlertMessage::UnexpectedPartition { names } => fill(A::UnexpectedPartition.get(lang), &[("names", &list(names))]),
             AlertMessage::Overdue { kind, label, n, job, job_title: title, promise } => {
@@ -173,6 +180,7 @@ texts! {
     OverdueOne { en: "{label}: 1 item is past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: 1 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
     OverdueMany { en: "{label}: {n} items are past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: {n} 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
     TheirJob { en: "their job", ja: "削除ジョブ" }
+    ChainBroken { en: "The audit trail does not verify: the first break is at {place}. Someone may have changed the audit log or its archive. Keep the database and the storage as they are, and run `ebb audit verify --archive` for the full report.", ja: "監査証跡の検証に失敗しました。最初の不整合は {place} です。監査ログまたはそのアーカイブが改ざんされた可能性があります。データベースとストレージをそのまま保全し、`ebb audit verify --archive` で詳細を確認してください。" }
     }
 }
 

@@ -41,6 +41,8 @@ macro_rules! kinds {
                     | AuditKind::ArchiveRetrieval => "month",
                     AuditKind::ExportRequest | AuditKind::ExportDownload => "export",
                     AuditKind::RetentionReport => "report",
+                    AuditKind::AuditVerify => "chain",
+                    AuditKind::AuditKeyRotate => "key",
                     other => other.as_str().split('.').next().unwrap_or("other"),
                 }
             }
@@ -86,6 +88,8 @@ kinds! {
     HoldLift = "hold.lift", KindHoldLift;
     RetentionReport = "retention.report", KindRetentionReport;
     AuditExport = "audit.export", KindAuditExport;
+    AuditVerify = "audit.verify", KindAuditVerify;
+    AuditKeyRotate = "audit.key_rotate", KindAuditKeyRotate;
 }
 
 texts! {
@@ -123,5 +127,7 @@ texts! {
     KindHoldLift { en: "Legal hold lifted", ja: "法的保全の解除" }
     KindAuditExport { en: "Audit log exported", ja: "監査ログのエクスポート" }
     KindRetentionReport { en: "Retention report downloaded", ja: "保管期間レポートのダウンロード" }
+    KindAuditVerify { en: "Audit trail verified", ja: "監査証跡の検証" }
+    KindAuditKeyRotate { en: "Signing key rotated", ja: "署名鍵の更新" }
     }
 }

@@ -106,7 +106,7 @@ async fn restore(app: &TestApp, pool: &PgPool, period: Date) -> String {
     flate2::read::GzDecoder::new(&packed[..]).read_to_end(&mut csv).unwrap();
     let table = format!("restored_{}", uuid::Uuid::new_v4().simple());
     sqlx::query(&format!(
-        "create table {table} (id bigint, occurred_at timestamptz, kind text, admin_id uuid, admin_name text, subject_type text, subject_id text, detail text, client_hash text)"
+        "create table {table} (id bigint, occurred_at timestamptz, kind text, admin_id uuid, admin_name text, subject_type text, subject_id text, detail text, client_hash text, seq bigint, prev_hash text, hash text)"
     ))
     .execute(pool)
     .await
@@ -163,7 +163,7 @@ async fn pending_months_are_written_verified_recorded_and_only_then_dropped(pool
 
     // The object is the month: gzip'd CSV, header and every row, plain columns, values unchanged.
     let records = archived_csv(&app, old).await;
-    assert_eq!(&records[0], &csv::StringRecord::from(app::audit::export::HEADER.to_vec()));
+    assert_eq!(&records[0], &csv::StringRecord::from(archive::ARCHIVE_HEADER.to_vec()));
     assert_eq!(records.len(), 12_346);
     let ids: std::collections::BTreeSet<i64> = records[1..].iter().map(|r| r[0].parse().unwrap()).collect();
     assert_eq!(ids.len(), 12_345, "every id once");

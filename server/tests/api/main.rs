@@ -26,3 +26,4 @@ mod retention;
 mod shares;
 mod startup;
 mod storage;
+mod trail;

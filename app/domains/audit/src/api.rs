@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, UpkeepState};
+use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, TrailOverview, UpkeepState, VerifyOutcome};
 use common::error::AppError;
 
 #[cfg(feature = "ssr")]
@@ -103,4 +103,45 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
         Err(LinkError::Expired) => Err(AppError::Gone),
         Err(e) => Err(AppError::internal("export link", e)),
     }
+}
+
+/// The tamper-evidence section: signing keys, latest digests, sealed and waiting events.
+#[server(prefix = "/api", endpoint = "admin/audit/trail")]
+pub async fn trail_overview() -> Result<TrailOverview, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    let internal = kernel::request::internal("audit trail");
+    let keys = super::chain::keys::published(&state.pool).await.map_err(internal)?;
+    let digests = super::chain::digest::latest(&state.pool, 5).await.map_err(kernel::request::internal("audit digests"))?;
+    let counts = sqlx::query!(
+        r#"select coalesce((select sum(seq) from audit_chains), 0)::bigint as "sealed!",
+                  (select count(*) from audit_events where (tx, id) > (select (tx, id) from audit_seal_cursor)) as "pending!""#
+    )
+    .fetch_one(&state.pool)
+    .await
+    .map_err(kernel::request::internal("audit seal counts"))?;
+    Ok(TrailOverview {
+        keys: keys.into_iter().map(|k| super::SigningKeyView { key_id: k.key_id, public_key: k.public_key, retired: k.retired_at.is_some() }).collect(),
+        digests,
+        sealed: counts.sealed,
+        pending: counts.pending,
+    })
+}
+
+/// "Verify now": seals what is waiting, then checks the database, the archive and the digests;
+/// a break raises `audit.chain_broken`. Recorded in the audit log with its result.
+#[server(prefix = "/api", endpoint = "admin/audit/verify")]
+pub async fn verify_trail() -> Result<VerifyOutcome, AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let late = state.domain::<super::chain::ChainSettings>().late_limit;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    super::chain::seal::seal_all(&state.pool, super::chain::seal::BATCH, late, until).await.map_err(kernel::request::internal("audit seal"))?;
+    let actor = kernel::audit::Actor::in_request(Some(admin.id));
+    let report = super::chain::job::run(&state, true, &actor).await.map_err(|e| AppError::internal("audit verify", e))?;
+    Ok(VerifyOutcome {
+        ok: report.ok(),
+        events: report.events,
+        archived: report.archived,
+        digests: report.digests,
+        first: report.problems.first().map(|p| (p.place(), p.what.clone())),
+    })
 }

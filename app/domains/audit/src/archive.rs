@@ -39,7 +39,9 @@ use sqlx::{PgConnection, PgPool};
 use time::{Date, OffsetDateTime};
 
 use super::upkeep::{add_months, month_start, BOUNDS_CONSTRAINT};
-use super::{AuditKind, AuditRow, MonthStatus};
+use super::{AuditKind, MonthStatus};
+use crate::chain::ChainRow;
+use sha2::Digest as _;
 use kernel::audit::{record, Actor};
 use kernel::csv_export::Pages;
 use kernel::jobs::{StepCtx, StepError, StepReport};
@@ -200,7 +202,20 @@ async fn record_failure(pool: &PgPool, period: Date, table: &str, why: &str) -> 
     tx.commit().await
 }
 
-/// The rows of a pending table, by id, as CSV pages; counts rows as they are written.
+/// The archive's columns: the export's, then the event's place in its month's chain, the
+/// month's first `prev_hash` (on the first row only) and the event's hash.
+pub const ARCHIVE_HEADER: [&str; 12] =
+    ["id", "occurred_at", "kind", "admin_id", "admin_name", "subject_type", "subject_id", "detail", "client_hash", "seq", "prev_hash", "hash"];
+
+/// An event of a pending table, with its transaction id (the chain's order).
+#[derive(sqlx::FromRow)]
+pub struct ArchiveRow {
+    #[sqlx(flatten)]
+    pub row: ChainRow,
+    pub tx: i64,
+}
+
+/// The rows of a pending table in chain order, as CSV pages; counts rows as they are written.
 struct PendingRows {
     pool: PgPool,
     table: String,
@@ -208,42 +223,41 @@ struct PendingRows {
 }
 
 impl Pages for PendingRows {
-    type Row = AuditRow;
-    /// The table's primary key, `(id, occurred_at)`: ids alone are not unique (a restored or
-    /// moved event can share one), and paging by the id alone would drop one of two events
-    /// sharing an id at a page edge.
-    type Cursor = (i64, OffsetDateTime);
+    type Row = ArchiveRow;
+    /// `(tx, id)`: the chain's order (a month's events are sealed in it).
+    type Cursor = (i64, i64);
     const PAGE_ROWS: i64 = PAGE_ROWS;
 
     fn header(&self) -> &'static [&'static str] {
-        &super::export::HEADER
+        &ARCHIVE_HEADER
     }
 
-    async fn page(&self, after: Option<(i64, OffsetDateTime)>) -> Result<Vec<AuditRow>, sqlx::Error> {
+    async fn page(&self, after: Option<(i64, i64)>) -> Result<Vec<ArchiveRow>, sqlx::Error> {
         // Plain columns only, by name: the archive must not depend on any other table.
         let sql = format!(
-            "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash
-             from {} where (id, occurred_at) > ($1, $2) order by id, occurred_at limit $3",
+            "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash, seq, hash, tx
+             from {} where (tx, id) > ($1, $2) order by tx, id limit $3",
             pending_table(&self.table)
         );
-        let (id, at) = after.unwrap_or((i64::MIN, OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 1000)));
-        sqlx::query_as::<_, AuditRow>(&sql).bind(id).bind(at).bind(PAGE_ROWS).fetch_all(&self.pool).await
+        let (tx, id) = after.unwrap_or((i64::MIN, i64::MIN));
+        sqlx::query_as::<_, ArchiveRow>(&sql).bind(tx).bind(id).bind(PAGE_ROWS).fetch_all(&self.pool).await
     }
 
-    fn cursor(r: &AuditRow) -> (i64, OffsetDateTime) {
-        (r.id, r.occurred_at)
+    fn cursor(r: &ArchiveRow) -> (i64, i64) {
+        (r.tx, r.row.id)
     }
 
-    fn cells(r: &AuditRow) -> Vec<String> {
-        super::export::cells(r)
+    fn cells(_: &ArchiveRow) -> Vec<String> {
+        unreachable!("the archive encodes its own lines")
     }
 
     /// The archive is the record, not a spreadsheet: values are written exactly as stored, in
     /// PostgreSQL's CSV form, so `COPY … FROM … (FORMAT csv, HEADER)` reads them back unchanged.
-    fn encode(rows: &[AuditRow]) -> Result<bytes::Bytes, std::io::Error> {
-        let mut out = Vec::with_capacity(rows.len() * 160);
+    fn encode(rows: &[ArchiveRow]) -> Result<bytes::Bytes, std::io::Error> {
+        let mut out = Vec::with_capacity(rows.len() * 260);
+        let mut scratch = String::new();
         for r in rows {
-            archive_line(&mut out, r);
+            archive_line(&mut out, &r.row, &mut scratch);
         }
         Ok(out.into())
     }
@@ -261,7 +275,9 @@ impl Pages for PendingRows {
 /// unquoted field; any text — the empty text included — is quoted, inner quotes doubled. The
 /// `csv` crate cannot tell NULL from empty text (its quoting is per writer, not per field), and
 /// an archive that cannot must not replace the database's copy. No formula is neutralised here.
-pub fn archive_line(out: &mut Vec<u8>, r: &AuditRow) {
+/// `occurred_at` is written as the chain's encoding has it (UTC, six decimals); the month's first
+/// event (place 1) carries the chain's start as its `prev_hash`.
+pub fn archive_line(out: &mut Vec<u8>, r: &ChainRow, scratch: &mut String) {
     fn text(out: &mut Vec<u8>, v: Option<&str>) {
         out.push(b',');
         if let Some(v) = v {
@@ -277,7 +293,9 @@ pub fn archive_line(out: &mut Vec<u8>, r: &AuditRow) {
     }
     out.extend_from_slice(r.id.to_string().as_bytes());
     out.push(b',');
-    out.extend_from_slice(r.occurred_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default().as_bytes());
+    scratch.clear();
+    crate::chain::encode::timestamp(r.occurred_at, scratch);
+    out.extend_from_slice(scratch.as_bytes());
     text(out, Some(&r.kind));
     out.push(b',');
     if let Some(a) = r.admin_id {
@@ -288,6 +306,18 @@ pub fn archive_line(out: &mut Vec<u8>, r: &AuditRow) {
     text(out, r.subject_id.as_deref());
     text(out, r.detail.as_deref());
     text(out, r.client_hash.as_deref());
+    out.push(b',');
+    if let Some(seq) = r.seq {
+        out.extend_from_slice(seq.to_string().as_bytes());
+    }
+    out.push(b',');
+    if r.seq == Some(1) {
+        out.extend_from_slice(hex::encode(crate::chain::GENESIS).as_bytes());
+    }
+    out.push(b',');
+    if let Some(h) = &r.hash {
+        out.extend_from_slice(hex::encode(h).as_bytes());
+    }
     out.extend_from_slice(b"\r\n");
 }
 
@@ -297,6 +327,8 @@ pub struct Written {
     pub rows: u64,
     pub bytes: u64,
     pub crc32c: u32,
+    /// SHA-256 of the stored bytes (recorded in the digest of the archive).
+    pub sha256: [u8; 32],
 }
 
 /// Streams pending table `table` to `key`: CSV in pages, gzip'd as it goes, size and CRC32C
@@ -304,9 +336,15 @@ pub struct Written {
 pub async fn write_table(pool: &PgPool, store: &dyn BlobStore, table: &str, key: &str) -> Result<Written, BlobError> {
     let rows = Arc::new(AtomicU64::new(0));
     let csv = kernel::csv_export::stream(PendingRows { pool: pool.clone(), table: table.to_owned(), rows: rows.clone() }, false);
-    let body = kernel::csv_export::gzip(csv).map_err(|e| BlobError::Source(e.to_string())).boxed();
+    let sha = Arc::new(std::sync::Mutex::new(sha2::Sha256::new()));
+    let hashing = sha.clone();
+    let body = kernel::csv_export::gzip(csv)
+        .map_err(|e| BlobError::Source(e.to_string()))
+        .inspect_ok(move |chunk| sha2::Digest::update(&mut *hashing.lock().expect("not poisoned"), chunk))
+        .boxed();
     let stored = store.put_stream(key, body, MAX_ARCHIVE_BYTES).await?;
-    Ok(Written { rows: rows.load(Ordering::Relaxed), bytes: stored.size, crc32c: stored.crc32c })
+    let sha256 = std::mem::take(&mut *sha.lock().expect("not poisoned")).finalize().into();
+    Ok(Written { rows: rows.load(Ordering::Relaxed), bytes: stored.size, crc32c: stored.crc32c, sha256 })
 }
 
 /// Settings of the archive.
@@ -598,14 +636,27 @@ async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut Writ
     let pool = &ctx.state.pool;
     let label = period_label(period);
     let key = key_of(period);
+    // A month leaves the database only with a chain that verifies: what is archived is what was
+    // sealed.
+    let (chain_count, chain_head) = match chain_of(pool, table, period).await? {
+        Ok(chain) => chain,
+        Err(why) => {
+            record_failure(pool, period, table, &why).await?;
+            let msg = common::alerts::AlertMessage::ChainBroken { place: format!("month {label} (archive)") };
+            kernel::alerts::raise_detailed(pool, common::alerts::AlertKind::AuditChainBroken, "", &msg, &why).await?;
+            counts.errors.push(format!("{label}: {why}"));
+            return Ok(());
+        }
+    };
     match write_table(pool, &*ctx.state.blobs, table, &key).await {
         Ok(w) => {
             fail::fail_point!("archive-after-upload");
             sqlx::query!(
-                "insert into audit_partition_archives (period, object_key, table_name, status, rows_written, bytes, crc32c)
-                     values ($1, $2, $3, 'written', $4, $5, $6)
+                "insert into audit_partition_archives (period, object_key, table_name, status, rows_written, bytes, crc32c, sha256, chain_count, chain_head)
+                     values ($1, $2, $3, 'written', $4, $5, $6, $7, $8, $9)
                      on conflict (period) do update set status = 'written', object_key = $2, table_name = $3, rows_written = $4,
-                         bytes = $5, crc32c = $6, table_rows = null, verified_at = null, failure = null,
+                         bytes = $5, crc32c = $6, sha256 = $7, chain_count = $8, chain_head = $9, digest_number = null,
+                         table_rows = null, verified_at = null, failure = null,
                          attempts = audit_partition_archives.attempts + 1, archived_at = now()
                      where audit_partition_archives.dropped_at is null",
                 period,
@@ -614,6 +665,9 @@ async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut Writ
                 w.rows as i64,
                 w.bytes as i64,
                 w.crc32c as i64,
+                w.sha256.as_slice(),
+                chain_count,
+                chain_head.as_slice(),
             )
             .execute(pool)
             .await?;
@@ -634,6 +688,35 @@ async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut Writ
     Ok(())
 }
 
+/// The chain of pending table `table` (month `period`), checked event by event against the head
+/// recorded at sealing: `(events, head)`, or why it does not verify. A month from before the chain
+/// (no event sealed) is archived as it is, with an empty chain.
+async fn chain_of(pool: &PgPool, table: &str, period: Date) -> Result<Result<(i64, Vec<u8>), String>, sqlx::Error> {
+    let label = period_label(period);
+    let chain = sqlx::query!("select seq, head from audit_chains where period = $1", period).fetch_optional(pool).await?;
+    let unsealed: Option<i64> = sqlx::query_scalar(&format!("select min(id) from {} where seq is null", pending_table(table))).fetch_one(pool).await?;
+    let Some(chain) = chain else {
+        let sealed: bool = sqlx::query_scalar(&format!("select exists (select 1 from {} where seq is not null)", pending_table(table))).fetch_one(pool).await?;
+        if sealed {
+            return Ok(Err(format!("month {label} has sealed events but no chain head")));
+        }
+        // Before the chain: recorded with an empty chain so its digest carries the object.
+        sqlx::query!("insert into audit_chains (period, seq, head) values ($1, 0, $2) on conflict (period) do nothing", period, crate::chain::GENESIS.as_slice())
+            .execute(pool)
+            .await?;
+        return Ok(Ok((0, crate::chain::GENESIS.to_vec())));
+    };
+    if let Some(id) = unsealed {
+        return Ok(Err(format!("event {id} of month {label} is not in the month's chain; the month is not archived until a person looks")));
+    }
+    let rec = crate::chain::verify::MonthRecord::default();
+    let (_, problem) = crate::chain::verify::walk_table(pool, &pending_table(table), period, &label, &rec, chain.seq, &chain.head).await?;
+    Ok(match problem {
+        Some(p) => Err(format!("the chain does not verify at {}: {}", p.place(), p.what)),
+        None => Ok((chain.seq, chain.head)),
+    })
+}
+
 /// Verifies a month just written and, verified, drops its table; a table someone holds a lock
 /// on is dropped by a later run.
 async fn verify_and_drop(ctx: &StepCtx, month: &WrittenMonth<'_>, counts: &mut WriteCounts) -> Result<(), StepError> {
@@ -641,6 +724,10 @@ async fn verify_and_drop(ctx: &StepCtx, month: &WrittenMonth<'_>, counts: &mut W
         Ok(()) => {
             counts.verified += 1;
             kernel::jobs::tally("verified", 1);
+            // The signed record of what was archived (the digest step writes it when this fails).
+            if let Err(e) = crate::chain::digest::write(&ctx.state, crate::chain::digest::Reason::Archived(month.period), true).await {
+                counts.errors.push(format!("{}: the digest of the archive was not written ({e}); the next digest records it", period_label(month.period)));
+            }
             match drop_verified(&ctx.state.pool, &ctx.state.blobs, month.table).await {
                 Ok(_) => {
                     counts.dropped += 1;
@@ -895,7 +982,7 @@ mod tests {
 
     #[test]
     fn archive_lines_keep_null_apart_from_empty_text_and_change_nothing() {
-        let row = AuditRow {
+        let mut row = ChainRow {
             id: 7,
             occurred_at: time::macros::datetime!(2024-05-01 00:01:02.5 UTC),
             kind: "share.create".into(),
@@ -905,9 +992,24 @@ mod tests {
             subject_id: Some("=1+1".into()),
             detail: Some("say \"hi\",\r\nthen -3 days".into()),
             client_hash: None,
+            seq: Some(1),
+            hash: Some(vec![0xab; 32]),
         };
         let mut out = Vec::new();
-        archive_line(&mut out, &row);
-        assert_eq!(String::from_utf8(out).unwrap(), "7,2024-05-01T00:01:02.5Z,\"share.create\",,\"\",,\"=1+1\",\"say \"\"hi\"\",\r\nthen -3 days\",\r\n");
+        archive_line(&mut out, &row, &mut String::new());
+        let (zero, ab) = ("0".repeat(64), "ab".repeat(32));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("7,2024-05-01T00:01:02.500000Z,\"share.create\",,\"\",,\"=1+1\",\"say \"\"hi\"\",\r\nthen -3 days\",,1,{zero},{ab}\r\n")
+        );
+        // Later places carry no prev_hash; an unsealed event (archived before the chain) no place.
+        row.seq = Some(2);
+        let mut out = Vec::new();
+        archive_line(&mut out, &row, &mut String::new());
+        assert!(String::from_utf8(out).unwrap().ends_with(&format!(",2,,{ab}\r\n")));
+        (row.seq, row.hash) = (None, None);
+        let mut out = Vec::new();
+        archive_line(&mut out, &row, &mut String::new());
+        assert!(String::from_utf8(out).unwrap().ends_with(",,,\r\n"));
     }
 }

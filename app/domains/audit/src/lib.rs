@@ -6,6 +6,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod archive;
 #[cfg(feature = "ssr")]
+pub mod chain;
+#[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod export;
@@ -170,6 +172,8 @@ impl AuditRow {
             Some(AuditKind::HoldLift) => say_detail(A::SayHoldLift, A::SayHoldLiftDetail),
             Some(AuditKind::RetentionReport) => say(A::SayRetentionReport),
             Some(AuditKind::AuditExport) => say(A::SayAuditExport),
+            Some(AuditKind::AuditVerify) => say_detail(A::SayAuditVerify, A::SayAuditVerifyDetail),
+            Some(AuditKind::AuditKeyRotate) => say(A::SayAuditKeyRotate),
             None => format!("{who}: {} {subject}", self.kind),
         }
     }
@@ -316,6 +320,48 @@ pub struct RetrievalView {
 pub struct ArchiveOverview {
     pub months: Vec<ArchivedMonth>,
     pub retrievals: Vec<RetrievalView>,
+}
+
+/// A signed digest of the audit trail, as the audit page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DigestView {
+    pub number: i64,
+    pub object_key: String,
+    pub key_id: String,
+    pub reason: String,
+    /// Events in the chains it lists.
+    pub events: i64,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: time::OffsetDateTime,
+}
+
+/// A public key that signs (or signed) digests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigningKeyView {
+    pub key_id: String,
+    /// Hex of the 32-byte Ed25519 key.
+    pub public_key: String,
+    pub retired: bool,
+}
+
+/// The tamper-evidence part of the audit page: keys, latest digests, sealing state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrailOverview {
+    pub keys: Vec<SigningKeyView>,
+    pub digests: Vec<DigestView>,
+    pub sealed: i64,
+    pub pending: i64,
+}
+
+/// The result of "Verify now".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyOutcome {
+    pub ok: bool,
+    pub events: u64,
+    pub archived: u64,
+    pub digests: u64,
+    /// The first break: where, and what.
+    pub first: Option<(String, String)>,
 }
 
 /// A request for a CSV export of a range of audit events.
@@ -484,6 +530,9 @@ texts! {
     SayHoldLiftDetail { en: "{who} lifted legal hold {subject} from {detail}", ja: "{who} が法的保全 {subject} を解除しました（対象: {detail}）" }
     SayAuditExport { en: "{who} exported the audit log", ja: "{who} が監査ログをエクスポートしました" }
     SayRetentionReport { en: "{who} downloaded the retention report", ja: "{who} が保管期間レポートをダウンロードしました" }
+    SayAuditVerify { en: "{who} verified the audit trail", ja: "{who} が監査証跡を検証しました" }
+    SayAuditVerifyDetail { en: "{who} verified the audit trail: {detail}", ja: "{who} が監査証跡を検証しました: {detail}" }
+    SayAuditKeyRotate { en: "{who} rotated the digest signing key (new key {subject})", ja: "{who} がダイジェストの署名鍵を更新しました（新しい鍵 {subject}）" }
 
     // The viewer's filter errors (`AuditFilter::parse`) and the export range's (exports.rs)
     UseDate { en: "Use a date like 2026-11-30.", ja: "2026-11-30 のような形式で日付を入力してください。" }

@@ -89,6 +89,27 @@ texts! {
     Expired { en: "Expired", ja: "期限切れ" }
     GetLink { en: "Get link", ja: "リンクを取得" }
 
+    // Tamper evidence (the audit page)
+    TrailHeading { en: "Tamper evidence", ja: "改ざん検知" }
+    TrailIntro { en: "Every event is sealed into its month's hash chain within a minute; signed digests of the chains are written to the storage (audit-digests/) at least daily and whenever a month is archived. Anyone with the public key can check the trail offline; the README says how.", ja: "すべてのイベントは 1 分以内にその月のハッシュチェーンに封印されます。チェーンの署名付きダイジェストは、少なくとも 1 日 1 回と月のアーカイブ時に、ストレージ（audit-digests/）に書き込まれます。公開鍵があれば誰でもオフラインで証跡を検証できます。手順は README にあります。" }
+    SealedEvents { en: "Sealed events", ja: "封印済みのイベント" }
+    WaitingSeal { en: "Waiting to be sealed", ja: "封印待ちのイベント" }
+    PublicKeys { en: "Signing keys (Ed25519)", ja: "署名鍵（Ed25519）" }
+    KeyCurrent { en: "signs new digests", ja: "新しいダイジェストに署名中" }
+    KeyRetired { en: "retired; still verifies the digests it signed", ja: "廃止済み。署名済みのダイジェストの検証には引き続き使えます" }
+    KeysDownload { en: "Download the public keys (keys.json)", ja: "公開鍵をダウンロード（keys.json）" }
+    NoKeyYet { en: "No key yet: it is made when Ebb starts.", ja: "鍵はまだありません。Ebb の起動時に作成されます。" }
+    LatestDigests { en: "Latest digests", ja: "最新のダイジェスト" }
+    NoDigestYet { en: "No digest yet: the first one is written within a minute of the first sealed events.", ja: "ダイジェストはまだありません。最初のイベントが封印されてから 1 分以内に書き込まれます。" }
+    DigestNumber { en: "Digest", ja: "ダイジェスト" }
+    WrittenUtc { en: "Written", ja: "作成日時" }
+    Why { en: "Why", ja: "理由" }
+    Key { en: "Key", ja: "鍵" }
+    VerifyNow { en: "Verify now", ja: "今すぐ検証" }
+    Verifying { en: "Verifying… (every event, every archived month and every digest is read)", ja: "検証中…（すべてのイベント・アーカイブ済みの月・ダイジェストを読み込んでいます）" }
+    VerifyOk { en: "The audit trail verifies: {events} events, {archived} archived months and {digests} digests checked.", ja: "監査証跡の検証に成功しました。イベント {events} 件、アーカイブ済みの月 {archived} 件、ダイジェスト {digests} 件を確認しました。" }
+    VerifyBroken { en: "The audit trail does NOT verify. First break at {place}: {what} An alert was raised.", ja: "監査証跡の検証に失敗しました。最初の不整合は {place} です: {what} アラートを発報しました。" }
+
     // Messages of the server functions (api.rs)
     InvalidCursor { en: "invalid page cursor", ja: "ページの位置指定が無効です。" }
     ArchiveFileMissing { en: "This month's archived file is missing from the storage. An alert was raised; restore the file from a backup.", ja: "この月のアーカイブファイルがストレージにありません。アラートを発報しました。バックアップからファイルを復元してください。" }

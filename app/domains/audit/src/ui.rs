@@ -79,6 +79,90 @@ pub fn AuditPage() -> impl IntoView {
         <p class="muted">{t(AuditT::IntroBefore)} <a href="/admin/audit/archive" data-testid="archive-nav">{t(AuditT::IntroArchive)}</a> {t(AuditT::IntroAfter)}</p>
         <AuditFilters form applied admins error/>
         <AuditTable first_page rows next on_more=load_more/>
+        <TrailSection/>
+    }
+}
+
+/// Tamper evidence: the chain's state, the signing keys, the latest digests, and "Verify now".
+#[component]
+fn TrailSection() -> impl IntoView {
+    let overview = Resource::new(|| (), |_| trail_overview());
+    let verify = ServerAction::<VerifyTrail>::new();
+    Effect::new(move |_| {
+        if verify.value().get().is_some() {
+            overview.refetch();
+        }
+    });
+    view! {
+        <section aria-labelledby="trail-title" data-testid="audit-trail">
+            <h2 id="trail-title">{t(AuditT::TrailHeading)}</h2>
+            <p class="muted">{t(AuditT::TrailIntro)}</p>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || overview.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Ok(o) => view! { <TrailState o/> }.into_any(),
+                })}
+            </Transition>
+            <ActionForm action=verify>
+                <button type="submit" data-testid="verify-trail" disabled=move || verify.pending().get()>{t(AuditT::VerifyNow)}</button>
+            </ActionForm>
+            {move || verify.pending().get().then(|| view! { <p class="notice" role="status">{t(AuditT::Verifying)}</p> })}
+            {move || verify.value().get().map(|r| match r {
+                Ok(o) if o.ok => view! {
+                    <p class="notice success" role="status" data-testid="verify-result">
+                        {tf(AuditT::VerifyOk, &[("events", &num(o.events as i64)), ("archived", &num(o.archived as i64)), ("digests", &num(o.digests as i64))])}
+                    </p>
+                }.into_any(),
+                Ok(o) => {
+                    let (place, what) = o.first.unwrap_or_default();
+                    view! { <p class="notice error" role="alert" data-testid="verify-result">{tf(AuditT::VerifyBroken, &[("place", &place), ("what", &what)])}</p> }.into_any()
+                }
+                Err(e) => view! { <p class="notice error" role="alert" data-testid="verify-result">{describe(&e)}</p> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn TrailState(o: super::TrailOverview) -> impl IntoView {
+    let keys = if o.keys.is_empty() {
+        view! { <p class="muted">{t(AuditT::NoKeyYet)}</p> }.into_any()
+    } else {
+        view! {
+            <ul class="keys" data-testid="signing-keys">
+                {o.keys.into_iter().rev().map(|k| view! {
+                    <li>
+                        <code>{k.key_id}</code> " — " {t(if k.retired { AuditT::KeyRetired } else { AuditT::KeyCurrent })}
+                        <br/><code class="wrap" data-testid="public-key">{k.public_key}</code>
+                    </li>
+                }).collect_view()}
+            </ul>
+        }.into_any()
+    };
+    let digests = if o.digests.is_empty() {
+        view! { <p class="muted">{t(AuditT::NoDigestYet)}</p> }.into_any()
+    } else {
+        view! {
+            <table data-testid="digests">
+                <caption>{t(AuditT::LatestDigests)}</caption>
+                <thead><tr><th scope="col">{t(AuditT::DigestNumber)}</th><th scope="col">{t(AuditT::WrittenUtc)}</th><th scope="col">{t(AuditT::Why)}</th><th scope="col">{t(AuditT::Events)}</th><th scope="col">{t(AuditT::Key)}</th></tr></thead>
+                <tbody>
+                    {o.digests.into_iter().map(|d| view! {
+                        <tr><td><code>{d.object_key}</code></td><td>{format_time(d.created_at)}</td><td>{d.reason}</td><td>{num(d.events)}</td><td><code>{d.key_id}</code></td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        }.into_any()
+    };
+    view! {
+        <dl class="counts">
+            <div><dt>{t(AuditT::SealedEvents)}</dt><dd data-testid="sealed-events">{num(o.sealed)}</dd></div>
+            <div><dt>{t(AuditT::WaitingSeal)}</dt><dd data-testid="pending-events">{num(o.pending)}</dd></div>
+        </dl>
+        <h3>{t(AuditT::PublicKeys)}</h3>
+        {keys}
+        <p><a href="/audit/keys.json" download="ebb-audit-keys.json" rel="external">{t(AuditT::KeysDownload)}</a></p>
+        {digests}
     }
 }
 

@@ -271,6 +271,9 @@ pub struct Job {
     pub alert: Option<AlertKind>,
     /// Raised while runs end cut off with work left (a backlog); resolved by a run that finishes.
     pub behind_alert: Option<AlertKind>,
+    /// Runs the ticker started that succeeded are not written to the audit log (the audit seal:
+    /// each such event would be one more to seal, and the log would never rest).
+    pub quiet: bool,
     /// How long a step may overrun the run's budget before it is cut off (and the run recorded
     /// as failed). The background task that runs it has two of these beyond the budget, so the
     /// record is always written before that outer timeout drops the run.
@@ -310,6 +313,7 @@ impl Job {
             steps: Vec::new(),
             alert: None,
             behind_alert: None,
+            quiet: false,
             step_grace: STEP_GRACE,
             runtime: Default::default(),
         }
@@ -330,6 +334,12 @@ impl Job {
     /// Runs cut off with work left raise `kind`; a run that finishes everything resolves it.
     pub fn alert_when_behind(mut self, kind: AlertKind) -> Self {
         self.behind_alert = Some(kind);
+        self
+    }
+
+    /// See [`Job::quiet`].
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
         self
     }
 
@@ -665,7 +675,7 @@ async fn close_run(
     .await?;
     // The audit log keeps runs that did something, failed, or were asked for (a quiet share GC
     // run every minute is not news).
-    if !rows.is_empty() || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
+    if (!rows.is_empty() && !job.quiet) || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
         let counts: Vec<String> = rows.iter().map(|(step, c, n)| format!("{step}.{c}={n}")).collect();
         let detail = format!("{} ({}){}{}", outcome.as_str(), trigger.as_str(), if counts.is_empty() { "" } else { ": " }, counts.join(", "));
         crate::audit::record(&mut tx, actor, crate::audit::AuditKind::MaintenanceRun, Some(("job", job.name)), Some(&detail)).await?;

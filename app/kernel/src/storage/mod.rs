@@ -56,10 +56,14 @@ pub enum Namespace {
     Exports,
     /// `selfcheck/<id>`: start-up probes, deleted at once.
     SelfCheck,
+    /// `audit-digests/NNNNNNNNNNNN.json` (signed digests of the audit trail, numbered) and
+    /// `audit-digests/key-<16 hex>.json` (the public keys that signed them): written once, never
+    /// overwritten or deleted by Ebb.
+    AuditDigests,
 }
 
 impl Namespace {
-    pub const ALL: [Namespace; 4] = [Namespace::Shares, Namespace::AuditArchive, Namespace::Exports, Namespace::SelfCheck];
+    pub const ALL: [Namespace; 5] = [Namespace::Shares, Namespace::AuditArchive, Namespace::Exports, Namespace::SelfCheck, Namespace::AuditDigests];
 
     /// The key prefix, with its slash.
     pub fn prefix(self) -> &'static str {
@@ -68,6 +72,7 @@ impl Namespace {
             Namespace::AuditArchive => "audit-archive/",
             Namespace::Exports => "exports/",
             Namespace::SelfCheck => "selfcheck/",
+            Namespace::AuditDigests => "audit-digests/",
         }
     }
 
@@ -87,6 +92,22 @@ fn is_archive_name(s: &str) -> bool {
     b.len() == 7 && b[4] == b'-' && b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit) && matches!(period[5..].parse::<u8>(), Ok(1..=12))
 }
 
+fn is_digest_name(s: &str) -> bool {
+    let numbered = s.strip_suffix(".json").is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()));
+    let key = s.strip_prefix("key-").and_then(|k| k.strip_suffix(".json")).is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    numbered || key
+}
+
+/// The key of digest number `n` (`audit-digests/000000000012.json`: listing order is number order).
+pub fn digest_key(n: i64) -> String {
+    format!("audit-digests/{n:012}.json")
+}
+
+/// The key of the public key `key_id` that signed digests.
+pub fn digest_public_key(key_id: &str) -> String {
+    format!("audit-digests/key-{key_id}.json")
+}
+
 fn is_export_name(s: &str) -> bool {
     let stem = [".csv.gz", ".csv", ".json", ".json.gz"].iter().find_map(|ext| s.strip_suffix(ext)).unwrap_or(s);
     is_id(stem)
@@ -104,6 +125,7 @@ pub fn check_key(key: &str) -> Result<Namespace, BlobError> {
         Namespace::Shares | Namespace::SelfCheck => is_id(name),
         Namespace::AuditArchive => is_archive_name(name),
         Namespace::Exports => is_export_name(name),
+        Namespace::AuditDigests => is_digest_name(name),
     };
     ok.then_some(ns).ok_or(BlobError::InvalidKey)
 }
@@ -339,6 +361,11 @@ mod tests {
             "abc",
             MARKER_KEY,
             "shares\\abc",
+            "audit-digests/12.json",
+            "audit-digests/00000000001a.json",
+            "audit-digests/000000000001.json.part",
+            "audit-digests/key-ABCDEF0123456789.json",
+            "audit-digests/key-0123.json",
         ] {
             assert!(check_key(bad).is_err(), "{bad:?}");
         }
@@ -348,5 +375,8 @@ mod tests {
         assert_eq!(check_key(&new_key(Namespace::Shares)).unwrap(), Namespace::Shares);
         assert_eq!(archive_key(2024, 5), "audit-archive/2024-05.csv.gz");
         assert!(check_key(&archive_key(2024, 5)).is_ok());
+        assert_eq!(check_key(&digest_key(12)).unwrap(), Namespace::AuditDigests);
+        assert_eq!(digest_key(12), "audit-digests/000000000012.json");
+        assert_eq!(check_key(&digest_public_key("0123456789abcdef")).unwrap(), Namespace::AuditDigests);
     }
 }

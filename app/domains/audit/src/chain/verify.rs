@@ -1,0 +1,614 @@
+//! Verification: the digests in the store (signatures, numbering, back-links), each month's chain
+//! in the database, and — with `archive` — every archived month's object, all against each other.
+//! The first break of each month is named (event id, month, digest); the report lists them in
+//! order, the first one first.
+//!
+//! Offline ([`offline`]) needs only the blob store and the public keys: the digests and the
+//! archived objects are checked without the database.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use futures::{StreamExt, TryStreamExt};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+use sqlx::PgPool;
+
+use super::digest::{self, ArchivedObject};
+use super::encode::{Fields, Linker, GENESIS};
+use super::keys::PublicKey;
+use super::{month_label, ChainRow};
+use kernel::storage::{BlobError, BlobStore, Namespace};
+
+/// One break, as precisely as it can be named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// The first event that does not verify (or the first one after a gap).
+    pub event: Option<i64>,
+    /// `YYYY-MM`.
+    pub month: Option<String>,
+    /// The digest whose record disagrees (or that is missing or forged).
+    pub digest: Option<i64>,
+    /// Where: `database`, `archive` or `digests`.
+    pub source: String,
+    /// What is wrong, in a sentence.
+    pub what: String,
+}
+
+impl Problem {
+    /// "event 123, month 2026-12, digest 7": the place, for the alert and the CLI.
+    pub fn place(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(e) = self.event {
+            parts.push(format!("event {e}"));
+        }
+        if let Some(m) = &self.month {
+            parts.push(format!("month {m}"));
+        }
+        if let Some(d) = self.digest {
+            parts.push(format!("digest {d}"));
+        }
+        if parts.is_empty() {
+            parts.push(self.source.clone());
+        }
+        format!("{} ({})", parts.join(", "), self.source)
+    }
+}
+
+/// What a verification checked and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Events whose hash was recomputed (database and archive).
+    pub events: u64,
+    /// Months checked in the database.
+    pub months: u64,
+    /// Archived objects checked.
+    pub archived: u64,
+    /// Digests whose signature and back-link were checked.
+    pub digests: u64,
+    /// Events not sealed yet (newer than the last sealing; not a problem).
+    pub pending: u64,
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// One line for people.
+    pub fn summary(&self) -> String {
+        let checked = format!(
+            "{} events in {} months, {} archived months and {} digests checked; {} events wait for sealing",
+            self.events, self.months, self.archived, self.digests, self.pending
+        );
+        match self.problems.first() {
+            None => format!("the audit trail verifies: {checked}"),
+            Some(p) => format!("the audit trail does NOT verify — first break at {}: {}; {checked}", p.place(), p.what),
+        }
+    }
+}
+
+/// What the digests say about one month, in digest order.
+#[derive(Debug, Clone, Default)]
+pub struct MonthRecord {
+    /// (digest number, events, head hex): every point a digest signed.
+    pub checkpoints: Vec<(i64, i64, String)>,
+    /// The latest archived object a digest recorded, with its digest number, events and head.
+    pub archived: Option<(i64, ArchivedObject, i64, String)>,
+}
+
+/// The digests read and checked.
+#[derive(Debug, Clone, Default)]
+pub struct Digests {
+    pub months: BTreeMap<String, MonthRecord>,
+    /// Number → SHA-256 of each digest found.
+    pub found: BTreeMap<i64, [u8; 32]>,
+    pub problems: Vec<Problem>,
+}
+
+fn digest_problem(digest: i64, what: String) -> Problem {
+    Problem { event: None, month: None, digest: Some(digest), source: "digests".into(), what }
+}
+
+/// Every key in namespace `ns` of the store.
+async fn list_all(store: &dyn BlobStore, ns: Namespace) -> Result<Vec<String>, BlobError> {
+    let mut keys = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store.list(ns, after.as_deref(), 1000).await?;
+        keys.extend(page.objects.into_iter().map(|o| o.key));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return Ok(keys),
+        }
+    }
+}
+
+/// The public keys the store publishes (`audit-digests/key-*.json`).
+pub async fn store_keys(store: &dyn BlobStore) -> Result<Vec<PublicKey>, BlobError> {
+    let mut keys = Vec::new();
+    for key in list_all(store, Namespace::AuditDigests).await?.into_iter().filter(|k| k.contains("/key-")) {
+        if let Some(bytes) = store.get(&key).await? {
+            if let Ok(k) = serde_json::from_slice::<PublicKey>(&bytes) {
+                keys.push(k);
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// Reads and checks every digest in the store: signature by a trusted key, numbers without gaps
+/// from 1, each one's back-link to the previous one's bytes.
+pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey]) -> Result<Digests, BlobError> {
+    let mut out = Digests::default();
+    let mut numbered: Vec<(i64, String)> = list_all(store, Namespace::AuditDigests)
+        .await?
+        .into_iter()
+        .filter_map(|k| k.strip_prefix("audit-digests/")?.strip_suffix(".json")?.parse::<i64>().ok().map(|n| (n, k)))
+        .collect();
+    numbered.sort();
+    let mut expected = 1;
+    let mut previous: Option<[u8; 32]> = None;
+    for (n, key) in numbered {
+        if n != expected {
+            out.problems.push(digest_problem(expected, format!("digests {expected} to {} are missing from the store (digest {n} follows digest {})", n - 1, expected - 1)));
+        }
+        expected = n + 1;
+        let Some(bytes) = store.get(&key).await? else { continue };
+        let checked = match digest::check(&bytes, keys) {
+            Ok(c) => c,
+            Err(why) => {
+                out.problems.push(digest_problem(n, format!("digest {n} cannot be trusted: {why}")));
+                previous = Some(Sha256::digest(&bytes).into());
+                continue;
+            }
+        };
+        if checked.body.number != n {
+            out.problems.push(digest_problem(n, format!("the object of digest {n} says it is digest {}", checked.body.number)));
+        }
+        let back = checked.body.previous.as_deref();
+        let want = if n == 1 { None } else { previous.map(hex::encode) };
+        if n > 1 && back != want.as_deref() {
+            out.problems.push(digest_problem(
+                n,
+                format!("digest {n}'s back-link does not match digest {}'s bytes: the digest before it was replaced or removed", n - 1),
+            ));
+        }
+        previous = Some(checked.sha256);
+        out.found.insert(n, checked.sha256);
+        for m in checked.body.months {
+            let rec = out.months.entry(m.month.clone()).or_default();
+            rec.checkpoints.push((n, m.count, m.head.clone()));
+            if let Some(a) = m.archived {
+                rec.archived = Some((n, a, m.count, m.head));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Walks one month's chain, event by event in chain order, and names its first break.
+pub struct Walker<'a> {
+    month: String,
+    source: &'static str,
+    expected: i64,
+    prev: [u8; 32],
+    last_id: Option<i64>,
+    checkpoints: &'a [(i64, i64, String)],
+    pub linker: Linker,
+    pub problem: Option<Problem>,
+    pub events: u64,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(month: &str, source: &'static str, checkpoints: &'a [(i64, i64, String)]) -> Self {
+        Walker { month: month.into(), source, expected: 1, prev: GENESIS, last_id: None, checkpoints, linker: Linker::default(), problem: None, events: 0 }
+    }
+
+    fn fail(&mut self, event: Option<i64>, digest: Option<i64>, what: String) {
+        if self.problem.is_none() {
+            self.problem = Some(Problem { event, month: Some(self.month.clone()), digest, source: self.source.into(), what });
+        }
+    }
+
+    /// The next event: its id, place and stored hash; `link` computes its hash from a previous one.
+    /// False once the chain is broken (the rest of the month is not checked).
+    pub fn feed(&mut self, id: i64, seq: Option<i64>, stored: Option<&[u8]>, link: impl FnOnce(&mut Linker, &[u8; 32], i64) -> [u8; 32]) -> bool {
+        if self.problem.is_some() {
+            return false;
+        }
+        let after = self.last_id.map_or_else(|| "at the month's start".to_string(), |l| format!("after event {l}"));
+        let Some(seq) = seq else {
+            self.fail(Some(id), None, format!("event {id} has no place in the chain ({after})"));
+            return false;
+        };
+        if seq != self.expected {
+            let what = if seq > self.expected {
+                format!("{} event(s) of the chain are missing {after}, before event {id} (places {} to {})", seq - self.expected, self.expected, seq - 1)
+            } else {
+                format!("event {id} claims place {seq}, which is taken ({after}): an event was inserted or moved")
+            };
+            self.fail(Some(id), None, what);
+            return false;
+        }
+        let hash = link(&mut self.linker, &self.prev, seq);
+        if stored != Some(hash.as_slice()) {
+            self.fail(Some(id), None, format!("event {id} does not match its hash ({after}): it was changed, inserted or moved after it was sealed"));
+            return false;
+        }
+        self.events += 1;
+        let checkpoints = self.checkpoints;
+        for (n, count, head) in checkpoints.iter().filter(|(_, c, _)| *c == seq) {
+            if *head != hex::encode(hash) {
+                self.fail(Some(id), Some(*n), format!("the chain up to event {id} ({count} events) is not the one digest {n} signed: it was rebuilt after a change"));
+                return false;
+            }
+        }
+        self.prev = hash;
+        self.last_id = Some(id);
+        self.expected += 1;
+        true
+    }
+
+    /// The chain's length and head.
+    pub fn head(&self) -> (i64, [u8; 32]) {
+        (self.expected - 1, self.prev)
+    }
+
+    /// After the last event: the chain must be as long as every record of it says.
+    pub fn finish(mut self, recorded: &[(Option<i64>, i64, &str)]) -> (u64, Option<Problem>) {
+        if self.problem.is_none() {
+            let (count, _) = self.head();
+            let last = self.last_id.map_or_else(|| "none".to_string(), |l| l.to_string());
+            if let Some((digest, n, by)) = recorded.iter().filter(|(_, n, _)| *n > count).max_by_key(|(d, n, _)| (*n, d.is_some())) {
+                self.fail(None, *digest, format!("{by} records {n} events in the chain but only {count} are here (the last is event {last}): the newest were removed"));
+            }
+        }
+        (self.events, self.problem)
+    }
+}
+
+/// Verifies the database: the digests, each month's chain (attached and detached months; archived
+/// ones with `archive`), events sealing skipped, and the digests recorded against the store.
+pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) -> Result<Report, String> {
+    let db = |e: sqlx::Error| format!("database: {e}");
+    let storage = |e: BlobError| format!("storage: {e}");
+    let keys = super::keys::published(pool).await.map_err(db)?;
+    let found = digests(store, &keys).await.map_err(storage)?;
+    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
+    // The newest digests: recorded here, so their removal from the store is seen too.
+    for r in sqlx::query!("select number, sha256 from audit_digests order by number").fetch_all(pool).await.map_err(db)? {
+        match found.found.get(&r.number) {
+            None => report.problems.push(digest_problem(r.number, format!("digest {} was written but is missing from the store", r.number))),
+            Some(sha) if sha.as_slice() != r.sha256.as_slice() => {
+                report.problems.push(digest_problem(r.number, format!("digest {} in the store is not the one that was written", r.number)))
+            }
+            _ => {}
+        }
+    }
+    let cursor = sqlx::query!("select tx, id from audit_seal_cursor").fetch_one(pool).await.map_err(db)?;
+    for r in sqlx::query!(
+        "select id, occurred_at from audit_events where seq is null and (tx, id) <= ($1, $2) order by tx, id limit 20",
+        cursor.tx,
+        cursor.id
+    )
+    .fetch_all(pool)
+    .await
+    .map_err(db)?
+    {
+        report.problems.push(Problem {
+            event: Some(r.id),
+            month: Some(month_label(super::period_of(r.occurred_at))),
+            digest: None,
+            source: "database".into(),
+            what: format!("event {} is not in any chain though sealing passed it: it was inserted afterwards, or dated long before the events around it", r.id),
+        });
+    }
+    report.pending = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events where seq is null and (tx, id) > ($1, $2)"#, cursor.tx, cursor.id)
+        .fetch_one(pool)
+        .await
+        .map_err(db)? as u64;
+    months_in_database(pool, &found, &mut report).await?;
+    if archive {
+        archived_objects(store, &found, &mut report).await.map_err(storage)?;
+    }
+    Ok(report)
+}
+
+async fn months_in_database(pool: &PgPool, found: &Digests, report: &mut Report) -> Result<(), String> {
+    let db = |e: sqlx::Error| format!("database: {e}");
+    let mut conn = pool.acquire().await.map_err(db)?;
+    let pending = super::super::archive::pending(&mut conn).await.map_err(db)?;
+    drop(conn);
+    let chains = sqlx::query!(
+        r#"select c.period, c.seq, c.head, a.dropped_at is not null as "dropped!"
+           from audit_chains c left join audit_partition_archives a on a.period = c.period order by c.period"#
+    )
+    .fetch_all(pool)
+    .await
+    .map_err(db)?;
+    for c in chains {
+        if c.dropped {
+            continue; // in the archive: checked there
+        }
+        let label = month_label(c.period);
+        let table = match pending.iter().find(|t| t.period.as_ref().ok() == Some(&c.period)) {
+            Some(t) => format!("audit_pending.\"{}\"", t.name.replace('"', "\"\"")),
+            None => "audit_events".to_string(),
+        };
+        let empty = MonthRecord::default();
+        let rec = found.months.get(&label).unwrap_or(&empty);
+        let (events, problem) = walk_table(pool, &table, c.period, &label, rec, c.seq, &c.head).await.map_err(db)?;
+        report.months += 1;
+        report.events += events;
+        report.problems.extend(problem);
+    }
+    Ok(())
+}
+
+/// Walks month `period` of `table` (sealed events, by place) against its records.
+pub async fn walk_table(pool: &PgPool, table: &str, period: time::Date, label: &str, rec: &MonthRecord, chain_seq: i64, chain_head: &[u8]) -> Result<(u64, Option<Problem>), sqlx::Error> {
+    let from = period.midnight().assume_utc();
+    let to = super::super::upkeep::add_months(from, 1);
+    let sql = format!(
+        "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash, seq, hash
+         from {table} where occurred_at >= $1 and occurred_at < $2 and seq is not null order by seq, id"
+    );
+    let mut walker = Walker::new(label, "database", &rec.checkpoints);
+    let mut rows = sqlx::query_as::<_, ChainRow>(&sql).bind(from).bind(to).fetch(pool);
+    while let Some(r) = rows.try_next().await? {
+        if !walker.feed(r.id, r.seq, r.hash.as_deref(), |l, prev, seq| l.link(prev, &r, seq)) {
+            break;
+        }
+    }
+    drop(rows);
+    let (count, head) = walker.head();
+    let mut recorded: Vec<(Option<i64>, i64, &str)> = rec.checkpoints.iter().map(|(n, c, _)| (Some(*n), *c, "a digest")).collect();
+    recorded.push((None, chain_seq, "the database's chain head (audit_chains)"));
+    let same_length_other_head = walker.problem.is_none() && count == chain_seq && head.as_slice() != chain_head;
+    let (events, mut problem) = walker.finish(&recorded);
+    if problem.is_none() && same_length_other_head {
+        problem = Some(Problem {
+            event: None,
+            month: Some(label.to_string()),
+            digest: None,
+            source: "database".into(),
+            what: "the chain's last hash differs from the chain head recorded at sealing".into(),
+        });
+    }
+    Ok((events, problem))
+}
+
+/// Checks every archived object in the store against the digests.
+pub async fn archived_objects(store: &dyn BlobStore, found: &Digests, report: &mut Report) -> Result<(), BlobError> {
+    let keys = list_all(store, Namespace::AuditArchive).await?;
+    let mut seen = std::collections::BTreeSet::new();
+    for key in keys {
+        let Some(label) = key.strip_prefix("audit-archive/").and_then(|k| k.strip_suffix(".csv.gz")) else { continue };
+        seen.insert(label.to_string());
+        let empty = MonthRecord::default();
+        let rec = found.months.get(label).unwrap_or(&empty);
+        let outcome = check_object(store, &key, label, rec).await?;
+        report.archived += 1;
+        report.events += outcome.0;
+        report.problems.extend(outcome.1);
+    }
+    // A month a digest recorded as archived whose object is gone.
+    for (label, rec) in &found.months {
+        if let Some((n, a, _, _)) = &rec.archived {
+            if !seen.contains(label) {
+                report.problems.push(Problem {
+                    event: None,
+                    month: Some(label.clone()),
+                    digest: Some(*n),
+                    source: "archive".into(),
+                    what: format!("digest {n} records {} as archived, but the object is missing", a.key),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks one archived object: its chain event by event, then its length, head and SHA-256
+/// against the digest that recorded it. Returns (events checked, first problem).
+pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &MonthRecord) -> Result<(u64, Option<Problem>), BlobError> {
+    let Some(blob) = store.open(key).await? else { return Ok((0, None)) };
+    let mut sha = Sha256::new();
+    let mut parser = ArchiveParser::new(label, &rec.checkpoints);
+    {
+        let mut gz = flate2::write::MultiGzDecoder::new(&mut parser);
+        let mut body = blob.body;
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk?;
+            sha.update(&chunk);
+            if gz.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = gz.finish();
+    }
+    let sha: [u8; 32] = sha.finalize().into();
+    let problem = |digest: Option<i64>, what: String| Problem { event: None, month: Some(label.into()), digest, source: "archive".into(), what };
+    let mut recorded: Vec<(Option<i64>, i64, &str)> = rec.checkpoints.iter().map(|(n, c, _)| (Some(*n), *c, "a digest")).collect();
+    let legacy = parser.legacy;
+    let bad = parser.error.take();
+    let (count, head) = parser.walker.head();
+    if let Some((_, _, n, _)) = &rec.archived {
+        recorded.push((rec.archived.as_ref().map(|a| a.0), *n, "the digest of the archive"));
+    }
+    if legacy {
+        // Archived before the chain: only its digest's SHA-256 can vouch for it.
+        let outcome = match &rec.archived {
+            Some((n, a, _, _)) if a.sha256 != hex::encode(sha) => Some(problem(Some(*n), format!("the object is not the one digest {n} recorded (its SHA-256 differs)"))),
+            _ => None,
+        };
+        return Ok((0, outcome));
+    }
+    let (events, mut first) = parser.walker.finish(&recorded);
+    if first.is_none() {
+        first = bad.map(|what| problem(None, what));
+    }
+    if first.is_none() {
+        if let Some((n, a, c, h)) = &rec.archived {
+            if *c != count || *h != hex::encode(head) {
+                first = Some(problem(Some(*n), format!("the object's chain ({count} events) is not the one digest {n} recorded ({c} events): it was rebuilt")));
+            } else if a.sha256 != hex::encode(sha) {
+                first = Some(problem(Some(*n), format!("the object is not the one digest {n} recorded (its SHA-256 differs)")));
+            }
+        }
+    }
+    Ok((events, first))
+}
+
+/// Parses an archived month (PostgreSQL CSV, as `archive_line` writes it) as it is decompressed,
+/// feeding each row to a [`Walker`].
+pub struct ArchiveParser<'a> {
+    buf: Vec<u8>,
+    scan: usize,
+    in_quotes: bool,
+    header: bool,
+    /// The object has no chain columns (archived before the chain).
+    pub legacy: bool,
+    pub walker: Walker<'a>,
+    pub error: Option<String>,
+    first: bool,
+    line: Vec<u8>,
+}
+
+impl<'a> ArchiveParser<'a> {
+    pub fn new(label: &str, checkpoints: &'a [(i64, i64, String)]) -> Self {
+        ArchiveParser { buf: Vec::new(), scan: 0, in_quotes: false, header: true, legacy: false, walker: Walker::new(label, "archive", checkpoints), error: None, first: true, line: Vec::new() }
+    }
+
+    fn record(&mut self, line: &[u8]) {
+        let fields = split_record(line);
+        let fields: Vec<Option<&str>> = fields.iter().map(|f| f.as_deref()).collect();
+        if self.header {
+            self.header = false;
+            let names: Vec<&str> = fields.iter().map(|f| f.unwrap_or("")).collect();
+            self.legacy = !names.ends_with(&["seq", "prev_hash", "hash"]);
+            return;
+        }
+        if self.legacy || self.walker.problem.is_some() || self.error.is_some() {
+            return;
+        }
+        if fields.len() != 12 {
+            self.error = Some(format!("a row has {} fields, not 12", fields.len()));
+            return;
+        }
+        let id: i64 = fields[0].and_then(|v| v.parse().ok()).unwrap_or(-1);
+        let seq: Option<i64> = fields[9].and_then(|v| v.parse().ok());
+        let stored: Option<[u8; 32]> = fields[11].and_then(|h| hex::decode(h).ok()).and_then(|b| b.try_into().ok());
+        if self.first {
+            self.first = false;
+            if fields[10] != Some(hex::encode(GENESIS).as_str()) {
+                self.error = Some("the month's first prev_hash is not the chain's start".into());
+            }
+        }
+        let f = Fields {
+            id: fields[0].unwrap_or(""),
+            occurred_at: fields[1].unwrap_or(""),
+            kind: fields[2].unwrap_or(""),
+            admin_id: fields[3],
+            admin_name: fields[4],
+            subject_type: fields[5],
+            subject_id: fields[6],
+            detail: fields[7],
+            client_hash: fields[8],
+            seq: fields[9].unwrap_or(""),
+        };
+        self.walker.feed(id, seq, stored.as_ref().map(|h| h.as_slice()), |l, prev, _| l.link_fields(prev, &f));
+    }
+}
+
+/// One CSV record's fields: quoted → `Some(text)` (quotes undone), unquoted empty → `None` (NULL).
+fn split_record(line: &[u8]) -> Vec<Option<Cow<'_, str>>> {
+    let mut out = Vec::with_capacity(12);
+    let mut i = 0;
+    let n = line.len();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    loop {
+        if i < n && line[i] == b'"' {
+            let start = i + 1;
+            let mut j = start;
+            let mut doubled = false;
+            while j < n {
+                if line[j] == b'"' {
+                    if j + 1 < n && line[j + 1] == b'"' {
+                        doubled = true;
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                j += 1;
+            }
+            let raw = &line[start..j.min(n)];
+            out.push(Some(match (doubled, std::str::from_utf8(raw)) {
+                (false, Ok(s)) => Cow::Borrowed(s),
+                (true, Ok(s)) => Cow::Owned(s.replace("\"\"", "\"")),
+                (_, Err(_)) => Cow::Owned(text(raw)),
+            }));
+            i = j + 1;
+        } else {
+            let start = i;
+            while i < n && line[i] != b',' {
+                i += 1;
+            }
+            let raw = &line[start..i];
+            out.push(if raw.is_empty() { None } else { Some(std::str::from_utf8(raw).map_or_else(|_| Cow::Owned(text(raw)), Cow::Borrowed)) });
+        }
+        if i >= n {
+            return out;
+        }
+        i += 1; // the comma
+    }
+}
+
+impl Write for ArchiveParser<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        let mut start = 0;
+        let mut i = self.scan;
+        while i < self.buf.len() {
+            match self.buf[i] {
+                b'"' => self.in_quotes = !self.in_quotes,
+                b'\n' if !self.in_quotes && i > start && self.buf[i - 1] == b'\r' => {
+                    let line = std::mem::take(&mut self.line);
+                    let mut line = line;
+                    line.clear();
+                    line.extend_from_slice(&self.buf[start..i - 1]);
+                    self.record(&line);
+                    self.line = line;
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        self.buf.drain(..start);
+        self.scan = self.buf.len();
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Offline: the digests and every archived object, with only the store and the public keys
+/// (`keys`; `None`: the keys the store publishes, which proves less — pass the key you downloaded).
+pub async fn offline(store: &dyn BlobStore, keys: Option<Vec<PublicKey>>) -> Result<Report, String> {
+    let storage = |e: BlobError| format!("storage: {e}");
+    let keys = match keys {
+        Some(k) => k,
+        None => store_keys(store).await.map_err(storage)?,
+    };
+    let found = digests(store, &keys).await.map_err(storage)?;
+    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
+    archived_objects(store, &found, &mut report).await.map_err(storage)?;
+    Ok(report)
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Checks Ebb's audit trail offline, with nothing but a copy of the storage and the public keys.
+
+An independent implementation of the README's "How to verify the audit trail" (encoding
+ebb-audit-v1, digests ebb-audit-digest-v1): it shares no code with Ebb, and Ebb's tests run it
+beside `ebb audit verify --offline` to prove the two agree.
+
+    python3 scripts/audit-verify.py --store DIR [--keys keys.json] [--json]
+
+DIR holds `audit-digests/` and `audit-archive/` as in the bucket (or the local storage folder).
+Needs Python 3.9+ and the `cryptography` package (Debian: python3-cryptography). Exit 0: the trail
+verifies; 1: it does not (the first break is named); 2: usage or I/O error.
+"""
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import sys
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+GENESIS = "00" * 32
+
+
+# --- The encoding (README: "Canonical bytes") ------------------------------------------------
+def field(v):
+    if v is None:
+        return b"\x00"
+    b = v.encode("utf-8")
+    return b"\x01" + len(b).to_bytes(4, "big") + b
+
+
+def event_hash(prev_hex, values):
+    """values: id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail,
+    client_hash, seq — as text, None for NULL."""
+    canonical = b"ebb-audit-v1" + b"".join(field(v) for v in values)
+    return hashlib.sha256(bytes.fromhex(prev_hex) + canonical).hexdigest()
+
+
+# --- PostgreSQL's CSV: a quoted field is text (even empty), an unquoted empty field is NULL ----
+def csv_records(text):
+    i, n = 0, len(text)
+    while i < n:
+        row = []
+        while True:
+            if i < n and text[i] == '"':
+                j, parts = i + 1, []
+                while True:
+                    k = text.index('"', j)
+                    parts.append(text[j:k])
+                    if k + 1 < n and text[k + 1] == '"':
+                        parts.append('"')
+                        j = k + 2
+                    else:
+                        i = k + 1
+                        break
+                row.append("".join(parts))
+            else:
+                j = i
+                while i < n and text[i] not in ",\r":
+                    i += 1
+                row.append(text[j:i] or None)
+            if i < n and text[i] == ",":
+                i += 1
+                continue
+            i += 2  # CRLF
+            break
+        yield row
+
+
+# --- The storage copy --------------------------------------------------------------------------
+def listing(store, ns):
+    d = os.path.join(store, ns)
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def read(store, ns, name):
+    with open(os.path.join(store, ns, name), "rb") as f:
+        return f.read()
+
+
+def load_keys(store, keys_file):
+    if keys_file:
+        doc = json.load(open(keys_file))
+        keys = doc.get("keys", [doc]) if isinstance(doc, dict) else doc
+    else:
+        keys = [json.loads(read(store, "audit-digests", n)) for n in listing(store, "audit-digests") if n.startswith("key-")]
+    out = {}
+    for k in keys:
+        raw = bytes.fromhex(k["public_key"])
+        if k.get("algorithm") == "ed25519" and hashlib.sha256(raw).hexdigest()[:16] == k["key_id"]:
+            out[k["key_id"]] = Ed25519PublicKey.from_public_bytes(raw)
+    return out
+
+
+class Broken(Exception):
+    def __init__(self, what, event=None, month=None, digest=None):
+        super().__init__(what)
+        self.place = {"event": event, "month": month, "digest": digest, "what": what}
+
+
+def check_digests(store, keys):
+    numbered = sorted((int(n[:-5]), n) for n in listing(store, "audit-digests") if n[:-5].isdigit() and n.endswith(".json"))
+    months, previous, expected = {}, None, 1
+    for number, name in numbered:
+        if number != expected:
+            raise Broken(f"digest {expected} is missing", digest=expected)
+        expected = number + 1
+        raw = read(store, "audit-digests", name)
+        env = json.loads(raw)
+        key = keys.get(env["key_id"])
+        if key is None:
+            raise Broken(f"digest {number} is signed by an untrusted key {env['key_id']}", digest=number)
+        try:
+            key.verify(bytes.fromhex(env["signature"]), env["body"].encode("utf-8"))
+        except InvalidSignature:
+            raise Broken(f"digest {number}'s signature does not verify", digest=number)
+        body = json.loads(env["body"])
+        if body["number"] != number or body["key_id"] != env["key_id"]:
+            raise Broken(f"digest {number}'s body does not match its name or key", digest=number)
+        if body["previous"] != previous:
+            raise Broken(f"digest {number}'s back-link does not match digest {number - 1}", digest=number)
+        previous = hashlib.sha256(raw).hexdigest()
+        for m in body["months"]:
+            rec = months.setdefault(m["month"], {"checkpoints": [], "archived": None})
+            rec["checkpoints"].append((number, m["count"], m["head"]))
+            if m.get("archived"):
+                rec["archived"] = (number, m["archived"], m["count"], m["head"])
+    return months, len(numbered)
+
+
+def check_archive(store, name, rec):
+    month = name[: -len(".csv.gz")]
+    raw = read(store, "audit-archive", name)
+    sha = hashlib.sha256(raw).hexdigest()
+    rows = csv_records(gzip.decompress(raw).decode("utf-8"))
+    header = next(rows, [])
+    archived = rec["archived"] if rec else None
+    if header[-3:] != ["seq", "prev_hash", "hash"]:  # archived before the chain
+        if archived and archived[1]["sha256"] != sha:
+            raise Broken("the object's SHA-256 is not the one its digest recorded", month=month, digest=archived[0])
+        return 0
+    checkpoints = {c: (n, h) for n, c, h in (rec["checkpoints"] if rec else [])}
+    prev, count, last = GENESIS, 0, None
+    for row in rows:
+        event = int(row[0])
+        if count == 0 and row[10] != GENESIS:
+            raise Broken("the month's first prev_hash is not the chain's start", event=event, month=month)
+        if row[9] is None or int(row[9]) != count + 1:
+            raise Broken(f"event {event} is not at place {count + 1}", event=event, month=month)
+        h = event_hash(prev, row[:10])
+        if h != row[11]:
+            raise Broken(f"event {event} does not match its hash", event=event, month=month)
+        count, prev, last = count + 1, h, event
+        if count in checkpoints and checkpoints[count][1] != h:
+            raise Broken(f"the chain up to event {event} is not the one a digest signed", event=event, month=month, digest=checkpoints[count][0])
+    longest = max([c for c in checkpoints] + [archived[2] if archived else 0], default=0)
+    if longest > count:
+        raise Broken(f"a digest records {longest} events, the object has {count} (last {last})", month=month)
+    if archived:
+        if archived[2] != count or archived[3] != prev:
+            raise Broken("the object's chain is not the one its digest recorded", month=month, digest=archived[0])
+        if archived[1]["sha256"] != sha:
+            raise Broken("the object's SHA-256 is not the one its digest recorded", month=month, digest=archived[0])
+    return count
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--keys")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    result = {"ok": True, "events": 0, "archived": 0, "digests": 0, "first": None}
+    try:
+        keys = load_keys(args.store, args.keys)
+        months, result["digests"] = check_digests(args.store, keys)
+        seen = set()
+        for name in listing(args.store, "audit-archive"):
+            if name.endswith(".csv.gz"):
+                seen.add(name[:-7])
+                result["events"] += check_archive(args.store, name, months.get(name[:-7]))
+                result["archived"] += 1
+        for month, rec in sorted(months.items()):
+            if rec["archived"] and month not in seen:
+                raise Broken("a digest records this month as archived but its object is missing", month=month, digest=rec["archived"][0])
+    except Broken as b:
+        result.update(ok=False, first=b.place)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"audit-verify: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result))
+    elif result["ok"]:
+        print(f"verifies: {result['events']} events in {result['archived']} archived months, {result['digests']} digests")
+    else:
+        print(f"BROKEN: {result['first']}")
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
