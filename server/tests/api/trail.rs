@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use app::audit::chain::{self, digest, seal, verify};
 use app::kernel::audit::{record, Actor};
-use app::storage::BlobStore;
 use app::audit::AuditKind;
 use sqlx::PgPool;
 
-use crate::archive::{month_back, pending_month, run_archive};
+use crate::archive::{month_back, run_archive};
 use crate::helpers::*;
 
 const LATE: Duration = Duration::from_secs(3600);

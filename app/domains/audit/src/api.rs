@@ -107,14 +107,14 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
 
 /// The tamper-evidence section: signing keys, latest digests, sealed and waiting events.
 #[server(prefix = "/api", endpoint = "admin/audit/trail")]
-pub async fn trail_overview() -> Result<TrailOverview, AppError> {
+pub async fn audit_trail() -> Result<TrailOverview, AppError> {
     let (state, _, _) = kernel::session::require_admin().await?;
     let internal = kernel::request::internal("audit trail");
     let keys = super::chain::keys::published(&state.pool).await.map_err(internal)?;
     let digests = super::chain::digest::latest(&state.pool, 5).await.map_err(kernel::request::internal("audit digests"))?;
     let counts = sqlx::query!(
         r#"select coalesce((select sum(seq) from audit_chains), 0)::bigint as "sealed!",
-                  (select count(*) from audit_events where (tx, id) > (select (tx, id) from audit_seal_cursor)) as "pending!""#
+                  (select count(*) from audit_events e, audit_seal_cursor c where (e.tx, e.id) > (c.tx, c.id)) as "pending!""#
     )
     .fetch_one(&state.pool)
     .await

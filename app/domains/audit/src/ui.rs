@@ -86,7 +86,7 @@ pub fn AuditPage() -> impl IntoView {
 /// Tamper evidence: the chain's state, the signing keys, the latest digests, and "Verify now".
 #[component]
 fn TrailSection() -> impl IntoView {
-    let overview = Resource::new(|| (), |_| trail_overview());
+    let overview = Resource::new(|| (), |_| audit_trail());
     let verify = ServerAction::<VerifyTrail>::new();
     Effect::new(move |_| {
         if verify.value().get().is_some() {

@@ -52,6 +52,8 @@ texts! {
     JobAuditUpkeepText { en: "Creates the audit log's monthly partitions ahead, checks them and the default partition, and detaches months older than 25 months for the archive (it never deletes).", ja: "監査ログの月次パーティションを前もって作成し、それらとデフォルトパーティションを確認して、25 か月より古い月をアーカイブ用に切り離します（削除は行いません）。" }
     JobAuditArchive { en: "Audit archive", ja: "監査ログのアーカイブ" }
     JobAuditArchiveText { en: "Writes months detached by upkeep to the archive (audit-archive/YYYY-MM.csv.gz), verifies rows, size and CRC32C, and only then drops them from the database; checks every archived object; cleans up export requests.", ja: "保守で切り離された月をアーカイブ（audit-archive/YYYY-MM.csv.gz）に書き込み、行数・サイズ・CRC32C を確認してから、データベースから削除します。アーカイブ済みのすべてのオブジェクトを確認し、エクスポート依頼を整理します。" }
+    JobAuditSeal { en: "Audit seal", ja: "監査ログの封印" }
+    JobAuditSealText { en: "Seals new audit events into their month's hash chain, writes a signed digest of the chains to the storage (audit-digests/) at least hourly when something changed and daily otherwise, and verifies the chains once a day.", ja: "新しい監査イベントをその月のハッシュチェーンに封印し、チェーンの署名付きダイジェストをストレージ（audit-digests/）に書き込みます（変更があれば少なくとも 1 時間ごと、なければ 1 日ごと）。チェーンの検証は 1 日 1 回行います。" }
     JobAuditExports { en: "Audit exports", ja: "監査ログのエクスポート" }
     JobAuditExportsText { en: "Writes requested CSV exports of the audit log to storage, and deletes export files after 7 days.", ja: "依頼された監査ログの CSV エクスポートをストレージに書き出し、エクスポートファイルを 7 日後に削除します。" }
     JobNotify { en: "Notifications", ja: "通知" }
@@ -74,6 +76,9 @@ texts! {
     LabelArchiveObjects { en: "archived objects still there as recorded", ja: "アーカイブ済みオブジェクトが記録どおり残っているかの確認" }
     LabelArchiveWrite { en: "pending months written, verified and dropped", ja: "処理待ちの月の書き込み・確認・削除" }
     LabelArchiveVerify { en: "written months checked (rows, size, CRC32C)", ja: "書き込んだ月の確認（行数・サイズ・CRC32C）" }
+    LabelSealSeal { en: "new events sealed into their chain", ja: "新しいイベントのチェーンへの封印" }
+    LabelSealDigest { en: "signed digest written when due", ja: "署名付きダイジェストの書き込み（期限が来たとき）" }
+    LabelSealVerify { en: "chains verified (daily)", ja: "チェーンの検証（毎日）" }
     LabelArchiveDrop { en: "verified months dropped from the database", ja: "確認済みの月のデータベースからの削除" }
     LabelExportsRun { en: "waiting exports started", ja: "待機中のエクスポートの開始" }
     LabelExportsStuck { en: "exports cut off by a stop", ja: "停止により中断されたエクスポート" }
@@ -82,6 +87,9 @@ texts! {
 
     // What the steps counted (the count's name with spaces)
     CountDeleted { en: "deleted", ja: "削除" }
+    CountSealed { en: "sealed", ja: "封印" }
+    CountRefused { en: "refused", ja: "封印を拒否" }
+    CountDigests { en: "digests", ja: "ダイジェスト" }
     CountBatches { en: "batches", ja: "バッチ" }
     CountPastPromise { en: "past promise", ja: "期間超過" }
     CountOverdue { en: "overdue", ja: "大幅な期間超過" }

@@ -27,17 +27,18 @@ fn translated(lang: Lang, key: Option<SettingsT>, english: &str) -> String {
 }
 
 /// The registry's jobs by stable name: title and description (their English is the registry's).
-const JOBS: [(&str, SettingsT, SettingsT); 6] = [
+const JOBS: [(&str, SettingsT, SettingsT); 7] = [
     ("prune", SettingsT::JobPrune, SettingsT::JobPruneText),
     ("share_gc", SettingsT::JobShareGc, SettingsT::JobShareGcText),
     ("audit_upkeep", SettingsT::JobAuditUpkeep, SettingsT::JobAuditUpkeepText),
     ("audit_archive", SettingsT::JobAuditArchive, SettingsT::JobAuditArchiveText),
+    ("audit_seal", SettingsT::JobAuditSeal, SettingsT::JobAuditSealText),
     ("audit_exports", SettingsT::JobAuditExports, SettingsT::JobAuditExportsText),
     ("notify", SettingsT::JobNotify, SettingsT::JobNotifyText),
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 21] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 24] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
@@ -55,6 +56,9 @@ const STEP_LABELS: [(&str, &str, SettingsT); 21] = [
     ("audit_archive", "write", SettingsT::LabelArchiveWrite),
     ("audit_archive", "verify", SettingsT::LabelArchiveVerify),
     ("audit_archive", "drop", SettingsT::LabelArchiveDrop),
+    ("audit_seal", "seal", SettingsT::LabelSealSeal),
+    ("audit_seal", "digest", SettingsT::LabelSealDigest),
+    ("audit_seal", "verify", SettingsT::LabelSealVerify),
     ("audit_exports", "run", SettingsT::LabelExportsRun),
     ("audit_exports", "stuck", SettingsT::LabelExportsStuck),
     ("audit_exports", "expired_files", SettingsT::LabelExportsExpired),
@@ -62,7 +66,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 21] = [
 ];
 
 /// The steps' count names (`orphans_deleted`; their English is the name with spaces).
-const COUNT_NAMES: [(&str, SettingsT); 30] = [
+const COUNT_NAMES: [(&str, SettingsT); 33] = [
     ("deleted", SettingsT::CountDeleted),
     ("batches", SettingsT::CountBatches),
     ("past_promise", SettingsT::CountPastPromise),
@@ -93,6 +97,9 @@ const COUNT_NAMES: [(&str, SettingsT); 30] = [
     ("sent", SettingsT::CountSent),
     ("off", SettingsT::CountOff),
     ("waiting", SettingsT::CountWaiting),
+    ("sealed", SettingsT::CountSealed),
+    ("refused", SettingsT::CountRefused),
+    ("digests", SettingsT::CountDigests),
 ];
 
 /// The triggers (`maintenance_runs.trigger`) as `common::jobs::trigger_label` words them.

@@ -23,6 +23,7 @@ use time::{Date, OffsetDateTime};
 use super::keys;
 use super::month_label;
 use kernel::state::AppState;
+use kernel::storage::BlobStore as _;
 use kernel::storage::digest_key;
 
 /// The body's format name.
@@ -132,7 +133,6 @@ fn rfc3339(t: OffsetDateTime) -> String {
 pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Option<i64>, String> {
     let db = |e: sqlx::Error| format!("database: {e}");
     let storage = |e: kernel::storage::BlobError| format!("storage: {e}");
-    let signer = keys::signer(state).await?;
     let settings = state.domain::<super::ChainSettings>();
     let mut tx = state.pool.begin().await.map_err(db)?;
     sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
@@ -161,6 +161,7 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
             return Ok(None);
         }
     }
+    let signer = keys::signer(state).await?;
     let body = Body { format: FORMAT.into(), number, created_at: rfc3339(now), reason: reason.text(), key_id: signer.key_id.clone(), previous, months };
     let text = serde_json::to_string(&body).expect("serialises");
     let signature = hex::encode(signer.key.sign(text.as_bytes()).to_bytes());

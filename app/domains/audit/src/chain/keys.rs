@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use kernel::state::AppState;
+use kernel::storage::BlobStore as _;
 use kernel::storage::digest_public_key;
 
 /// The settings row that holds the key when no file is configured.
