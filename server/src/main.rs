@@ -202,6 +202,9 @@ async fn run(cli: Cli) -> Result<(), String> {
 async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> Result<(), String> {
     let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
     migrate(pool).await?;
+    // Digests and key files go to the real store only.
+    server::probe_storage(&state, config).await?;
+    server::check_storage_marker(&state, config).await?;
     match command {
         AuditCommand::Verify { archive, keys, json, .. } => {
             if !keys.is_empty() {
@@ -222,9 +225,14 @@ async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> R
         }
         AuditCommand::Digest => {
             let settings = state.domain::<app::audit::chain::ChainSettings>();
-            let sealed = app::audit::chain::seal::seal_all(pool, app::audit::chain::seal::BATCH, settings.late_limit, std::time::Instant::now() + std::time::Duration::from_secs(3600))
-                .await
-                .map_err(|e| e.to_string())?;
+            let sealed = app::audit::chain::seal::seal_all(
+                pool,
+                app::audit::chain::seal::BATCH,
+                settings.late_limit,
+                std::time::Instant::now() + std::time::Duration::from_secs(3600),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             let n = app::audit::chain::digest::write(&state, app::audit::chain::digest::Reason::Asked, true).await?;
             println!("{} events sealed; digest {} written", sealed.sealed, n.unwrap_or_default());
             Ok(())

@@ -7,8 +7,8 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use app::audit::chain::{self, digest, seal, verify};
-use app::kernel::audit::{record, Actor};
 use app::audit::AuditKind;
+use app::kernel::audit::{record, Actor};
 use sqlx::PgPool;
 
 use crate::archive::{month_back, run_archive};
@@ -28,8 +28,22 @@ async fn events(pool: &PgPool, n: usize) -> Vec<i64> {
     ids
 }
 
+/// Seals everything waiting (a transaction of this database still open holds sealing back: it
+/// is waited for, up to 30 s).
 async fn seal_now(pool: &PgPool) -> seal::Batch {
-    seal::seal_all(pool, 1000, LATE, std::time::Instant::now() + Duration::from_secs(60)).await.unwrap()
+    let mut total = seal::Batch::default();
+    for _ in 0..300 {
+        let b = seal::seal_all(pool, 1000, LATE, std::time::Instant::now() + Duration::from_secs(60)).await.unwrap();
+        total.sealed += b.sealed;
+        total.refused += b.refused;
+        let waiting: i64 =
+            sqlx::query_scalar("select count(*) from audit_events e, audit_seal_cursor c where (e.tx, e.id) > (c.tx, c.id)").fetch_one(pool).await.unwrap();
+        if waiting == 0 {
+            return total;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("events stayed unsealed for 30 s")
 }
 
 async fn check(app: &TestApp, archive: bool) -> verify::Report {
@@ -160,7 +174,11 @@ async fn the_newest_events_removed_are_found_by_the_head_and_the_digest(pool: Pg
     assert!(p.what.contains("records 10 events") && p.what.contains(&format!("the last is event {}", ids[6])), "{p:?}");
     assert_eq!(p.digest, Some(1), "the digest that saw them is named: {p:?}");
     // The head row rewritten to match as well: the signed digest still knows.
-    sqlx::query("update audit_chains set seq = 7, last_id = $1, head = (select hash from audit_events where id = $1)").bind(ids[6]).execute(&pool).await.unwrap();
+    sqlx::query("update audit_chains set seq = 7, digested_seq = 7, last_id = $1, head = (select hash from audit_events where id = $1)")
+        .bind(ids[6])
+        .execute(&pool)
+        .await
+        .unwrap();
     let p = first(&check(&app, false).await).clone();
     assert_eq!(p.digest, Some(1), "{p:?}");
 }
@@ -191,7 +209,8 @@ async fn a_chain_rebuilt_after_a_change_is_caught_by_the_signed_digest(pool: PgP
     // A failed check through the job raises the critical alert naming the place.
     let report = chain::job::run(&app.state, false, &Actor::system()).await.unwrap();
     assert!(!report.ok());
-    let alert: String = sqlx::query_scalar("select message from alerts where kind = 'audit.chain_broken' and resolved_at is null").fetch_one(&pool).await.unwrap();
+    let alert: String =
+        sqlx::query_scalar("select message from alerts where kind = 'audit.chain_broken' and resolved_at is null").fetch_one(&pool).await.unwrap();
     assert!(alert.contains("digest 1"), "{alert}");
 }
 
@@ -465,7 +484,9 @@ mod killed {
     async fn killed_while_sealing_the_next_run_seals_each_event_once(pool: PgPool) {
         let app = spawn_app(pool.clone()).await;
         events(&pool, 12).await;
-        kill_at(&pool, &app, "audit-seal-batch", || false).await;
+        // Paused inside its batch (rows updated, not committed) once the process is up.
+        let started = std::time::Instant::now();
+        kill_at(&pool, &app, "audit-seal-batch", move || started.elapsed() > Duration::from_secs(4)).await;
         let sealed: i64 = sqlx::query_scalar("select count(seq) from audit_events").fetch_one(&pool).await.unwrap();
         assert_eq!(sealed, 0, "the killed batch left nothing");
         assert_eq!(seal_now(&pool).await.sealed, 12);

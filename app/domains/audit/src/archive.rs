@@ -41,11 +41,11 @@ use time::{Date, OffsetDateTime};
 use super::upkeep::{add_months, month_start, BOUNDS_CONSTRAINT};
 use super::{AuditKind, MonthStatus};
 use crate::chain::ChainRow;
-use sha2::Digest as _;
 use kernel::audit::{record, Actor};
 use kernel::csv_export::Pages;
 use kernel::jobs::{StepCtx, StepError, StepReport};
 use kernel::storage::{archive_key, BlobError, BlobStore, MarkedStore};
+use sha2::Digest as _;
 
 /// The job's name (CLI, dashboard, metrics).
 pub const JOB: &str = "audit_archive";
@@ -701,9 +701,13 @@ async fn chain_of(pool: &PgPool, table: &str, period: Date) -> Result<Result<(i6
             return Ok(Err(format!("month {label} has sealed events but no chain head")));
         }
         // Before the chain: recorded with an empty chain so its digest carries the object.
-        sqlx::query!("insert into audit_chains (period, seq, head) values ($1, 0, $2) on conflict (period) do nothing", period, crate::chain::GENESIS.as_slice())
-            .execute(pool)
-            .await?;
+        sqlx::query!(
+            "insert into audit_chains (period, seq, head) values ($1, 0, $2) on conflict (period) do nothing",
+            period,
+            crate::chain::GENESIS.as_slice()
+        )
+        .execute(pool)
+        .await?;
         return Ok(Ok((0, crate::chain::GENESIS.to_vec())));
     };
     if let Some(id) = unsealed {

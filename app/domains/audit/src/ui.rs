@@ -137,7 +137,8 @@ fn TrailState(o: super::TrailOverview) -> impl IntoView {
                     </li>
                 }).collect_view()}
             </ul>
-        }.into_any()
+        }
+        .into_any()
     };
     let digests = if o.digests.is_empty() {
         view! { <p class="muted">{t(AuditT::NoDigestYet)}</p> }.into_any()

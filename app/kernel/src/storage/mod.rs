@@ -94,7 +94,10 @@ fn is_archive_name(s: &str) -> bool {
 
 fn is_digest_name(s: &str) -> bool {
     let numbered = s.strip_suffix(".json").is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()));
-    let key = s.strip_prefix("key-").and_then(|k| k.strip_suffix(".json")).is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    let key = s
+        .strip_prefix("key-")
+        .and_then(|k| k.strip_suffix(".json"))
+        .is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     numbered || key
 }
 

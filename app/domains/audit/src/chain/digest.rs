@@ -23,8 +23,8 @@ use time::{Date, OffsetDateTime};
 use super::keys;
 use super::month_label;
 use kernel::state::AppState;
-use kernel::storage::BlobStore as _;
 use kernel::storage::digest_key;
+use kernel::storage::BlobStore as _;
 
 /// The body's format name.
 pub const FORMAT: &str = "ebb-audit-digest-v1";
@@ -223,7 +223,9 @@ async fn record(tx: &mut sqlx::PgConnection, key: &str, body: &Body, sha256: &[u
     .await?;
     for m in &body.months {
         let Some(period) = super::super::archive::parse_period(&m.month) else { continue };
-        sqlx::query!("update audit_chains set digested_seq = greatest(digested_seq, least($2, seq)) where period = $1", period, m.count).execute(&mut *tx).await?;
+        sqlx::query!("update audit_chains set digested_seq = greatest(digested_seq, least($2, seq)) where period = $1", period, m.count)
+            .execute(&mut *tx)
+            .await?;
         if m.archived.is_some() {
             sqlx::query!("update audit_partition_archives set digest_number = $2 where period = $1 and digest_number is null", period, body.number)
                 .execute(&mut *tx)
@@ -235,7 +237,8 @@ async fn record(tx: &mut sqlx::PgConnection, key: &str, body: &Body, sha256: &[u
 
 /// Records digest `number` found in the store (written by a killed run), after checking it.
 async fn adopt(tx: &mut sqlx::PgConnection, number: i64, bytes: &[u8], previous: Option<&str>, keys: &[keys::PublicKey]) -> Result<(), String> {
-    let checked = check(bytes, keys).map_err(|why| format!("digest object {number} is in the store but {why}; a person must look (nothing was overwritten)"))?;
+    let checked =
+        check(bytes, keys).map_err(|why| format!("digest object {number} is in the store but {why}; a person must look (nothing was overwritten)"))?;
     if checked.body.number != number || checked.body.previous.as_deref() != previous {
         return Err(format!("digest object {number} in the store does not follow digest {} (number or back-link); a person must look", number - 1));
     }

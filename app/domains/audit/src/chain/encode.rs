@@ -45,17 +45,8 @@ pub struct ChainRow {
 pub fn timestamp(at: OffsetDateTime, out: &mut String) {
     use std::fmt::Write;
     let at = at.to_offset(time::UtcOffset::UTC);
-    let _ = write!(
-        out,
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-        at.year(),
-        at.month() as u8,
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        at.microsecond()
-    );
+    let _ =
+        write!(out, "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", at.year(), at.month() as u8, at.day(), at.hour(), at.minute(), at.second(), at.microsecond());
 }
 
 fn field(out: &mut Vec<u8>, v: Option<&[u8]>) {

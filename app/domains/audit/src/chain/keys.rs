@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use kernel::state::AppState;
-use kernel::storage::BlobStore as _;
 use kernel::storage::digest_public_key;
+use kernel::storage::BlobStore as _;
 
 /// The settings row that holds the key when no file is configured.
 pub const SETTING: &str = "audit_signing_key";
@@ -59,7 +59,9 @@ pub struct Signer {
 
 fn parse_seed(text: &str, origin: &str) -> Result<[u8; 32], String> {
     hex::decode(text.trim()).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| {
-        format!("the audit signing key in {origin} is unreadable (not 64 hex characters). Restore it from a backup; Ebb does not sign with a key it cannot read")
+        format!(
+            "the audit signing key in {origin} is unreadable (not 64 hex characters). Restore it from a backup; Ebb does not sign with a key it cannot read"
+        )
     })
 }
 
@@ -115,7 +117,10 @@ pub async fn signer(state: &AppState) -> Result<Signer, String> {
 async fn register(state: &AppState, public: &VerifyingKey) -> Result<(), String> {
     let id = key_id(public);
     let db = |e: sqlx::Error| format!("database: {e}");
-    let known = sqlx::query_scalar!("select retired_at is null as \"live!\" from audit_signing_keys where key_id = $1", id).fetch_optional(&state.pool).await.map_err(db)?;
+    let known = sqlx::query_scalar!("select retired_at is null as \"live!\" from audit_signing_keys where key_id = $1", id)
+        .fetch_optional(&state.pool)
+        .await
+        .map_err(db)?;
     if known != Some(true) {
         let mut tx = state.pool.begin().await.map_err(db)?;
         sqlx::query!(
@@ -166,14 +171,23 @@ pub async fn rotate(state: &AppState) -> Result<String, String> {
             write_key_file(path, &seed)?;
         }
         None => {
-            sqlx::query!("update settings set value = $2 where key = $1", SETTING, hex::encode(seed)).execute(&state.pool).await.map_err(|e| format!("database: {e}"))?;
+            sqlx::query!("update settings set value = $2 where key = $1", SETTING, hex::encode(seed))
+                .execute(&state.pool)
+                .await
+                .map_err(|e| format!("database: {e}"))?;
         }
     }
     let new = signer(state).await?;
     let mut tx = state.pool.begin().await.map_err(|e| e.to_string())?;
-    kernel::audit::record(&mut tx, &kernel::audit::Actor::system(), super::super::AuditKind::AuditKeyRotate, Some(("key", &new.key_id)), Some(&format!("replaces {}", old.key_id)))
-        .await
-        .map_err(|e| e.to_string())?;
+    kernel::audit::record(
+        &mut tx,
+        &kernel::audit::Actor::system(),
+        super::super::AuditKind::AuditKeyRotate,
+        Some(("key", &new.key_id)),
+        Some(&format!("replaces {}", old.key_id)),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     tx.commit().await.map_err(|e| e.to_string())?;
     Ok(new.key_id)
 }

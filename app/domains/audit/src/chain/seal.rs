@@ -1,7 +1,7 @@
 //! Sealing: the `audit_seal` job's first step hashes new events into their months' chains.
 //!
-//! One batch is one REPEATABLE READ transaction: it reads its snapshot's `xmin` (every
-//! transaction below it has ended), takes the cursor (the last sealed `(tx, id)`) for update, and
+//! One batch is one REPEATABLE READ transaction: it reads its snapshot's oldest transaction still
+//! in flight in this database (every transaction below it has ended), takes the cursor (the last sealed `(tx, id)`) for update, and
 //! reads the next events in `(tx, id)` order whose `tx` is below `xmin`. Each gets the next place
 //! in its month's chain and `hash = SHA-256(head ‖ canonical bytes)`; the events, the months'
 //! heads and the cursor are written in the same transaction. A batch killed at any point leaves
@@ -64,7 +64,18 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
     let mut tx = pool.begin().await?;
     sqlx::query("set transaction isolation level repeatable read").execute(&mut *tx).await?;
     sqlx::query("set local lock_timeout = '5s'").execute(&mut *tx).await?;
-    let horizon: i64 = sqlx::query_scalar("select pg_snapshot_xmin(pg_current_snapshot())::text::bigint").fetch_one(&mut *tx).await?;
+    // The snapshot's oldest transaction still in flight — among those that could write here:
+    // one running in another database of the cluster cannot, and a long one there must not hold
+    // sealing back. Unknown ones (finished since, or hidden) count as ours: the horizon only errs
+    // low, never past an event that could still commit.
+    let horizon: i64 = sqlx::query_scalar(
+        "select coalesce(
+             (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x
+              where not exists (select 1 from pg_stat_activity a where a.datname is distinct from current_database() and a.backend_xid = x::xid)),
+             pg_snapshot_xmax(pg_current_snapshot()))::text::bigint",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     let cursor = sqlx::query!("select tx, id, max_at from audit_seal_cursor for update").fetch_one(&mut *tx).await?;
     let rows: Vec<SealRow> = sqlx::query_as(
         "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash, seq, hash, tx
@@ -87,12 +98,13 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         p.dedup();
         p
     };
-    let mut heads: BTreeMap<Date, Head> = sqlx::query!("select period, seq, head, first_id, last_id from audit_chains where period = any($1) for update", &periods)
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .map(|r| (r.period, Head { seq: r.seq, head: r.head.try_into().unwrap_or([0xff; 32]), first_id: r.first_id, last_id: r.last_id }))
-        .collect();
+    let mut heads: BTreeMap<Date, Head> =
+        sqlx::query!("select period, seq, head, first_id, last_id from audit_chains where period = any($1) for update", &periods)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .map(|r| (r.period, Head { seq: r.seq, head: r.head.try_into().unwrap_or([0xff; 32]), first_id: r.first_id, last_id: r.last_id }))
+            .collect();
     let late = time::Duration::try_from(late_limit).unwrap_or(time::Duration::HOUR);
     let mut max_at = cursor.max_at;
     let (mut ids, mut ats, mut seqs, mut hashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());

@@ -153,7 +153,10 @@ pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey]) -> Result<Digest
     let mut previous: Option<[u8; 32]> = None;
     for (n, key) in numbered {
         if n != expected {
-            out.problems.push(digest_problem(expected, format!("digests {expected} to {} are missing from the store (digest {n} follows digest {})", n - 1, expected - 1)));
+            out.problems.push(digest_problem(
+                expected,
+                format!("digests {expected} to {} are missing from the store (digest {n} follows digest {})", n - 1, expected - 1),
+            ));
         }
         expected = n + 1;
         let Some(bytes) = store.get(&key).await? else { continue };
@@ -242,7 +245,11 @@ impl<'a> Walker<'a> {
         let checkpoints = self.checkpoints;
         for (n, count, head) in checkpoints.iter().filter(|(_, c, _)| *c == seq) {
             if *head != hex::encode(hash) {
-                self.fail(Some(id), Some(*n), format!("the chain up to event {id} ({count} events) is not the one digest {n} signed: it was rebuilt after a change"));
+                self.fail(
+                    Some(id),
+                    Some(*n),
+                    format!("the chain up to event {id} ({count} events) is not the one digest {n} signed: it was rebuilt after a change"),
+                );
                 return false;
             }
         }
@@ -263,7 +270,11 @@ impl<'a> Walker<'a> {
             let (count, _) = self.head();
             let last = self.last_id.map_or_else(|| "none".to_string(), |l| l.to_string());
             if let Some((digest, n, by)) = recorded.iter().filter(|(_, n, _)| *n > count).max_by_key(|(d, n, _)| (*n, d.is_some())) {
-                self.fail(None, *digest, format!("{by} records {n} events in the chain but only {count} are here (the last is event {last}): the newest were removed"));
+                self.fail(
+                    None,
+                    *digest,
+                    format!("{by} records {n} events in the chain but only {count} are here (the last is event {last}): the newest were removed"),
+                );
             }
         }
         (self.events, self.problem)
@@ -289,14 +300,10 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
         }
     }
     let cursor = sqlx::query!("select tx, id from audit_seal_cursor").fetch_one(pool).await.map_err(db)?;
-    for r in sqlx::query!(
-        "select id, occurred_at from audit_events where seq is null and (tx, id) <= ($1, $2) order by tx, id limit 20",
-        cursor.tx,
-        cursor.id
-    )
-    .fetch_all(pool)
-    .await
-    .map_err(db)?
+    for r in sqlx::query!("select id, occurred_at from audit_events where seq is null and (tx, id) <= ($1, $2) order by tx, id limit 20", cursor.tx, cursor.id)
+        .fetch_all(pool)
+        .await
+        .map_err(db)?
     {
         report.problems.push(Problem {
             event: Some(r.id),
@@ -349,7 +356,15 @@ async fn months_in_database(pool: &PgPool, found: &Digests, report: &mut Report)
 }
 
 /// Walks month `period` of `table` (sealed events, by place) against its records.
-pub async fn walk_table(pool: &PgPool, table: &str, period: time::Date, label: &str, rec: &MonthRecord, chain_seq: i64, chain_head: &[u8]) -> Result<(u64, Option<Problem>), sqlx::Error> {
+pub async fn walk_table(
+    pool: &PgPool,
+    table: &str,
+    period: time::Date,
+    label: &str,
+    rec: &MonthRecord,
+    chain_seq: i64,
+    chain_head: &[u8],
+) -> Result<(u64, Option<Problem>), sqlx::Error> {
     let from = period.midnight().assume_utc();
     let to = super::super::upkeep::add_months(from, 1);
     let sql = format!(
@@ -442,7 +457,9 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
     if legacy {
         // Archived before the chain: only its digest's SHA-256 can vouch for it.
         let outcome = match &rec.archived {
-            Some((n, a, _, _)) if a.sha256 != hex::encode(sha) => Some(problem(Some(*n), format!("the object is not the one digest {n} recorded (its SHA-256 differs)"))),
+            Some((n, a, _, _)) if a.sha256 != hex::encode(sha) => {
+                Some(problem(Some(*n), format!("the object is not the one digest {n} recorded (its SHA-256 differs)")))
+            }
             _ => None,
         };
         return Ok((0, outcome));
@@ -480,7 +497,17 @@ pub struct ArchiveParser<'a> {
 
 impl<'a> ArchiveParser<'a> {
     pub fn new(label: &str, checkpoints: &'a [(i64, i64, String)]) -> Self {
-        ArchiveParser { buf: Vec::new(), scan: 0, in_quotes: false, header: true, legacy: false, walker: Walker::new(label, "archive", checkpoints), error: None, first: true, line: Vec::new() }
+        ArchiveParser {
+            buf: Vec::new(),
+            scan: 0,
+            in_quotes: false,
+            header: true,
+            legacy: false,
+            walker: Walker::new(label, "archive", checkpoints),
+            error: None,
+            first: true,
+            line: Vec::new(),
+        }
     }
 
     fn record(&mut self, line: &[u8]) {
