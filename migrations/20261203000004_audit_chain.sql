@@ -22,7 +22,7 @@ alter table audit_events add column seq bigint;
 alter table audit_events add column hash bytea;
 alter table audit_events add constraint audit_events_sealed_check
     check ((seq is null) = (hash is null) and (seq is null or seq > 0) and (hash is null or length(hash) = 32));
-create index audit_events_chain_idx on audit_events (tx, id);
+create index audit_events_chain_idx on audit_events (tx, id, occurred_at);
 
 -- Months waiting in audit_pending (detached before the chain existed) get the columns too, so the
 -- archive reads every month the same way; their events stay unsealed (archived as before v1).

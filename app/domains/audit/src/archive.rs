@@ -224,27 +224,29 @@ struct PendingRows {
 
 impl Pages for PendingRows {
     type Row = ArchiveRow;
-    /// `(tx, id)`: the chain's order (a month's events are sealed in it).
-    type Cursor = (i64, i64);
+    /// `(tx, id, occurred_at)`: the chain's order (a month's events are sealed in it), with the
+    /// time as a last key: two events may share an id (a restored or moved one), and paging by
+    /// `(tx, id)` alone would drop one of them at a page edge.
+    type Cursor = (i64, i64, OffsetDateTime);
     const PAGE_ROWS: i64 = PAGE_ROWS;
 
     fn header(&self) -> &'static [&'static str] {
         &ARCHIVE_HEADER
     }
 
-    async fn page(&self, after: Option<(i64, i64)>) -> Result<Vec<ArchiveRow>, sqlx::Error> {
+    async fn page(&self, after: Option<(i64, i64, OffsetDateTime)>) -> Result<Vec<ArchiveRow>, sqlx::Error> {
         // Plain columns only, by name: the archive must not depend on any other table.
         let sql = format!(
             "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash, seq, hash, tx
-             from {} where (tx, id) > ($1, $2) order by tx, id limit $3",
+             from {} where (tx, id, occurred_at) > ($1, $2, $3) order by tx, id, occurred_at limit $4",
             pending_table(&self.table)
         );
-        let (tx, id) = after.unwrap_or((i64::MIN, i64::MIN));
-        sqlx::query_as::<_, ArchiveRow>(&sql).bind(tx).bind(id).bind(PAGE_ROWS).fetch_all(&self.pool).await
+        let (tx, id, at) = after.unwrap_or((i64::MIN, i64::MIN, OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 1000)));
+        sqlx::query_as::<_, ArchiveRow>(&sql).bind(tx).bind(id).bind(at).bind(PAGE_ROWS).fetch_all(&self.pool).await
     }
 
-    fn cursor(r: &ArchiveRow) -> (i64, i64) {
-        (r.tx, r.row.id)
+    fn cursor(r: &ArchiveRow) -> (i64, i64, OffsetDateTime) {
+        (r.tx, r.row.id, r.row.occurred_at)
     }
 
     fn cells(_: &ArchiveRow) -> Vec<String> {
@@ -695,8 +697,14 @@ async fn chain_of(pool: &PgPool, table: &str, period: Date) -> Result<Result<(i6
     let label = period_label(period);
     let chain = sqlx::query!("select seq, head from audit_chains where period = $1", period).fetch_optional(pool).await?;
     let unsealed: Option<i64> = sqlx::query_scalar(&format!("select min(id) from {} where seq is null", pending_table(table))).fetch_one(pool).await?;
+    let sealed: bool = sqlx::query_scalar(&format!("select exists (select 1 from {} where seq is not null)", pending_table(table))).fetch_one(pool).await?;
+    let chain = match chain {
+        // Nothing sealed and an empty chain (an earlier attempt recorded it): still a month from
+        // before the chain.
+        Some(c) if c.seq == 0 && !sealed => None,
+        other => other,
+    };
     let Some(chain) = chain else {
-        let sealed: bool = sqlx::query_scalar(&format!("select exists (select 1 from {} where seq is not null)", pending_table(table))).fetch_one(pool).await?;
         if sealed {
             return Ok(Err(format!("month {label} has sealed events but no chain head")));
         }

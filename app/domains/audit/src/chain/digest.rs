@@ -134,34 +134,28 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
     let db = |e: sqlx::Error| format!("database: {e}");
     let storage = |e: kernel::storage::BlobError| format!("storage: {e}");
     let settings = state.domain::<super::ChainSettings>();
+    if !force && !due(state, settings.digest_every).await.map_err(db)? {
+        return Ok(None);
+    }
+    // Everything that needs a connection of its own comes before the transaction (a pool of one
+    // connection must not wait on itself).
+    let signer = keys::signer(state).await?;
+    let trusted = keys::published(&state.pool).await.map_err(db)?;
     let mut tx = state.pool.begin().await.map_err(db)?;
     sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
-    let last = sqlx::query!("select number, sha256, created_at from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
+    let last = sqlx::query!("select number, sha256 from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
     let number = last.as_ref().map_or(1, |l| l.number + 1);
     let previous = last.as_ref().map(|l| hex::encode(&l.sha256));
     let key = digest_key(number);
     if let Some(bytes) = state.blobs.get(&key).await.map_err(storage)? {
         // A run killed after writing the object and before recording it: finish that one.
-        adopt(&mut tx, number, &bytes, previous.as_deref(), &keys::published(&state.pool).await.map_err(db)?).await?;
+        adopt(&mut tx, number, &bytes, previous.as_deref(), &trusted).await?;
         tx.commit().await.map_err(db)?;
         tracing::info!(number, "audit digest: recorded a digest an interrupted run had written");
         return Ok(Some(number));
     }
     let now: OffsetDateTime = sqlx::query_scalar!(r#"select now() as "now!""#).fetch_one(&mut *tx).await.map_err(db)?;
     let months = grown_months(&mut tx).await.map_err(db)?;
-    if !force {
-        let age = last.as_ref().map(|l| now - l.created_at);
-        let every = time::Duration::try_from(settings.digest_every).unwrap_or(time::Duration::HOUR);
-        let due = match age {
-            None => true,
-            Some(age) if months.is_empty() => age >= time::Duration::DAY.max(every),
-            Some(age) => age >= every,
-        };
-        if !due {
-            return Ok(None);
-        }
-    }
-    let signer = keys::signer(state).await?;
     let body = Body { format: FORMAT.into(), number, created_at: rfc3339(now), reason: reason.text(), key_id: signer.key_id.clone(), previous, months };
     let text = serde_json::to_string(&body).expect("serialises");
     let signature = hex::encode(signer.key.sign(text.as_bytes()).to_bytes());
@@ -173,6 +167,26 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
     tx.commit().await.map_err(db)?;
     tracing::info!(number, months = body.months.len(), reason = %body.reason, "audit digest: written and signed");
     Ok(Some(number))
+}
+
+/// Whether a digest is due: none yet; something grew (or was archived) and the last one is
+/// `every` old; or nothing grew and the last one is a day (or `every`) old.
+async fn due(state: &AppState, every: std::time::Duration) -> Result<bool, sqlx::Error> {
+    let every = time::Duration::try_from(every).unwrap_or(time::Duration::HOUR);
+    let r = sqlx::query!(
+        r#"select now() - (select created_at from audit_digests order by number desc limit 1) as age,
+                  exists (select 1 from audit_chains where seq > digested_seq)
+                  or exists (select 1 from audit_partition_archives where status = 'verified' and digest_number is null and sha256 is not null) as "grown!""#
+    )
+    .fetch_one(&state.pool)
+    .await?;
+    let age =
+        r.age.map(|a| time::Duration::microseconds(a.microseconds) + time::Duration::days(i64::from(a.days)) + time::Duration::days(30 * i64::from(a.months)));
+    Ok(match age {
+        None => true,
+        Some(age) if r.grown => age >= every,
+        Some(age) => age >= time::Duration::DAY.max(every),
+    })
 }
 
 /// Months whose chain grew since the last digest (and the archived month, with its object).
