@@ -415,6 +415,18 @@ async fn a_deleted_digest_is_found_by_the_next_ones_back_link_and_the_newest_by_
 async fn two_instances_writing_while_sealing_seal_every_event_exactly_once(pool: PgPool) {
     let a = spawn_app(pool.clone()).await;
     let b = spawn_second_instance(pool.clone(), &a, &[]).await;
+    // First, one by one: an event whose transaction is still open when a later one commits and
+    // sealing runs. Sealing must not pass it (it would never get a place).
+    let mut early = a.state.pool.begin().await.unwrap();
+    record(&mut early, &Actor::system(), AuditKind::ShareDownload, Some(("share", "early")), None).await.unwrap();
+    let mut late = b.state.pool.begin().await.unwrap();
+    record(&mut late, &Actor::system(), AuditKind::ShareDownload, Some(("share", "late")), None).await.unwrap();
+    late.commit().await.unwrap();
+    seal::seal_batch(&pool, 100, LATE).await.unwrap();
+    early.commit().await.unwrap();
+    seal_now(&pool).await;
+    let unsealed: Vec<String> = sqlx::query_scalar("select subject_id from audit_events where seq is null").fetch_all(&pool).await.unwrap();
+    assert!(unsealed.is_empty(), "left out of the chain for good: {unsealed:?}");
     let writers: Vec<_> = (0..100)
         .map(|i| {
             let pool = if i % 2 == 0 { a.state.pool.clone() } else { b.state.pool.clone() };

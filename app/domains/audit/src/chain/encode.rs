@@ -186,7 +186,8 @@ mod tests {
     fn every_column_and_the_place_change_the_hash() {
         let mut l = Linker::default();
         let base = l.link(&GENESIS, &row(), 1);
-        let changes: Vec<Box<dyn Fn(&mut ChainRow)>> = vec![
+        type Change = Box<dyn Fn(&mut ChainRow)>;
+        let changes: Vec<Change> = vec![
             Box::new(|r| r.id += 1),
             Box::new(|r| r.occurred_at += time::Duration::microseconds(1)),
             Box::new(|r| r.kind = "share.revoke".into()),

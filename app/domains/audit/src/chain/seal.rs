@@ -106,33 +106,7 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
             .map(|r| (r.period, Head { seq: r.seq, head: r.head.try_into().unwrap_or([0xff; 32]), first_id: r.first_id, last_id: r.last_id }))
             .collect();
     let late = time::Duration::try_from(late_limit).unwrap_or(time::Duration::HOUR);
-    let mut max_at = cursor.max_at;
-    let (mut ids, mut ats, mut seqs, mut hashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut linker = Linker::default();
-    let mut refused = 0u64;
-    for SealRow { row, .. } in &rows {
-        if row.seq.is_some() {
-            // Sealed already though the cursor is behind it: only a hand-made row does this.
-            refused += 1;
-            tracing::warn!(event = row.id, "audit seal: an event past the cursor already has a place in a chain; left as it is for verification to report");
-            continue;
-        }
-        if max_at.is_some_and(|m: OffsetDateTime| row.occurred_at < m - late) {
-            refused += 1;
-            tracing::warn!(event = row.id, "audit seal: an event is dated long before events written before it; not sealed (verification reports it)");
-            continue;
-        }
-        max_at = Some(max_at.map_or(row.occurred_at, |m| m.max(row.occurred_at)));
-        let period = period_of(row.occurred_at);
-        let h = heads.entry(period).or_insert(Head { seq: 0, head: GENESIS, first_id: None, last_id: None });
-        let seq = h.seq + 1;
-        let hash = linker.link(&h.head, row, seq);
-        *h = Head { seq, head: hash, first_id: h.first_id.or(Some(row.id)), last_id: Some(row.id) };
-        ids.push(row.id);
-        ats.push(row.occurred_at);
-        seqs.push(seq);
-        hashes.push(hash.to_vec());
-    }
+    let Linked { ids, ats, seqs, hashes, refused, max_at } = link(&rows, &mut heads, cursor.max_at, late);
     let updated = sqlx::query(
         "update audit_events e set seq = u.seq, hash = u.hash
          from unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bytea[]) as u(id, at, seq, hash)
@@ -151,7 +125,56 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         return Err(sqlx::Error::Protocol(format!("sealing updated {updated} events of {}; nothing was sealed", ids.len())));
     }
     fail::fail_point!("audit-seal-batch");
-    for (period, h) in &heads {
+    write_heads(&mut tx, &heads).await?;
+    sqlx::query!("update audit_seal_cursor set tx = $1, id = $2, max_at = $3, sealed_at = now()", last_tx, last_id, max_at).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(Batch { sealed: ids.len() as u64, refused, more: rows.len() as i64 == limit })
+}
+
+/// A batch hashed: the places and hashes to write, in the events' order.
+struct Linked {
+    ids: Vec<i64>,
+    ats: Vec<OffsetDateTime>,
+    seqs: Vec<i64>,
+    hashes: Vec<Vec<u8>>,
+    refused: u64,
+    max_at: Option<OffsetDateTime>,
+}
+
+/// Gives each row the next place in its month's chain (`heads` advance) and its hash. A row that
+/// already has a place, or is dated `late` before the latest date sealed so far, is left out.
+fn link(rows: &[SealRow], heads: &mut BTreeMap<Date, Head>, mut max_at: Option<OffsetDateTime>, late: time::Duration) -> Linked {
+    let (mut ids, mut ats, mut seqs, mut hashes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut linker = Linker::default();
+    let mut refused = 0u64;
+    for SealRow { row, .. } in rows {
+        if row.seq.is_some() {
+            // Sealed already though the cursor is behind it: only a hand-made row does this.
+            refused += 1;
+            tracing::warn!(event = row.id, "audit seal: an event past the cursor already has a place in a chain; left as it is for verification to report");
+            continue;
+        }
+        if max_at.is_some_and(|m: OffsetDateTime| row.occurred_at < m - late) {
+            refused += 1;
+            tracing::warn!(event = row.id, "audit seal: an event is dated long before events written before it; not sealed (verification reports it)");
+            continue;
+        }
+        max_at = Some(max_at.map_or(row.occurred_at, |m| m.max(row.occurred_at)));
+        let h = heads.entry(period_of(row.occurred_at)).or_insert(Head { seq: 0, head: GENESIS, first_id: None, last_id: None });
+        let seq = h.seq + 1;
+        let hash = linker.link(&h.head, row, seq);
+        *h = Head { seq, head: hash, first_id: h.first_id.or(Some(row.id)), last_id: Some(row.id) };
+        ids.push(row.id);
+        ats.push(row.occurred_at);
+        seqs.push(seq);
+        hashes.push(hash.to_vec());
+    }
+    Linked { ids, ats, seqs, hashes, refused, max_at }
+}
+
+/// Writes the months' heads (never moving one back).
+async fn write_heads(tx: &mut sqlx::PgConnection, heads: &BTreeMap<Date, Head>) -> Result<(), sqlx::Error> {
+    for (period, h) in heads {
         sqlx::query!(
             "insert into audit_chains (period, seq, head, first_id, last_id, sealed_at) values ($1, $2, $3, $4, $5, now())
              on conflict (period) do update set seq = excluded.seq, head = excluded.head,
@@ -166,21 +189,36 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         .execute(&mut *tx)
         .await?;
     }
-    sqlx::query!("update audit_seal_cursor set tx = $1, id = $2, max_at = $3, sealed_at = now()", last_tx, last_id, max_at).execute(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(Batch { sealed: ids.len() as u64, refused, more: rows.len() as i64 == limit })
+    Ok(())
 }
 
-/// Seals until nothing is left or `until` passes (at least one batch).
+/// Seals until nothing is left or `until` passes (at least one batch). Events still ahead of the
+/// horizon (their transaction, or one the snapshot could not place in another database, was in
+/// flight) are waited for a little — up to two seconds — before giving up until the next run.
 pub async fn seal_all(pool: &PgPool, limit: i64, late_limit: std::time::Duration, until: std::time::Instant) -> Result<Batch, sqlx::Error> {
     let mut total = Batch::default();
+    let mut waits = 0;
     loop {
         let b = seal_batch(pool, limit, late_limit).await?;
         total.sealed += b.sealed;
         total.refused += b.refused;
         total.more = b.more;
-        if !b.more || std::time::Instant::now() >= until {
+        if std::time::Instant::now() >= until {
             return Ok(total);
         }
+        if !b.more {
+            if waits >= 20 || !waiting(pool).await? {
+                return Ok(total);
+            }
+            waits += 1;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
+}
+
+/// Whether committed events wait past the cursor.
+async fn waiting(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(r#"select exists (select 1 from audit_events e, audit_seal_cursor c where (e.tx, e.id) > (c.tx, c.id)) as "waiting!""#)
+        .fetch_one(pool)
+        .await
 }
