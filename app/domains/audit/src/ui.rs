@@ -144,12 +144,12 @@ fn TrailState(o: super::TrailOverview) -> impl IntoView {
         view! { <p class="muted">{t(AuditT::NoDigestYet)}</p> }.into_any()
     } else {
         view! {
-            <table data-testid="digests">
-                <caption>{t(AuditT::LatestDigests)}</caption>
+            <h3>{t(AuditT::LatestDigests)}</h3>
+            <table class="list" data-testid="digests">
                 <thead><tr><th scope="col">{t(AuditT::DigestNumber)}</th><th scope="col">{t(AuditT::WrittenUtc)}</th><th scope="col">{t(AuditT::Why)}</th><th scope="col">{t(AuditT::Events)}</th><th scope="col">{t(AuditT::Key)}</th></tr></thead>
                 <tbody>
                     {o.digests.into_iter().map(|d| view! {
-                        <tr><td><code>{d.object_key}</code></td><td>{format_time(d.created_at)}</td><td>{d.reason}</td><td>{num(d.events)}</td><td><code>{d.key_id}</code></td></tr>
+                        <tr><td><code>{d.object_key}</code></td><td class="nowrap">{format_time(d.created_at)}</td><td>{d.reason}</td><td>{num(d.events)}</td><td><code>{d.key_id}</code></td></tr>
                     }).collect_view()}
                 </tbody>
             </table>

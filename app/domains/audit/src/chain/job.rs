@@ -72,7 +72,7 @@ pub async fn run(state: &AppState, archive: bool, actor: &Actor) -> Result<Repor
     }
     let mut tx = state.pool.begin().await.map_err(db)?;
     let detail = match report.problems.first() {
-        None => format!("verifies: {} events, {} archived months, {} digests", report.events, report.archived, report.digests),
+        None => format!("verifies (events: {}, archived months: {}, digests: {})", report.events, report.archived, report.digests),
         Some(p) => format!("BROKEN at {}", p.place()),
     };
     record(&mut tx, actor, AuditKind::AuditVerify, Some(("chain", if archive { "archive" } else { "database" })), Some(&detail)).await.map_err(db)?;
