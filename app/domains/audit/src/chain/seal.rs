@@ -92,6 +92,7 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         return Ok(Batch::default());
     };
     let (last_tx, last_id) = (last.tx, last.row.id);
+    let (first_tx, first_id) = (rows[0].tx, rows[0].row.id);
     let periods: Vec<Date> = {
         let mut p: Vec<Date> = rows.iter().map(|r| period_of(r.row.occurred_at)).collect();
         p.sort_unstable();
@@ -110,12 +111,19 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
     let updated = sqlx::query(
         "update audit_events e set seq = u.seq, hash = u.hash
          from unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bytea[]) as u(id, at, seq, hash)
-         where e.id = u.id and e.occurred_at = u.at and e.seq is null",
+         where e.id = u.id and e.occurred_at = u.at and e.seq is null
+           and (e.tx, e.id) >= ($5, $6) and (e.tx, e.id) <= ($7, $8)",
     )
     .bind(&ids)
     .bind(&ats)
     .bind(&seqs)
     .bind(&hashes)
+    // The batch's range in chain order: the events are found by the chain's index, not by a
+    // scan of their whole month.
+    .bind(first_tx)
+    .bind(first_id)
+    .bind(last_tx)
+    .bind(last_id)
     .execute(&mut *tx)
     .await?
     .rows_affected();
