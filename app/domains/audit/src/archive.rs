@@ -90,20 +90,7 @@ pub fn parse_check_period(def: &str) -> Result<Date, String> {
     }
 }
 
-/// `YYYY-MM` of a period.
-pub fn period_label(p: Date) -> String {
-    format!("{:04}-{:02}", p.year(), p.month() as u8)
-}
-
-/// Parses `YYYY-MM` into a period (`None` for anything else).
-pub fn parse_period(s: &str) -> Option<Date> {
-    let b = s.as_bytes();
-    if b.len() != 7 || b[4] != b'-' || !b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit) {
-        return None;
-    }
-    let month = time::Month::try_from(s[5..].parse::<u8>().ok()?).ok()?;
-    Date::from_calendar_date(s[..4].parse().ok()?, month, 1).ok()
-}
+pub use crate::chain::{month_label as period_label, parse_period};
 
 /// The object key of a period.
 pub fn key_of(p: Date) -> String {

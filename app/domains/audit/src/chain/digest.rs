@@ -236,7 +236,7 @@ async fn record(tx: &mut sqlx::PgConnection, key: &str, body: &Body, sha256: &[u
     .execute(&mut *tx)
     .await?;
     for m in &body.months {
-        let Some(period) = super::super::archive::parse_period(&m.month) else { continue };
+        let Some(period) = super::parse_period(&m.month) else { continue };
         sqlx::query!("update audit_chains set digested_seq = greatest(digested_seq, least($2, seq)) where period = $1", period, m.count)
             .execute(&mut *tx)
             .await?;

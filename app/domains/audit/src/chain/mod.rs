@@ -46,6 +46,16 @@ pub fn month_label(period: time::Date) -> String {
     format!("{:04}-{:02}", period.year(), period.month() as u8)
 }
 
+/// Parses `YYYY-MM` into a month's first day (`None` for anything else).
+pub fn parse_period(s: &str) -> Option<time::Date> {
+    let b = s.as_bytes();
+    if b.len() != 7 || b[4] != b'-' || !b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let month = time::Month::try_from(s[5..].parse::<u8>().ok()?).ok()?;
+    time::Date::from_calendar_date(s[..4].parse().ok()?, month, 1).ok()
+}
+
 /// The first day of `at`'s month (UTC).
 pub fn period_of(at: time::OffsetDateTime) -> time::Date {
     let d = at.to_offset(time::UtcOffset::UTC).date();
