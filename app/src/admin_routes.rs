@@ -72,6 +72,14 @@ lazy_route! {
     RetentionRoute in ebb_admin: retention_view, preload_retention => crate::retention::ui::RetentionPage()
 }
 lazy_route! {
+    /// `/admin/requests`.
+    RequestsRoute in ebb_admin: requests_view, preload_requests => requests::ui::RequestsPage()
+}
+lazy_route! {
+    /// `/admin/requests/{id}`.
+    RequestRoute in ebb_admin: request_view, preload_request => requests::ui::RequestPage()
+}
+lazy_route! {
     /// `/admin/settings`.
     SettingsRoute in ebb_admin: settings_view, preload_settings => maintenance::ui::SettingsPage()
 }

@@ -7,13 +7,15 @@ pub use kernel::jobs::*;
 pub fn registry() -> Registry {
     Registry::new(vec![
         // Prune's last step checks every kind of data against its promise (issue 16).
-        maintenance::prune::job().step(crate::retention::report::step()),
+        // A closed data request's address goes with prune's other personal data.
+        maintenance::prune::job().step(requests::erase::forget_step()).step(crate::retention::report::step()),
         shares::gc::job(),
         audit::upkeep::job(),
         audit::chain::job::job(),
         audit::archive::job(),
         audit::exports::job(),
         contact::notify::job(),
+        requests::erase::job(),
     ])
 }
 

@@ -17,7 +17,19 @@ pub use contact::notify;
 pub use kernel;
 #[cfg(feature = "ssr")]
 pub use kernel::{alerts, csv_export, live, ratelimit, request as server, settings, state, storage, token};
-pub use {audit, auth, contact, holds, inbox, maintenance, shares};
+pub use {audit, auth, contact, holds, inbox, maintenance, requests, shares};
+
+/// Every kind of data that can hold a person's address, in the order data requests list and
+/// erase them (one entry per domain's `kernel::personal::PersonalData`).
+#[cfg(feature = "ssr")]
+pub fn personal_sources() -> kernel::personal::PersonalSources {
+    kernel::personal::PersonalSources::new(vec![
+        maintenance::personal::source(),
+        holds::personal::source(),
+        contact::personal::source(),
+        requests::personal::source(),
+    ])
+}
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
@@ -171,6 +183,8 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("audit") view={Lazy::<admin_routes::AuditRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("audit/archive") view={Lazy::<admin_routes::ArchiveRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("retention") view={Lazy::<admin_routes::RetentionRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("requests") view={Lazy::<admin_routes::RequestsRoute>::new()} ssr=SsrMode::Async/>
+                        <Route path=path!("requests/:id") view={Lazy::<admin_routes::RequestRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("settings") view={Lazy::<admin_routes::SettingsRoute>::new()} ssr=SsrMode::Async/>
                         <Route path=path!("account") view={Lazy::<admin_routes::AccountRoute>::new()} ssr=SsrMode::Async/>
                     </ParentRoute>

@@ -114,6 +114,20 @@ pub struct Config {
     #[arg(long, env = "EBB_EXPORT_STUCK_MINS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_080))]
     pub export_stuck_mins: u64,
 
+    /// Days to answer a data request (access, copy or erasure) from the day it was received
+    /// (GDPR: one month).
+    #[arg(long, env = "EBB_REQUEST_DEADLINE_DAYS", default_value_t = 30, value_parser = clap::value_parser!(i64).range(1..=90))]
+    pub request_deadline_days: i64,
+
+    /// Days before its deadline when an open data request raises an alert.
+    #[arg(long, env = "EBB_REQUEST_WARN_DAYS", default_value_t = 7, value_parser = clap::value_parser!(i64).range(0..=60))]
+    pub request_warn_days: i64,
+
+    /// Days a closed data request keeps the person's address (and its note); then prune removes
+    /// them, and the record keeps only a keyed hash of the address.
+    #[arg(long, env = "EBB_REQUEST_KEEP_DAYS", default_value_t = 90, value_parser = clap::value_parser!(i64).range(1..=3650))]
+    pub request_keep_days: i64,
+
     /// Hours a signed-in session may stay unused before it ends.
     #[arg(long, env = "EBB_SESSION_IDLE_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
     pub session_idle_hours: u64,

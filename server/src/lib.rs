@@ -233,6 +233,12 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             ..Default::default()
         })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
+        .with(app::requests::RequestSettings {
+            deadline_days: config.request_deadline_days,
+            warn_days: config.request_warn_days,
+            keep_days: config.request_keep_days,
+        })
+        .with(app::personal_sources())
         .with(config.notify_settings().unwrap_or_else(|e| {
             tracing::warn!("notifications are off: {e}");
             app::notify::NotifySettings { mailer: None }

@@ -42,6 +42,9 @@ pub enum AlertKind {
     /// A check of the audit trail (its hash chains, archived months or signed digests) found a
     /// break: critical; subject: empty. Resolved by a check that passes.
     AuditChainBroken,
+    /// An open data request is near its deadline, or past it; subject: the request's id.
+    /// Resolved when the request is closed.
+    DataRequestDue,
 }
 
 impl AlertKind {
@@ -59,6 +62,7 @@ impl AlertKind {
             AlertKind::ArchiveBehind => "archive.behind",
             AlertKind::AuditUpkeepFailed => "audit.upkeep_failed",
             AlertKind::AuditChainBroken => "audit.chain_broken",
+            AlertKind::DataRequestDue => "data_request.due",
         }
     }
 }
@@ -115,6 +119,8 @@ pub enum AlertMessage {
     Overdue { kind: String, label: String, n: i64, job: Option<String>, job_title: Option<String>, promise: Option<Promise> },
     /// The audit trail's check found its first break at `place` (an event, a month or a digest).
     ChainBroken { place: String },
+    /// Data request `id` is due on `due` (`days_left` from today; negative: past it).
+    RequestDue { id: i64, due: String, days_left: i64 },
 }
 
 impl AlertMessage {
@@ -142,6 +148,14 @@ impl AlertMessage {
                 fill(A::PartitionsHoles.get(lang), &[("n", &num(*n)), ("wanted", &num(*wanted)), ("months", &list(months))])
             }
             AlertMessage::ChainBroken { place } => fill(A::ChainBroken.get(lang), &[("place", place)]),
+            AlertMessage::RequestDue { id, due, days_left } => {
+                let template = match *days_left {
+                    d if d < 0 => A::RequestOverdue,
+                    0 => A::RequestDueToday,
+                    _ => A::RequestDueSoon,
+                };
+                fill(template.get(lang), &[("id", &id.to_string()), ("due", due), ("n", &num(days_left.abs()))])
+            }
             AlertMessage::DefaultRows { n } => fill(A::DefaultRows.get(lang), &[("n", &num(*n))]),
             AlertMessage::UnexpectedPartition { names } => fill(A::UnexpectedPartition.get(lang), &[("names", &list(names))]),
             AlertMessage::Overdue { kind, label, n, job, job_title: title, promise } => {
@@ -165,6 +179,9 @@ impl AlertMessage {
 
 texts! {
     pub enum AlertT {
+    RequestDueSoon { en: "Data request #{id} must be answered by {due} ({n} days left). Open Data requests to finish it.", ja: "データ請求 #{id} の回答期限は {due} です（残り {n} 日）。「データ請求」を開いて対応してください。" }
+    RequestDueToday { en: "Data request #{id} must be answered today ({due}). Open Data requests to finish it.", ja: "データ請求 #{id} の回答期限は本日（{due}）です。「データ請求」を開いて対応してください。" }
+    RequestOverdue { en: "Data request #{id} is past its deadline ({due}, {n} days ago). Answer it now: Open Data requests.", ja: "データ請求 #{id} は回答期限（{due}、{n} 日前）を過ぎています。「データ請求」を開いて直ちに対応してください。" }
     JobFailing { en: "The job “{job}” failed in its last two runs. The server log has the cause of each failed step.", ja: "ジョブ「{job}」が 2 回続けて失敗しました。失敗した各ステップの原因はサーバーログに記録されています。" }
     JobFailed { en: "The job “{job}” failed at: {steps}. Nothing unverified was deleted; the next run retries. The details and the dashboard have each step's result.", ja: "ジョブ「{job}」が次のステップで失敗しました: {steps}。確認の済んでいないものは何も削除されていません。次回の実行で再試行します。各ステップの結果は詳細とダッシュボードで確認できます。" }
     JobNeedsPerson { en: "The job “{job}” stopped at: {steps}. A person must act — retrying will not fix it; the details say what. Nothing unverified was deleted.", ja: "ジョブ「{job}」が次のステップで停止しました: {steps}。再試行では解決しないため、担当者の対応が必要です。内容は詳細を確認してください。確認の済んでいないものは何も削除されていません。" }

@@ -43,6 +43,13 @@ macro_rules! kinds {
                     AuditKind::RetentionReport => "report",
                     AuditKind::AuditVerify => "chain",
                     AuditKind::AuditKeyRotate => "key",
+                    AuditKind::RequestRecord
+                    | AuditKind::RequestFind
+                    | AuditKind::RequestExport
+                    | AuditKind::RequestErasePreview
+                    | AuditKind::RequestErase
+                    | AuditKind::RequestErased
+                    | AuditKind::RequestClose => "data_request",
                     other => other.as_str().split('.').next().unwrap_or("other"),
                 }
             }
@@ -90,6 +97,13 @@ kinds! {
     AuditExport = "audit.export", KindAuditExport;
     AuditVerify = "audit.verify", KindAuditVerify;
     AuditKeyRotate = "audit.key_rotate", KindAuditKeyRotate;
+    RequestRecord = "request.record", KindRequestRecord;
+    RequestFind = "request.find", KindRequestFind;
+    RequestExport = "request.export", KindRequestExport;
+    RequestErasePreview = "request.erase_preview", KindRequestErasePreview;
+    RequestErase = "request.erase", KindRequestErase;
+    RequestErased = "request.erased", KindRequestErased;
+    RequestClose = "request.close", KindRequestClose;
 }
 
 texts! {
@@ -129,5 +143,12 @@ texts! {
     KindRetentionReport { en: "Retention report downloaded", ja: "保管期間レポートのダウンロード" }
     KindAuditVerify { en: "Audit trail verified", ja: "監査証跡の検証" }
     KindAuditKeyRotate { en: "Signing key rotated", ja: "署名鍵の更新" }
+    KindRequestRecord { en: "Data request recorded", ja: "データ請求の記録" }
+    KindRequestFind { en: "Data request: search", ja: "データ請求: 検索" }
+    KindRequestExport { en: "Data request: copy downloaded", ja: "データ請求: コピーのダウンロード" }
+    KindRequestErasePreview { en: "Data request: erasure previewed", ja: "データ請求: 消去の事前確認" }
+    KindRequestErase { en: "Data request: erasure started", ja: "データ請求: 消去の開始" }
+    KindRequestErased { en: "Data request: erasure finished", ja: "データ請求: 消去の完了" }
+    KindRequestClose { en: "Data request closed", ja: "データ請求の完了" }
     }
 }

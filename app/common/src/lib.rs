@@ -7,11 +7,13 @@
 pub mod admin;
 pub mod alerts;
 pub mod audit_kind;
+pub mod email;
 pub mod error;
 pub mod holds;
 pub mod i18n;
 pub mod jobs;
 pub mod live;
+pub mod personal;
 pub mod prefs;
 pub mod retention;
 pub mod time;

@@ -21,6 +21,12 @@ pub enum Promise {
     ExportFiles { days: i64 },
     ExportRequests { days: i64 },
     RunRecords { days: i64 },
+    /// The record of a data request: its address is removed `days` after it is closed.
+    DataRequests { days: i64 },
+    /// The list of notification emails sent (when, to how many, whose inquiries as keyed hashes).
+    NotifyDigests { days: i64 },
+    /// Legal holds: kept until an admin lifts them.
+    LegalHolds,
 }
 
 impl Promise {
@@ -45,6 +51,9 @@ impl Promise {
             Promise::ExportFiles { days } => fill(R::PromiseExportFiles.get(lang), &[("days", &days)]),
             Promise::ExportRequests { days } => fill(R::PromiseExportRequests.get(lang), &[("days", &days)]),
             Promise::RunRecords { days } => fill(R::PromiseRunRecords.get(lang), &[("days", &days)]),
+            Promise::DataRequests { days } => fill(R::PromiseDataRequests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
+            Promise::NotifyDigests { days } => fill(R::PromiseNotifyDigests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
+            Promise::LegalHolds => R::PromiseLegalHolds.get(lang).into(),
         }
     }
 }
@@ -64,6 +73,8 @@ pub fn kind_label(kind: &str) -> Option<PromiseT> {
         "export_files" => R::KindExportFiles,
         "export_requests" => R::KindExportRequests,
         "run_records" => R::KindRunRecords,
+        "data_requests" => R::KindDataRequests,
+        "notify_digests" => R::KindNotifyDigests,
         _ => return None,
     })
 }
@@ -81,6 +92,8 @@ texts! {
     KindExportFiles { en: "Audit export files", ja: "監査ログのエクスポートファイル" }
     KindExportRequests { en: "Audit export requests", ja: "監査ログのエクスポート依頼" }
     KindRunRecords { en: "Job run records", ja: "ジョブの実行記録" }
+    KindDataRequests { en: "Data requests", ja: "データ請求" }
+    KindNotifyDigests { en: "Notification email log", ja: "通知メールの送信記録" }
     UnitDay { en: "1 day", ja: "1 日" }
     UnitDays { en: "{n} days", ja: "{n} 日" }
     UnitHour { en: "1 hour", ja: "1 時間" }
@@ -98,5 +111,8 @@ texts! {
     PromiseExportFiles { en: "Deleted {days} days after they are written.", ja: "作成から {days} 日後に削除されます。" }
     PromiseExportRequests { en: "Deleted {days} days after they are made.", ja: "依頼から {days} 日後に削除されます。" }
     PromiseRunRecords { en: "Deleted {days} days after the run.", ja: "実行から {days} 日後に削除されます。" }
+    PromiseDataRequests { en: "The person's address is removed {days} after the request is closed; the record keeps only a keyed hash of it.", ja: "請求の完了から {days}後に本人のアドレスが削除されます。記録にはアドレスの鍵付きハッシュのみが残ります。" }
+    PromiseNotifyDigests { en: "Deleted {days} after the email was sent (it holds keyed hashes of senders' addresses, never addresses).", ja: "メールの送信から {days}後に削除されます（保存されるのは送信者アドレスの鍵付きハッシュのみで、アドレスそのものは保存されません）。" }
+    PromiseLegalHolds { en: "Kept until an admin lifts the hold.", ja: "管理者が保全を解除するまで保管されます。" }
     }
 }

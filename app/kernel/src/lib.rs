@@ -10,6 +10,7 @@ pub mod audit;
 pub mod csv_export;
 pub mod jobs;
 pub mod live;
+pub mod personal;
 pub mod ratelimit;
 pub mod request;
 pub mod retention;

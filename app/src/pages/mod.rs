@@ -68,6 +68,7 @@ pub fn DashboardPage() -> impl IntoView {
                 })}
             </Transition>
         </section>
+        <requests::ui::RequestsCard/>
         <crate::retention::ui::RetentionCard/>
         <audit::ui::UpkeepCard/>
         <section class="card" aria-labelledby="dash-maintenance">

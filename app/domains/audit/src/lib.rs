@@ -173,6 +173,15 @@ impl AuditRow {
             Some(AuditKind::RetentionReport) => say(A::SayRetentionReport),
             Some(AuditKind::AuditExport) => say(A::SayAuditExport),
             Some(AuditKind::AuditVerify) => say_detail(A::SayAuditVerify, A::SayAuditVerifyDetail),
+            Some(
+                k @ (AuditKind::RequestRecord
+                | AuditKind::RequestFind
+                | AuditKind::RequestExport
+                | AuditKind::RequestErasePreview
+                | AuditKind::RequestErase
+                | AuditKind::RequestErased
+                | AuditKind::RequestClose),
+            ) => tf(A::SayRequest, &[("who", &who), ("what", &k.label()), ("subject", &subject), ("detail", &detail)]),
             Some(AuditKind::AuditKeyRotate) => say(A::SayAuditKeyRotate),
             None => format!("{who}: {} {subject}", self.kind),
         }
@@ -532,6 +541,7 @@ texts! {
     SayRetentionReport { en: "{who} downloaded the retention report", ja: "{who} が保管期間レポートをダウンロードしました" }
     SayAuditVerify { en: "{who} verified the audit trail", ja: "{who} が監査証跡を検証しました" }
     SayAuditVerifyDetail { en: "{who} verified the audit trail: {detail}", ja: "{who} が監査証跡を検証しました: {detail}" }
+    SayRequest { en: "{who} — {what}, request #{subject}: {detail}", ja: "{who} — {what}（請求 #{subject}）: {detail}" }
     SayAuditKeyRotate { en: "{who} rotated the digest signing key (new key {subject})", ja: "{who} がダイジェストの署名鍵を更新しました（新しい鍵 {subject}）" }
 
     // The viewer's filter errors (`AuditFilter::parse`) and the export range's (exports.rs)

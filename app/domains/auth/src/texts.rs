@@ -12,6 +12,7 @@ texts! {
     NavShares { en: "Shares", ja: "共有ファイル" }
     NavAudit { en: "Audit", ja: "監査ログ" }
     NavRetention { en: "Retention", ja: "保管期間" }
+    NavRequests { en: "Data requests", ja: "データ請求" }
     NavSettings { en: "Settings", ja: "設定" }
     NavAccount { en: "Account", ja: "アカウント" }
     SignOut { en: "Sign out", ja: "サインアウト" }

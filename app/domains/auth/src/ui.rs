@@ -279,6 +279,7 @@ pub fn AdminShell(children: Children) -> impl IntoView {
                 <A href="/admin/shares">{t(AccountT::NavShares)}</A>
                 <A href="/admin/audit">{t(AccountT::NavAudit)}</A>
                 <A href="/admin/retention">{t(AccountT::NavRetention)}</A>
+                <A href="/admin/requests">{t(AccountT::NavRequests)}</A>
                 <A href="/admin/settings">{t(AccountT::NavSettings)}</A>
                 <A href="/admin/account">{t(AccountT::NavAccount)}</A>
                 <span class="spacer"></span>

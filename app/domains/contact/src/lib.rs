@@ -6,6 +6,8 @@ pub mod api;
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod notify;
+#[cfg(feature = "ssr")]
+pub mod personal;
 pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod writer;
@@ -25,8 +27,7 @@ pub struct ContactSettings {
 
 /// Longest name accepted, in characters.
 pub const NAME_MAX_CHARS: usize = 100;
-/// Longest email address accepted, in characters (RFC 5321's path limit).
-pub const EMAIL_MAX_CHARS: usize = 254;
+pub use common::email::EMAIL_MAX_CHARS;
 /// Longest message accepted, in characters.
 pub const MESSAGE_MAX_CHARS: usize = 5000;
 
@@ -74,31 +75,10 @@ pub fn parse_name(raw: &str) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
-/// Characters refused in an email address (they mean something in a URL).
-const URL_SIGNIFICANT: &str = "%?&=#/\\\"";
-
 pub use common::ui::mailto_href;
 
-/// Validates an email address: a syntactically valid address of at most 254 characters.
-pub fn parse_email(raw: &str) -> Result<String, String> {
-    let email = raw.trim();
-    if email.is_empty() {
-        return Err(t(T::EmailMissing).into());
-    }
-    let chars = email.chars().count();
-    if chars > EMAIL_MAX_CHARS {
-        return Err(tf(T::EmailTooLong, &[("max", &EMAIL_MAX_CHARS), ("n", &chars)]));
-    }
-    // email_address follows RFC 5322; we additionally want a domain with a dot, as every
-    // deliverable public address has one, and no display-name form ("Ann <a@b.c>").
-    let valid = email_address::EmailAddress::parse_with_options(email, email_address::Options::default().with_required_tld().without_display_text()).is_ok();
-    // RFC 5322 allows `%`, `?`, `&`, `=`, `#`, `/` and quotes in the local part, but no real
-    // mailbox needs them and in a `mailto:` link they add headers (`?bcc=…`).
-    if !valid || email.chars().any(|c| c.is_control() || c.is_whitespace() || URL_SIGNIFICANT.contains(c)) {
-        return Err(t(T::EmailInvalid).into());
-    }
-    Ok(email.to_owned())
-}
+/// The address rules are shared with the data requests that look addresses up.
+pub use common::email::parse_email;
 
 /// Validates a message: 1–5,000 characters, not only whitespace. Line breaks are kept.
 pub fn parse_message(raw: &str) -> Result<String, String> {

@@ -66,6 +66,7 @@ pub fn job() -> Job {
     .budget(Budget { rows_per_step: MAX_PER_MESSAGE as u64, time: Duration::from_secs(60) })
     .traffic_budget(Budget { rows_per_step: MAX_PER_MESSAGE as u64, time: Duration::from_secs(30) })
     .step(Step::new("send", send_step).labelled("new inquiries emailed"))
+    .step(Step::new(super::personal::STEP_FORGET, super::personal::forget_old).labelled("old entries of the list of emails sent"))
 }
 
 struct Pending {
@@ -134,6 +135,19 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     // 3. Record, in a short transaction: these were sent, and when.
     let mut tx = pool.begin().await?;
     sqlx::query("update inquiries set notified = true, notify_claimed_at = null where id = any($1)").bind(&ids).execute(&mut *tx).await?;
+    // The list of emails sent: whose inquiries this one carried, as keyed hashes (a data request
+    // finds it by the person's hash; the address itself is not kept here).
+    let mut hashes: Vec<String> = pending.iter().map(|p| kernel::personal::Address::new(&ctx.state, &p.email).hash).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    let content = if mailer.content == NotifyContent::Full { "full" } else { "count" };
+    sqlx::query("insert into notify_digests (content, recipients, inquiries, address_hashes) values ($1, $2, $3, $4)")
+        .bind(content)
+        .bind(mailer.to.len() as i32)
+        .bind(ids.len() as i32)
+        .bind(&hashes)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query(
         "insert into settings (key, value, updated_at) values ($1, $2, clock_timestamp())
          on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",

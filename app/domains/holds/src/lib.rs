@@ -7,6 +7,8 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod db;
+#[cfg(feature = "ssr")]
+pub mod personal;
 pub(crate) mod texts;
 pub mod ui;
 

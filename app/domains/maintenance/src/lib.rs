@@ -4,6 +4,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod prune;
 #[cfg(feature = "ssr")]
+pub mod personal;
+#[cfg(feature = "ssr")]
 pub mod retention;
 pub(crate) mod texts;
 pub mod ui;

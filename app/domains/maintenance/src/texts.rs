@@ -84,6 +84,17 @@ texts! {
     LabelExportsStuck { en: "exports cut off by a stop", ja: "停止により中断されたエクスポート" }
     LabelExportsExpired { en: "export files older than 7 days", ja: "7 日より古いエクスポートファイル" }
     LabelNotifySend { en: "new inquiries emailed", ja: "新しいお問い合わせのメール送信" }
+    LabelNotifyForget { en: "old entries of the list of emails sent", ja: "送信済みメール一覧の古い記録" }
+    LabelForgetRequests { en: "addresses of closed data requests", ja: "完了したデータ請求のアドレス" }
+    LabelRequestsErase { en: "items erased", ja: "消去した項目" }
+    LabelRequestsDeadlines { en: "requests near their deadline", ja: "期限が近い請求" }
+    JobRequests { en: "Data requests", ja: "データ請求" }
+    JobRequestsText { en: "Erases what erasure requests cover, in batches, and warns before a request's deadline.", ja: "消去請求の対象を少しずつ消去し、請求の回答期限が近づくと警告します。" }
+    CountErased { en: "erased", ja: "消去" }
+    CountRequestsClosed { en: "requests closed", ja: "完了した請求" }
+    CountNear { en: "near", ja: "期限間近" }
+    CountRaised { en: "raised", ja: "警告" }
+    CountForgotten { en: "forgotten", ja: "削除したアドレス" }
 
     // What the steps counted (the count's name with spaces)
     CountDeleted { en: "deleted", ja: "削除" }

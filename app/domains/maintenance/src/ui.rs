@@ -27,7 +27,7 @@ fn translated(lang: Lang, key: Option<SettingsT>, english: &str) -> String {
 }
 
 /// The registry's jobs by stable name: title and description (their English is the registry's).
-const JOBS: [(&str, SettingsT, SettingsT); 7] = [
+const JOBS: [(&str, SettingsT, SettingsT); 8] = [
     ("prune", SettingsT::JobPrune, SettingsT::JobPruneText),
     ("share_gc", SettingsT::JobShareGc, SettingsT::JobShareGcText),
     ("audit_upkeep", SettingsT::JobAuditUpkeep, SettingsT::JobAuditUpkeepText),
@@ -35,10 +35,11 @@ const JOBS: [(&str, SettingsT, SettingsT); 7] = [
     ("audit_seal", SettingsT::JobAuditSeal, SettingsT::JobAuditSealText),
     ("audit_exports", SettingsT::JobAuditExports, SettingsT::JobAuditExportsText),
     ("notify", SettingsT::JobNotify, SettingsT::JobNotifyText),
+    ("requests", SettingsT::JobRequests, SettingsT::JobRequestsText),
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 24] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 28] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
@@ -63,10 +64,14 @@ const STEP_LABELS: [(&str, &str, SettingsT); 24] = [
     ("audit_exports", "stuck", SettingsT::LabelExportsStuck),
     ("audit_exports", "expired_files", SettingsT::LabelExportsExpired),
     ("notify", "send", SettingsT::LabelNotifySend),
+    ("notify", "forget", SettingsT::LabelNotifyForget),
+    ("prune", "forget_requests", SettingsT::LabelForgetRequests),
+    ("requests", "erase", SettingsT::LabelRequestsErase),
+    ("requests", "deadlines", SettingsT::LabelRequestsDeadlines),
 ];
 
 /// The steps' count names (`orphans_deleted`; their English is the name with spaces).
-const COUNT_NAMES: [(&str, SettingsT); 33] = [
+const COUNT_NAMES: [(&str, SettingsT); 38] = [
     ("deleted", SettingsT::CountDeleted),
     ("batches", SettingsT::CountBatches),
     ("past_promise", SettingsT::CountPastPromise),
@@ -100,6 +105,11 @@ const COUNT_NAMES: [(&str, SettingsT); 33] = [
     ("sealed", SettingsT::CountSealed),
     ("refused", SettingsT::CountRefused),
     ("digests", SettingsT::CountDigests),
+    ("erased", SettingsT::CountErased),
+    ("requests_closed", SettingsT::CountRequestsClosed),
+    ("near", SettingsT::CountNear),
+    ("raised", SettingsT::CountRaised),
+    ("forgotten", SettingsT::CountForgotten),
 ];
 
 /// The triggers (`maintenance_runs.trigger`) as `common::jobs::trigger_label` words them.

@@ -1,0 +1,126 @@
+//! The notification emails sent to the admins (`notify_digests`) as a kind of data tied to an
+//! address: each row lists the keyed hashes of the senders whose inquiries it carried, never
+//! their addresses. A data request finds the emails that carried a person's inquiries by the
+//! hash; an erasure removes the person's hash from them (the emails themselves are in the
+//! admins' mailboxes, outside Ebb, which the copy says). Rows go after [`KEEP_DAYS`].
+
+use std::sync::Arc;
+
+use common::personal::Found;
+use common::retention::Promise;
+use futures::future::BoxFuture;
+use kernel::personal::{Address, After, Item, PersonalCtx, PersonalData};
+use sqlx::PgConnection;
+use time::OffsetDateTime;
+
+/// Days a row of the list of notification emails is kept.
+pub const KEEP_DAYS: i64 = 90;
+
+/// The notification emails that carried the address's inquiries.
+pub struct Digests;
+
+/// This domain's source, for the composition root's list.
+pub fn source() -> Arc<dyn PersonalData> {
+    Arc::new(Digests)
+}
+
+impl PersonalData for Digests {
+    fn kind(&self) -> &'static str {
+        "notify_digests"
+    }
+    fn columns(&self) -> &'static [&'static str] {
+        &["content", "recipients", "inquiries"]
+    }
+    fn promise<'a>(&'a self, _ctx: &'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>> {
+        Box::pin(async { Ok(Promise::NotifyDigests { days: KEEP_DAYS }) })
+    }
+    fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>> {
+        Box::pin(async move {
+            let (count, oldest, newest): (i64, Option<OffsetDateTime>, Option<OffsetDateTime>) =
+                sqlx::query_as("select count(*), min(sent_at), max(sent_at) from notify_digests where address_hashes @> array[$1]")
+                    .bind(&who.hash)
+                    .fetch_one(&ctx.state.pool)
+                    .await?;
+            Ok(Found { kind: self.kind().into(), count, kept: 0, kept_why: Vec::new(), oldest, newest })
+        })
+    }
+    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+        Box::pin(async move {
+            let (at, id) = match &after {
+                Some(a) => (a.at, a.id.parse::<i64>().unwrap_or(i64::MIN)),
+                None => (OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), i64::MIN),
+            };
+            let rows: Vec<(i64, OffsetDateTime, String, i32, i32)> = sqlx::query_as(
+                "select id, sent_at, content, recipients, inquiries from notify_digests
+                 where address_hashes @> array[$1] and (sent_at, id) > ($2, $3) order by sent_at, id limit $4",
+            )
+            .bind(&who.hash)
+            .bind(at)
+            .bind(id)
+            .bind(limit)
+            .fetch_all(&ctx.state.pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, at, content, recipients, inquiries)| Item {
+                    id: id.to_string(),
+                    at,
+                    fields: vec![content, recipients.to_string(), inquiries.to_string()],
+                    kept: None,
+                    deleted_by: Some(at + time::Duration::days(KEEP_DAYS)),
+                })
+                .collect())
+        })
+    }
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let r = sqlx::query(
+                "update notify_digests set address_hashes = array_remove(address_hashes, $1)
+                 where id in (select id from notify_digests where address_hashes @> array[$1] order by id limit $2 for update)",
+            )
+            .bind(&who.hash)
+            .bind(limit)
+            .execute(conn)
+            .await?;
+            Ok(r.rows_affected())
+        })
+    }
+}
+
+/// The notify job's step that deletes rows older than [`KEEP_DAYS`].
+pub async fn forget_old(ctx: kernel::jobs::StepCtx) -> Result<kernel::jobs::StepReport, kernel::jobs::StepError> {
+    let n = sqlx::query(
+        "delete from notify_digests where id in (select id from notify_digests where sent_at < $1 - make_interval(days => $2) order by sent_at limit $3)",
+    )
+    .bind(ctx.now)
+    .bind(KEEP_DAYS as i32)
+    .bind(ctx.rows.min(100_000) as i64)
+    .execute(&ctx.state.pool)
+    .await?
+    .rows_affected();
+    Ok(kernel::jobs::StepReport::rows("deleted", n))
+}
+
+/// The list of notification emails as the retention report reads it.
+pub fn retention_kinds() -> Vec<kernel::retention::Kind> {
+    vec![kernel::retention::Kind { kind: "notify_digests", job: super::notify::JOB, step: STEP_FORGET, read: read_digests }]
+}
+
+/// The notify job's step name that removes old rows.
+pub const STEP_FORGET: &str = "forget";
+
+fn read_digests<'a>(ctx: &'a kernel::retention::ReadCtx<'a>) -> BoxFuture<'a, Result<kernel::retention::Reading, kernel::retention::ReadError>> {
+    Box::pin(async move {
+        let keep = time::Duration::days(KEEP_DAYS);
+        let every = ctx.every(super::notify::JOB, std::time::Duration::from_secs(60));
+        let (count, oldest_at, past, overdue): (i64, Option<OffsetDateTime>, i64, i64) = sqlx::query_as(
+            "select count(*), min(sent_at), count(*) filter (where sent_at < $1), count(*) filter (where sent_at < $2) from notify_digests",
+        )
+        .bind(ctx.now - keep)
+        .bind(ctx.now - keep - every)
+        .fetch_one(&ctx.state.pool)
+        .await?;
+        let figures = kernel::retention::Figures { count, oldest_at, past, overdue, held: 0 };
+        Ok(kernel::retention::Reading { promise: Promise::NotifyDigests { days: KEEP_DAYS }, figures, estimated: false })
+    })
+}
