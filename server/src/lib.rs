@@ -9,6 +9,7 @@ pub mod export;
 pub mod http;
 pub mod live;
 pub mod maintenance;
+pub mod requests;
 pub mod s3;
 pub mod security;
 pub mod shares;
@@ -262,6 +263,9 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/admin/inbox/export.csv", true),
     ("/admin/audit/export.csv", true),
     ("/admin/retention/report.json", true),
+    ("/admin/requests/{id}/copy.json", true),
+    ("/admin/requests/{id}/cover.txt", true),
+    ("/admin/requests/{id}/copy/{file}", true),
     ("/audit/keys.json", false),
     (app::live::PATH, true),
     (shares::UPLOAD_PATH, true),
@@ -288,6 +292,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/admin/inbox/export.csv", get(export::inquiries_csv))
         .route("/admin/audit/export.csv", get(export::audit_csv))
         .route("/admin/retention/report.json", get(export::retention_report))
+        .route("/admin/requests/{id}/copy.json", get(requests::copy_json))
+        .route("/admin/requests/{id}/cover.txt", get(requests::cover_txt))
+        .route("/admin/requests/{id}/copy/{file}", get(requests::copy_csv))
         // The public keys that sign the audit trail's digests (for auditors; no secret).
         .route("/audit/keys.json", get(export::audit_keys))
         .route(app::live::PATH, get(live::events))

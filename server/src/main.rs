@@ -43,6 +43,11 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// A person's data request: find, copy (JSON) or erase everything Ebb holds for an address.
+    Requests {
+        #[command(subcommand)]
+        command: RequestsCommand,
+    },
     /// The tamper-evident audit trail: verify it, rotate its signing key, write a digest now.
     Audit {
         #[command(subcommand)]
@@ -74,6 +79,28 @@ enum AuditCommand {
     RotateKey,
     /// Seal what is waiting and write a signed digest now.
     Digest,
+}
+
+#[derive(Subcommand)]
+enum RequestsCommand {
+    /// List what Ebb holds for EMAIL, by kind (an audit event; nothing changes).
+    Find { email: String },
+    /// Record a copy request for EMAIL and write the copy (JSON with its cover sheet) to --out or
+    /// standard output; the request is closed as answered.
+    Export {
+        email: String,
+        /// Write the copy to this file instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Show what an erasure for EMAIL would remove and what stays (a dry run); with --yes, record
+    /// an erasure request and erase, in the same bounded batches as the admin page.
+    Erase {
+        email: String,
+        /// Erase (without it: the dry run only).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -194,6 +221,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Audit { command } => audit(&config, &pool, command).await,
+        Command::Requests { command } => requests(&config, &pool, command).await,
         Command::Serve => serve(&config, &pool).await,
     }
 }
@@ -235,6 +263,26 @@ async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> R
             .map_err(|e| e.to_string())?;
             let n = app::audit::chain::digest::write(&state, app::audit::chain::digest::Reason::Asked, true).await?;
             println!("{} events sealed; digest {} written", sealed.sealed, n.unwrap_or_default());
+            Ok(())
+        }
+    }
+}
+
+/// `ebb requests …`.
+async fn requests(config: &Config, pool: &sqlx::PgPool, command: RequestsCommand) -> Result<(), String> {
+    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
+    migrate(pool).await?;
+    // Loads the secret that keys the addresses' hashes (and checks the store, as every command).
+    server::check_storage(&state, config).await?;
+    use server::requests::{cli, CliAction};
+    match command {
+        RequestsCommand::Find { email } => cli(&state, CliAction::Find, &email, &mut std::io::stdout()).await,
+        RequestsCommand::Erase { email, yes } => cli(&state, CliAction::Erase { yes }, &email, &mut std::io::stdout()).await,
+        RequestsCommand::Export { email, out: None } => cli(&state, CliAction::Export, &email, &mut std::io::stdout()).await,
+        RequestsCommand::Export { email, out: Some(path) } => {
+            let mut file = std::fs::File::create(&path).map_err(|e| format!("cannot create {} ({e})", path.display()))?;
+            cli(&state, CliAction::Export, &email, &mut file).await?;
+            eprintln!("copy written to {}", path.display());
             Ok(())
         }
     }
