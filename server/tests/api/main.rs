@@ -22,6 +22,7 @@ mod lifecycle;
 mod live;
 mod notify;
 mod prefs;
+mod requests;
 mod retention;
 mod shares;
 mod startup;

@@ -30,7 +30,7 @@ async fn events(pool: &PgPool, n: usize) -> Vec<i64> {
 
 /// Seals everything waiting (a transaction of this database still open holds sealing back: it
 /// is waited for, up to 30 s).
-async fn seal_now(pool: &PgPool) -> seal::Batch {
+pub(crate) async fn seal_now(pool: &PgPool) -> seal::Batch {
     let mut total = seal::Batch::default();
     for _ in 0..300 {
         let b = seal::seal_all(pool, 1000, LATE, std::time::Instant::now() + Duration::from_secs(60)).await.unwrap();

@@ -89,7 +89,7 @@ pub async fn erase_request(ctx: &StepCtx, id: i64, who: &Address) -> Result<(u64
                 .await?;
             }
             tx.commit().await?;
-            fail::fail_point!("requests::after_batch", |_| Err(StepError::new("failpoint requests::after_batch")));
+            fail::fail_point!("requests-after-batch", |_| Err(StepError::new("failpoint requests-after-batch")));
             erased += n;
             tally("erased", n);
             if n > 0 {
