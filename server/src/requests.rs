@@ -39,7 +39,15 @@ async fn request_of(state: &AppState, id: &str) -> Result<(RequestView, Address)
 }
 
 /// Records the download; `Err` (nothing sent) when the record cannot be written.
-async fn record(state: &AppState, headers: &HeaderMap, peer: std::net::SocketAddr, admin: &AdminInfo, r: &RequestView, who: &Address, what: &str) -> Result<(), Response> {
+async fn record(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: std::net::SocketAddr,
+    admin: &AdminInfo,
+    r: &RequestView,
+    who: &Address,
+    what: &str,
+) -> Result<(), Response> {
     let actor = crate::security::audit_actor(state, headers, peer, admin);
     db::record_step(&state.pool, &actor, app::audit::AuditKind::RequestExport, r.id, r.kind, &who.hash, what).await.map_err(|e| {
         tracing::warn!(error = %e, "data request copy refused: its audit record could not be written");
@@ -159,14 +167,19 @@ pub async fn cli(state: &AppState, action: CliAction, email: &str, out: &mut (dy
     match action {
         CliAction::Find | CliAction::Erase { yes: false } => {
             let found = app::requests::personal::find_all(state, &who, 0).await.map_err(db)?;
-            let (kind, verb) = if action == CliAction::Find { (app::audit::AuditKind::RequestFind, "found") } else { (app::audit::AuditKind::RequestErasePreview, "would erase") };
+            let (kind, verb) = if action == CliAction::Find {
+                (app::audit::AuditKind::RequestFind, "found")
+            } else {
+                (app::audit::AuditKind::RequestErasePreview, "would erase")
+            };
             let n: i64 = if action == CliAction::Find { found.iter().map(|f| f.count).sum() } else { found.iter().map(|f| f.erasable()).sum() };
             let mut conn = state.pool.acquire().await.map_err(db)?;
             let detail = format!("address {}; via the command line; {verb} {n}", who.hash);
             app::kernel::audit::record(&mut conn, &actor, kind, None, Some(&detail)).await.map_err(db)?;
             write_found(out, &found).map_err(w)?;
             if action != CliAction::Find {
-                writeln!(out, "dry run: {n} items would be erased; nothing was changed. Run again with --yes to record the request and erase them.").map_err(w)?;
+                writeln!(out, "dry run: {n} items would be erased; nothing was changed. Run again with --yes to record the request and erase them.")
+                    .map_err(w)?;
             }
             Ok(())
         }
@@ -175,7 +188,9 @@ pub async fn cli(state: &AppState, action: CliAction, email: &str, out: &mut (dy
             let r = db::get(&state.pool, id).await.map_err(db)?.ok_or("the request vanished")?;
             let found = app::requests::personal::find_all(state, &who, id).await.map_err(db)?;
             let cover = app::requests::copy::cover(state, &r, &who, &found, app::i18n::Lang::En).await.map_err(db)?;
-            db::record_step(&state.pool, &actor, app::audit::AuditKind::RequestExport, id, r.kind, &who.hash, "copy as JSON, via the command line").await.map_err(db)?;
+            db::record_step(&state.pool, &actor, app::audit::AuditKind::RequestExport, id, r.kind, &who.hash, "copy as JSON, via the command line")
+                .await
+                .map_err(db)?;
             let mut stream = std::pin::pin!(app::requests::copy::json_stream(state.clone(), who, id, cover.value));
             while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
                 out.write_all(&chunk.map_err(w)?).map_err(w)?;
@@ -187,12 +202,24 @@ pub async fn cli(state: &AppState, action: CliAction, email: &str, out: &mut (dy
     }
 }
 
-async fn record_cli_request(state: &AppState, actor: &app::kernel::audit::Actor, kind: app::requests::RequestKind, email: &str, who: &Address) -> Result<i64, String> {
+async fn record_cli_request(
+    state: &AppState,
+    actor: &app::kernel::audit::Actor,
+    kind: app::requests::RequestKind,
+    email: &str,
+    who: &Address,
+) -> Result<i64, String> {
     let new = app::requests::NewRequest { kind, email: email.to_string(), received_on: None, note: "recorded with the command line".into() };
     db::record(&state.pool, actor, &new, &who.hash, *state.domain::<app::requests::RequestSettings>()).await.map_err(|e| format!("database error: {e}"))
 }
 
-async fn erase_cli(state: &AppState, actor: &app::kernel::audit::Actor, email: &str, who: &Address, out: &mut (dyn std::io::Write + Send)) -> Result<(), String> {
+async fn erase_cli(
+    state: &AppState,
+    actor: &app::kernel::audit::Actor,
+    email: &str,
+    who: &Address,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<(), String> {
     let w = |e: std::io::Error| format!("cannot write the output ({e})");
     let id = record_cli_request(state, actor, app::requests::RequestKind::Erasure, email, who).await?;
     let found = app::requests::personal::find_all(state, who, id).await.map_err(|e| e.to_string())?;

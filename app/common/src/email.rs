@@ -31,7 +31,6 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
     Ok(email.to_owned())
 }
 
-
 /// A valid address as Ebb compares it: [`parse_email`], then lower-case (holds, searches and
 /// data requests compare `lower(email)`).
 pub fn normalise(raw: &str) -> Result<String, String> {

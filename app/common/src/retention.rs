@@ -10,21 +10,41 @@ use crate::i18n::{fill, texts, Lang, Text};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "promise", rename_all = "snake_case")]
 pub enum Promise {
-    Inquiries { days: i64 },
-    ShareFiles { grace_mins: i64 },
-    Sessions { idle_hours: i64, absolute_days: i64 },
+    Inquiries {
+        days: i64,
+    },
+    ShareFiles {
+        grace_mins: i64,
+    },
+    Sessions {
+        idle_hours: i64,
+        absolute_days: i64,
+    },
     PasskeyChallenges,
     Invites,
     RateLimitWindows,
-    AuditEvents { promise_months: i64, detach_months: i64 },
+    AuditEvents {
+        promise_months: i64,
+        detach_months: i64,
+    },
     ArchivedMonths,
-    ExportFiles { days: i64 },
-    ExportRequests { days: i64 },
-    RunRecords { days: i64 },
+    ExportFiles {
+        days: i64,
+    },
+    ExportRequests {
+        days: i64,
+    },
+    RunRecords {
+        days: i64,
+    },
     /// The record of a data request: its address is removed `days` after it is closed.
-    DataRequests { days: i64 },
+    DataRequests {
+        days: i64,
+    },
     /// The list of notification emails sent (when, to how many, whose inquiries as keyed hashes).
-    NotifyDigests { days: i64 },
+    NotifyDigests {
+        days: i64,
+    },
     /// Legal holds: kept until an admin lifts them.
     LegalHolds,
 }

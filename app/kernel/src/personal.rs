@@ -77,7 +77,14 @@ pub trait PersonalData: Send + Sync {
     /// the request's own record out).
     fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>>;
     /// Up to `limit` items for `who` after `after`, oldest first.
-    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>>;
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>>;
     /// Erases up to `limit` of the items an erasure removes, in the caller's transaction; how
     /// many. Items on hold (or kept as a record) are never touched.
     fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>>;

@@ -26,7 +26,7 @@ pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     let mut kinds: Vec<Box<dyn KindOfData>> = maintenance::retention::kinds().into_iter().map(boxed).collect();
     kinds.extend(shares::retention::kinds().into_iter().map(boxed));
     kinds.extend(audit::retention::kinds().into_iter().map(boxed));
-    kinds.extend(contact::personal::retention_kinds().into_iter().map(boxed));
+    kinds.extend(contact::notify::retention_kinds().into_iter().map(boxed));
     kinds.extend(requests::retention::kinds().into_iter().map(boxed));
     kinds
 }

@@ -71,7 +71,12 @@ async fn find(app: &TestApp, cookie: &str, id: i64, preview: bool) -> Value {
 
 /// `{kind: (count, kept)}` of a find.
 fn counts(findings: &Value) -> std::collections::BTreeMap<String, (i64, i64)> {
-    findings["found"].as_array().unwrap().iter().map(|f| (f["kind"].as_str().unwrap().to_string(), (f["count"].as_i64().unwrap(), f["kept"].as_i64().unwrap()))).collect()
+    findings["found"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap().to_string(), (f["count"].as_i64().unwrap(), f["kept"].as_i64().unwrap())))
+        .collect()
 }
 
 fn expect(pairs: &[(&str, (i64, i64))]) -> std::collections::BTreeMap<String, (i64, i64)> {
@@ -112,10 +117,7 @@ async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(po
 
     let found = find(&app, &cookie, id, false).await;
     assert_eq!(found["request"]["email"], ADDRESS);
-    assert_eq!(
-        counts(&found),
-        expect(&[("inquiries", (3, 1)), ("legal_holds", (1, 1)), ("notify_digests", (1, 0)), ("data_requests", (0, 0))])
-    );
+    assert_eq!(counts(&found), expect(&[("inquiries", (3, 1)), ("legal_holds", (1, 1)), ("notify_digests", (1, 0)), ("data_requests", (0, 0))]));
     let inquiries = &found["found"][0];
     assert!(inquiries["kept_why"][0].as_str().unwrap().contains("court case 12/2026"), "{inquiries}");
     assert!(inquiries["oldest"].as_str().unwrap() < inquiries["newest"].as_str().unwrap());
@@ -143,7 +145,8 @@ async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(po
     assert_eq!(cover["not_searchable"].as_array().unwrap().len(), 4);
 
     // CSV per kind: the same three, formulas neutralised.
-    let csv = app.client.get(app.url(&format!("/admin/requests/{id}/copy/inquiries.csv"))).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    let csv =
+        app.client.get(app.url(&format!("/admin/requests/{id}/copy/inquiries.csv"))).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 3);
@@ -162,10 +165,7 @@ async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(po
     app.state.background.settle().await;
     assert_eq!(status(&pool, id).await, "done");
     let after = find(&app, &cookie, id, false).await;
-    assert_eq!(
-        counts(&after),
-        expect(&[("inquiries", (1, 1)), ("legal_holds", (1, 1)), ("notify_digests", (0, 0)), ("data_requests", (0, 0))])
-    );
+    assert_eq!(counts(&after), expect(&[("inquiries", (1, 1)), ("legal_holds", (1, 1)), ("notify_digests", (0, 0)), ("data_requests", (0, 0))]));
     let left: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries where lower(email) = $1").bind(ADDRESS).fetch_all(&pool).await.unwrap();
     assert_eq!(left, [ids[0]]);
     assert_eq!(inquiry_count(&pool).await, 10_001, "nobody else's inquiry was touched");
@@ -201,19 +201,27 @@ async fn no_audit_event_log_line_or_archived_object_holds_the_address(pool: PgPo
 
     // Every step is an event carrying the request's id and the address's keyed hash.
     let hash = app::kernel::personal::Address::new(&app.state, ADDRESS).hash;
-    let kinds: Vec<String> = sqlx::query_scalar("select kind from audit_events where subject_type = 'data_request' and subject_id = $1 and detail like '%' || $2 || '%' order by id")
-        .bind(id.to_string())
-        .bind(&hash)
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let kinds: Vec<String> = sqlx::query_scalar(
+        "select kind from audit_events where subject_type = 'data_request' and subject_id = $1 and detail like '%' || $2 || '%' order by id",
+    )
+    .bind(id.to_string())
+    .bind(&hash)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     for kind in ["request.record", "request.find", "request.erase_preview", "request.export", "request.erase", "request.erased"] {
         assert!(kinds.iter().any(|k| k == kind), "no {kind} event with the hash: {kinds:?}");
     }
     // Scan every event for the address (any case, and its local part alone).
     let all = |needle: &'static str| {
         let pool = pool.clone();
-        async move { sqlx::query_scalar::<_, i64>("select count(*) from audit_events e where strpos(lower(e::text), $1) > 0").bind(needle).fetch_one(&pool).await.unwrap() }
+        async move {
+            sqlx::query_scalar::<_, i64>("select count(*) from audit_events e where strpos(lower(e::text), $1) > 0")
+                .bind(needle)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
     };
     assert!(all("request.").await > 0);
     assert_eq!(all("ann.person@example.org").await, 0);
@@ -223,7 +231,10 @@ async fn no_audit_event_log_line_or_archived_object_holds_the_address(pool: PgPo
     let period = crate::archive::month_back(27);
     let name = format!("audit_events_{:04}_{:02}", period.year(), period.month() as u8);
     let next = app::audit::upkeep::add_months(period.midnight().assume_utc(), 1);
-    sqlx::query(&format!("create table {name} partition of audit_events for values from ('{} 00:00:00+00') to ('{}')", period, next.date())).execute(&pool).await.unwrap();
+    sqlx::query(&format!("create table {name} partition of audit_events for values from ('{} 00:00:00+00') to ('{}')", period, next.date()))
+        .execute(&pool)
+        .await
+        .unwrap();
     app.state.background.settle().await;
     crate::trail::seal_now(&pool).await;
     sqlx::query(
@@ -257,16 +268,17 @@ async fn no_audit_event_log_line_or_archived_object_holds_the_address(pool: PgPo
 async fn two_admins_erasing_the_same_request_at_once_do_the_work_once(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     seed(&app, 0).await;
-    sqlx::query("insert into inquiries (name, email, message) select 'Ann', $1, 'm' || g from generate_series(1, 1200) g").bind(ADDRESS).execute(&pool).await.unwrap();
+    sqlx::query("insert into inquiries (name, email, message) select 'Ann', $1, 'm' || g from generate_series(1, 1200) g")
+        .bind(ADDRESS)
+        .execute(&pool)
+        .await
+        .unwrap();
     let ada = session_cookie_for(&pool, create_admin(&pool, "Ada").await).await;
     let bea = session_cookie_for(&pool, create_admin(&pool, "Bea").await).await;
     let id = record_id(&app, &ada, "erasure", ADDRESS).await;
     let id_text = id.to_string();
     let form = [("id", id_text.as_str())];
-    let (a, b) = tokio::join!(
-        call_form(&app, "/api/admin/requests/erase", Some(&ada), &form),
-        call_form(&app, "/api/admin/requests/erase", Some(&bea), &form)
-    );
+    let (a, b) = tokio::join!(call_form(&app, "/api/admin/requests/erase", Some(&ada), &form), call_form(&app, "/api/admin/requests/erase", Some(&bea), &form));
     let mut codes = [a.status().as_u16(), b.status().as_u16()];
     codes.sort();
     assert_eq!(codes, [200, 409]);
@@ -318,10 +330,8 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing(pool: PgPool) {
     let bea = session_cookie_for(&pool, create_admin(&pool, "Bea").await).await;
     let id_text = id.to_string();
     let form = [("id", id_text.as_str())];
-    let (a, b) = tokio::join!(
-        call_form(&app, "/api/admin/requests/close", Some(&cookie), &form),
-        call_form(&app, "/api/admin/requests/close", Some(&bea), &form)
-    );
+    let (a, b) =
+        tokio::join!(call_form(&app, "/api/admin/requests/close", Some(&cookie), &form), call_form(&app, "/api/admin/requests/close", Some(&bea), &form));
     let (ok, refused) = if a.status() == 200 { (a, b) } else { (b, a) };
     assert_eq!(ok.status(), 200);
     assert_eq!(refused.status(), 409);
@@ -333,7 +343,7 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing(pool: PgPool) {
     assert_eq!(call_form(&app, "/api/admin/requests/erase", Some(&cookie), &[("id", &access.to_string())]).await.status(), 409);
     // Without a session: nothing.
     assert_eq!(record(&app, "ebb_session=forged", "erasure", ADDRESS, "").await.status(), 401);
-    assert_eq!(app.client.get(app.url(&format!("/admin/requests/{id}/copy.json"))).send().await.unwrap().status().is_redirection(), true);
+    assert!(app.client.get(app.url(&format!("/admin/requests/{id}/copy.json"))).send().await.unwrap().status().is_redirection(), "no session: sent to sign in");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
@@ -369,10 +379,11 @@ async fn deadlines_raise_alerts_and_a_closed_request_forgets_its_address(pool: P
     let late = record(&app, &cookie, "copy", "late@example.org", &(today - time::Duration::days(31)).to_string()).await.json::<i64>().await.unwrap();
     let calm = record_id(&app, &cookie, "access", "calm@example.org").await;
     run_requests(&app).await;
-    let alerts: Vec<(String, String)> = sqlx::query_as("select subject, message from alerts where kind = 'data_request.due' and resolved_at is null order by subject")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let alerts: Vec<(String, String)> =
+        sqlx::query_as("select subject, message from alerts where kind = 'data_request.due' and resolved_at is null order by subject")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
     assert_eq!(alerts.len(), 2, "{alerts:?}");
     assert!(alerts.iter().any(|(s, m)| *s == soon.to_string() && m.contains("5 days left")), "{alerts:?}");
     assert!(alerts.iter().any(|(s, m)| *s == late.to_string() && m.contains("past its deadline")), "{alerts:?}");
@@ -387,7 +398,11 @@ async fn deadlines_raise_alerts_and_a_closed_request_forgets_its_address(pool: P
 
     // Closing resolves the alert; the deadline was met.
     assert_eq!(call_form(&app, "/api/admin/requests/close", Some(&cookie), &[("id", &soon.to_string())]).await.status(), 200);
-    let open: i64 = sqlx::query_scalar("select count(*) from alerts where kind = 'data_request.due' and subject = $1 and resolved_at is null").bind(soon.to_string()).fetch_one(&pool).await.unwrap();
+    let open: i64 = sqlx::query_scalar("select count(*) from alerts where kind = 'data_request.due' and subject = $1 and resolved_at is null")
+        .bind(soon.to_string())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     assert_eq!(open, 0);
     let found = find(&app, &cookie, soon, false).await;
     assert_eq!(found["request"]["status"], "done");
@@ -397,7 +412,8 @@ async fn deadlines_raise_alerts_and_a_closed_request_forgets_its_address(pool: P
     let prune = app.state.jobs().get("prune").unwrap().clone();
     let RunOutcome::Ran(run) = run_job(&app.state, &prune, Trigger::Cli, true).await.unwrap() else { panic!("prune did not run") };
     assert_eq!(run.step("forget_requests").unwrap().counts, vec![("forgotten", 1)]);
-    let (email, note, hash): (Option<String>, String, String) = sqlx::query_as("select email, note, email_hash from data_requests where id = $1").bind(soon).fetch_one(&pool).await.unwrap();
+    let (email, note, hash): (Option<String>, String, String) =
+        sqlx::query_as("select email, note, email_hash from data_requests where id = $1").bind(soon).fetch_one(&pool).await.unwrap();
     assert_eq!((email, note.as_str()), (None, ""));
     assert_eq!(hash, app::kernel::personal::Address::new(&app.state, ADDRESS).hash);
     assert_eq!(tables_containing(&pool, ADDRESS).await, Vec::<String>::new());
@@ -416,12 +432,21 @@ async fn an_erasure_killed_mid_way_finishes_with_the_same_result(pool: PgPool) {
     use std::process::Stdio;
     let app = spawn_app(pool.clone()).await;
     seed(&app, 100).await;
-    sqlx::query("insert into inquiries (name, email, message) select 'Ann', $1, 'm' || g from generate_series(1, 1500) g").bind(ADDRESS).execute(&pool).await.unwrap();
-    let mut child = crate::archive::crash::ebb(&pool, app.storage.path(), &["requests", "erase", ADDRESS, "--yes"], &[("FAILPOINTS", "requests-after-batch=sleep(120000)")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
+    sqlx::query("insert into inquiries (name, email, message) select 'Ann', $1, 'm' || g from generate_series(1, 1500) g")
+        .bind(ADDRESS)
+        .execute(&pool)
+        .await
         .unwrap();
+    let mut child = crate::archive::crash::ebb(
+        &pool,
+        app.storage.path(),
+        &["requests", "erase", ADDRESS, "--yes"],
+        &[("FAILPOINTS", "requests-after-batch=sleep(120000)")],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let start = std::time::Instant::now();
     while inquiries_of(&pool, ADDRESS).await != 1503 - 500 {
         assert!(start.elapsed() < Duration::from_secs(60), "the first batch never committed");
@@ -471,6 +496,7 @@ async fn the_command_line_finds_exports_and_erases_with_the_same_records(pool: P
     for kind in ["request.find", "request.erase_preview", "request.record", "request.export", "request.close", "request.erase", "request.erased"] {
         assert!(events(&pool, kind).await >= 1, "{kind}");
     }
-    let with_address: i64 = sqlx::query_scalar("select count(*) from audit_events e where strpos(lower(e::text), 'ann.person') > 0").fetch_one(&pool).await.unwrap();
+    let with_address: i64 =
+        sqlx::query_scalar("select count(*) from audit_events e where strpos(lower(e::text), 'ann.person') > 0").fetch_one(&pool).await.unwrap();
     assert_eq!(with_address, 0);
 }

@@ -101,6 +101,16 @@ pub struct AuditRow {
     pub client_hash: Option<String>,
 }
 
+/// The two reasons the sign-in records (auth/api.rs), in words; any other as stored.
+fn refusal_in_words(detail: &str) -> &str {
+    use AuditTextT as A;
+    match detail {
+        "" | "unknown passkey" => t(A::RefusedUnknownPasskey),
+        "the passkey's answer did not verify" => t(A::RefusedNotVerified),
+        other => other,
+    }
+}
+
 impl AuditRow {
     /// The event as a sentence in the page's language ("Ana removed passkey 'Phone'"), for the
     /// viewer only: CSV and the archive carry the stored fields, never this sentence. Names, ids
@@ -121,15 +131,7 @@ impl AuditRow {
         let passkey = |named: AuditTextT, by_id: AuditTextT| if detail.is_empty() { say(by_id) } else { tf(named, &[("who", &who), ("name", &detail)]) };
         match AuditKind::parse(&self.kind) {
             Some(AuditKind::SignIn) => say(A::SaySignIn),
-            Some(AuditKind::SignInRefused) => {
-                // The two reasons the sign-in records (auth/api.rs), in words; any other as stored.
-                let why = match detail {
-                    "" | "unknown passkey" => t(A::RefusedUnknownPasskey),
-                    "the passkey's answer did not verify" => t(A::RefusedNotVerified),
-                    other => other,
-                };
-                tf(A::SaySignInRefused, &[("why", &why)])
-            }
+            Some(AuditKind::SignInRefused) => tf(A::SaySignInRefused, &[("why", &refusal_in_words(detail))]),
             Some(AuditKind::SignOut) => say(A::SaySignOut),
             Some(AuditKind::AdminCreate) => say(A::SayAdminCreate),
             Some(AuditKind::PasskeyAdd) => passkey(A::SayPasskeyAddNamed, A::SayPasskeyAddId),

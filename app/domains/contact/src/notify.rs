@@ -135,19 +135,7 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     // 3. Record, in a short transaction: these were sent, and when.
     let mut tx = pool.begin().await?;
     sqlx::query("update inquiries set notified = true, notify_claimed_at = null where id = any($1)").bind(&ids).execute(&mut *tx).await?;
-    // The list of emails sent: whose inquiries this one carried, as keyed hashes (a data request
-    // finds it by the person's hash; the address itself is not kept here).
-    let mut hashes: Vec<String> = pending.iter().map(|p| kernel::personal::Address::new(&ctx.state, &p.email).hash).collect();
-    hashes.sort_unstable();
-    hashes.dedup();
-    let content = if mailer.content == NotifyContent::Full { "full" } else { "count" };
-    sqlx::query("insert into notify_digests (content, recipients, inquiries, address_hashes) values ($1, $2, $3, $4)")
-        .bind(content)
-        .bind(mailer.to.len() as i32)
-        .bind(ids.len() as i32)
-        .bind(&hashes)
-        .execute(&mut *tx)
-        .await?;
+    record_digest(&mut tx, &ctx.state, &mailer, &pending).await?;
     sqlx::query(
         "insert into settings (key, value, updated_at) values ($1, $2, clock_timestamp())
          on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",
@@ -160,6 +148,23 @@ async fn send_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     metrics::counter!("ebb_notify_sent_total").increment(1);
     tracing::info!(inquiries = ids.len(), recipients = mailer.to.len(), "inquiry notification sent");
     Ok(StepReport::rows("sent", ids.len() as u64))
+}
+
+/// The list of emails sent: whose inquiries this one carried, as keyed hashes (a data request
+/// finds it by the person's hash; the address itself is not kept here).
+async fn record_digest(tx: &mut sqlx::PgConnection, state: &kernel::state::AppState, mailer: &Mailer, pending: &[Pending]) -> Result<(), sqlx::Error> {
+    let mut hashes: Vec<String> = pending.iter().map(|p| kernel::personal::Address::new(state, &p.email).hash).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    let content = if mailer.content == NotifyContent::Full { "full" } else { "count" };
+    sqlx::query("insert into notify_digests (content, recipients, inquiries, address_hashes) values ($1, $2, $3, $4)")
+        .bind(content)
+        .bind(mailer.to.len() as i32)
+        .bind(pending.len() as i32)
+        .bind(&hashes)
+        .execute(tx)
+        .await?;
+    Ok(())
 }
 
 /// The message: plain text, one to all recipients, in the configured language.
@@ -192,6 +197,28 @@ fn compose(mailer: &Mailer, pending: &[Pending]) -> Result<lettre::Message, lett
         builder = builder.to(to.clone());
     }
     builder.header(lettre::message::header::ContentType::TEXT_PLAIN).body(body)
+}
+
+/// The list of notification emails as the retention report reads it.
+pub fn retention_kinds() -> Vec<kernel::retention::Kind> {
+    vec![kernel::retention::Kind { kind: "notify_digests", job: JOB, step: super::personal::STEP_FORGET, read: read_digests }]
+}
+
+fn read_digests<'a>(
+    ctx: &'a kernel::retention::ReadCtx<'a>,
+) -> futures::future::BoxFuture<'a, Result<kernel::retention::Reading, kernel::retention::ReadError>> {
+    Box::pin(async move {
+        let keep = time::Duration::days(super::personal::KEEP_DAYS);
+        let every = ctx.every(JOB, std::time::Duration::from_secs(60));
+        let (count, oldest_at, past, overdue): (i64, Option<time::OffsetDateTime>, i64, i64) =
+            sqlx::query_as("select count(*), min(sent_at), count(*) filter (where sent_at < $1), count(*) filter (where sent_at < $2) from notify_digests")
+                .bind(ctx.now - keep)
+                .bind(ctx.now - keep - every)
+                .fetch_one(&ctx.state.pool)
+                .await?;
+        let figures = kernel::retention::Figures { count, oldest_at, past, overdue, held: 0 };
+        Ok(kernel::retention::Reading { promise: common::retention::Promise::NotifyDigests { days: super::personal::KEEP_DAYS }, figures, estimated: false })
+    })
 }
 
 common::i18n::texts! {

@@ -44,7 +44,14 @@ impl PersonalData for Digests {
             Ok(Found { kind: self.kind().into(), count, kept: 0, kept_why: Vec::new(), oldest, newest })
         })
     }
-    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        _request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
             let (at, id) = match &after {
                 Some(a) => (a.at, a.id.parse::<i64>().unwrap_or(i64::MIN)),
@@ -101,26 +108,5 @@ pub async fn forget_old(ctx: kernel::jobs::StepCtx) -> Result<kernel::jobs::Step
     Ok(kernel::jobs::StepReport::rows("deleted", n))
 }
 
-/// The list of notification emails as the retention report reads it.
-pub fn retention_kinds() -> Vec<kernel::retention::Kind> {
-    vec![kernel::retention::Kind { kind: "notify_digests", job: super::notify::JOB, step: STEP_FORGET, read: read_digests }]
-}
-
 /// The notify job's step name that removes old rows.
 pub const STEP_FORGET: &str = "forget";
-
-fn read_digests<'a>(ctx: &'a kernel::retention::ReadCtx<'a>) -> BoxFuture<'a, Result<kernel::retention::Reading, kernel::retention::ReadError>> {
-    Box::pin(async move {
-        let keep = time::Duration::days(KEEP_DAYS);
-        let every = ctx.every(super::notify::JOB, std::time::Duration::from_secs(60));
-        let (count, oldest_at, past, overdue): (i64, Option<OffsetDateTime>, i64, i64) = sqlx::query_as(
-            "select count(*), min(sent_at), count(*) filter (where sent_at < $1), count(*) filter (where sent_at < $2) from notify_digests",
-        )
-        .bind(ctx.now - keep)
-        .bind(ctx.now - keep - every)
-        .fetch_one(&ctx.state.pool)
-        .await?;
-        let figures = kernel::retention::Figures { count, oldest_at, past, overdue, held: 0 };
-        Ok(kernel::retention::Reading { promise: Promise::NotifyDigests { days: KEEP_DAYS }, figures, estimated: false })
-    })
-}

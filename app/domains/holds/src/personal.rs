@@ -12,6 +12,9 @@ use kernel::personal::{Address, After, Item, PersonalCtx, PersonalData};
 use sqlx::PgConnection;
 use time::OffsetDateTime;
 
+/// id, placed at, inquiry held, address held, reason, placed by.
+type HoldRow = (i64, OffsetDateTime, Option<uuid::Uuid>, Option<String>, String, Option<String>);
+
 /// Holds naming the address, or holding one of its inquiries.
 pub struct Holds;
 
@@ -44,13 +47,20 @@ impl PersonalData for Holds {
             Ok(Found { kind: self.kind().into(), count, kept: count, kept_why, oldest, newest })
         })
     }
-    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        _request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
             let (at, id) = match &after {
                 Some(a) => (a.at, a.id.parse::<i64>().unwrap_or(i64::MIN)),
                 None => (OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), i64::MIN),
             };
-            let rows: Vec<(i64, OffsetDateTime, Option<uuid::Uuid>, Option<String>, String, Option<String>)> = sqlx::query_as(&format!(
+            let rows: Vec<HoldRow> = sqlx::query_as(&format!(
                 "select h.id, h.placed_at, h.inquiry_id, h.email, h.reason, (select name from admins where id = h.placed_by)
                  from legal_holds h where {TIED} and (h.placed_at, h.id) > ($2, $3) order by h.placed_at, h.id limit $4"
             ))

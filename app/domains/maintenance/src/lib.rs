@@ -2,9 +2,9 @@
 
 pub mod api;
 #[cfg(feature = "ssr")]
-pub mod prune;
-#[cfg(feature = "ssr")]
 pub mod personal;
+#[cfg(feature = "ssr")]
+pub mod prune;
 #[cfg(feature = "ssr")]
 pub mod retention;
 pub(crate) mod texts;

@@ -55,7 +55,14 @@ impl PersonalData for Inquiries {
             Ok(Found { kind: self.kind().into(), count, kept, kept_why, oldest, newest })
         })
     }
-    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        _request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
             let pool = &ctx.state.pool;
             let days = i64::from(prune::retention_days(pool).await?);

@@ -37,7 +37,10 @@ pub async fn cover(state: &AppState, request: &RequestView, who: &Address, found
         String::new(),
         CopyT::About.get(lang).to_string(),
         String::new(),
-        fill(CopyT::RequestLine.get(lang), &[("id", &request.id), ("kind", &request.kind.as_str()), ("received", &request.received_on), ("due", &request.due_on)]),
+        fill(
+            CopyT::RequestLine.get(lang),
+            &[("id", &request.id), ("kind", &request.kind.as_str()), ("received", &request.received_on), ("due", &request.due_on)],
+        ),
         fill(CopyT::AddressLine.get(lang), &[("email", &who.email)]),
         fill(CopyT::GeneratedLine.get(lang), &[("at", &rfc3339(now))]),
         String::new(),
@@ -55,10 +58,8 @@ pub async fn cover(state: &AppState, request: &RequestView, who: &Address, found
             "oldest": f.oldest.map(rfc3339), "newest": f.newest.map(rfc3339),
         }));
     }
-    let not_searchable: Vec<&str> = [CopyT::NotSearchableClients, CopyT::NotSearchableAudit, CopyT::NotSearchableFiles, CopyT::NotSearchableMail]
-        .iter()
-        .map(|k| k.get(lang))
-        .collect();
+    let not_searchable: Vec<&str> =
+        [CopyT::NotSearchableClients, CopyT::NotSearchableAudit, CopyT::NotSearchableFiles, CopyT::NotSearchableMail].iter().map(|k| k.get(lang)).collect();
     lines.push(String::new());
     lines.push(CopyT::NotSearchableHeading.get(lang).to_string());
     lines.extend(not_searchable.iter().map(|l| format!("- {l}")));
@@ -107,7 +108,9 @@ pub fn json_stream(state: AppState, who: Address, request: i64, cover: Value) ->
             let (state, who, cover) = &*shared;
             match st {
                 JsonState::Done => None,
-                JsonState::Start => Some((Ok(Bytes::from(format!("{{\"cover\":{cover},\"data\":{{"))), JsonState::Kind { index: 0, after: None, wrote: false })),
+                JsonState::Start => {
+                    Some((Ok(Bytes::from(format!("{{\"cover\":{cover},\"data\":{{"))), JsonState::Kind { index: 0, after: None, wrote: false }))
+                }
                 JsonState::End => Some((Ok(Bytes::from_static(b"}}\n")), JsonState::Done)),
                 JsonState::Kind { index, after, wrote } => {
                     let Some(source) = sources.0.get(index) else {

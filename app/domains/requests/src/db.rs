@@ -129,14 +129,16 @@ pub async fn overview(pool: &PgPool, settings: RequestSettings) -> Result<Overvi
     Ok(Overview { open, due_soon, overdue, next_due })
 }
 
+/// A request's kind, status, who closed it and when, and its address.
+type Standing = (String, String, Option<String>, Option<OffsetDateTime>, Option<String>);
+
 /// Why a conditional change found nothing to change: the request as it is now.
 async fn refusal(conn: &mut PgConnection, id: i64) -> Result<RequestError, sqlx::Error> {
-    let row: Option<(String, String, Option<String>, Option<OffsetDateTime>, Option<String>)> = sqlx::query_as(
-        "select kind, status, (select name from admins where id = closed_by), closed_at, email from data_requests where id = $1",
-    )
-    .bind(id)
-    .fetch_optional(conn)
-    .await?;
+    let row: Option<Standing> =
+        sqlx::query_as("select kind, status, (select name from admins where id = closed_by), closed_at, email from data_requests where id = $1")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
     Ok(match row {
         None => RequestError::NotFound,
         Some((_, status, by, at, _)) if status == "done" => RequestError::Closed { by, at },
@@ -183,8 +185,14 @@ pub async fn start_erase(pool: &PgPool, actor: &Actor, id: i64, preview: &str) -
     let Some(hash) = hash else {
         return Err(refusal(&mut tx, id).await?);
     };
-    kernel::audit::record(&mut tx, actor, AuditKind::RequestErase, Some(("data_request", &id.to_string())), Some(&detail(RequestKind::Erasure, &hash, preview)))
-        .await?;
+    kernel::audit::record(
+        &mut tx,
+        actor,
+        AuditKind::RequestErase,
+        Some(("data_request", &id.to_string())),
+        Some(&detail(RequestKind::Erasure, &hash, preview)),
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }

@@ -28,17 +28,11 @@ pub const BATCH: i64 = 500;
 
 /// The job: erasures in progress and the deadlines, once a minute.
 pub fn job() -> Job {
-    Job::new(
-        JOB,
-        "Data requests",
-        "Erases what erasure requests cover, in batches, and warns before a request's deadline.",
-        CLAIM_KEY,
-        Duration::from_secs(60),
-    )
-    .budget(Budget { rows_per_step: 1_000_000, time: Duration::from_secs(60) })
-    .traffic_budget(Budget { rows_per_step: 5_000, time: Duration::from_secs(5) })
-    .step(Step::new(STEP_ERASE, erase_step).labelled("items erased").past_budget())
-    .step(Step::new(STEP_DEADLINES, deadlines_step).labelled("requests near their deadline"))
+    Job::new(JOB, "Data requests", "Erases what erasure requests cover, in batches, and warns before a request's deadline.", CLAIM_KEY, Duration::from_secs(60))
+        .budget(Budget { rows_per_step: 1_000_000, time: Duration::from_secs(60) })
+        .traffic_budget(Budget { rows_per_step: 5_000, time: Duration::from_secs(5) })
+        .step(Step::new(STEP_ERASE, erase_step).labelled("items erased").past_budget())
+        .step(Step::new(STEP_DEADLINES, deadlines_step).labelled("requests near their deadline"))
 }
 
 /// The requests being erased.
@@ -156,8 +150,10 @@ async fn deadlines_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     .bind(warn as i32)
     .fetch_all(pool)
     .await?;
-    let open: Vec<(String, Option<serde_json::Value>)> =
-        sqlx::query_as("select subject, params from alerts where kind = $1 and resolved_at is null").bind(AlertKind::DataRequestDue.as_str()).fetch_all(pool).await?;
+    let open: Vec<(String, Option<serde_json::Value>)> = sqlx::query_as("select subject, params from alerts where kind = $1 and resolved_at is null")
+        .bind(AlertKind::DataRequestDue.as_str())
+        .fetch_all(pool)
+        .await?;
     let mut raised = 0;
     for (id, due, days_left) in &near {
         let message = AlertMessage::RequestDue { id: *id, due: due.to_string(), days_left: *days_left };

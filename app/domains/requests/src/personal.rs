@@ -13,6 +13,9 @@ use time::OffsetDateTime;
 
 use super::RequestSettings;
 
+/// id, recorded at, kind, received, due, status, closed at.
+type RequestRow = (i64, OffsetDateTime, String, time::Date, time::Date, String, Option<OffsetDateTime>);
+
 /// A person's other data requests: kept as the record of how each was answered, until their
 /// address is removed a retention period after they were closed.
 pub struct OtherRequests;
@@ -41,11 +44,18 @@ impl PersonalData for OtherRequests {
             Ok(Found { kind: self.kind().into(), count, kept: count, kept_why, oldest, newest })
         })
     }
-    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64, after: Option<After>, limit: i64) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
             let keep = ctx.state.domain::<RequestSettings>().keep_days;
             let after_id: i64 = after.as_ref().and_then(|a| a.id.parse().ok()).unwrap_or(i64::MIN);
-            let rows: Vec<(i64, OffsetDateTime, String, time::Date, time::Date, String, Option<OffsetDateTime>)> = sqlx::query_as(
+            let rows: Vec<RequestRow> = sqlx::query_as(
                 "select id, recorded_at, kind, received_on, due_on, status, closed_at from data_requests
                  where email = $1 and id <> $2 and (recorded_at, id) > ($3, $4) order by recorded_at, id limit $5",
             )

@@ -125,9 +125,11 @@ fn RecordForm(record: ServerAction<RecordRequest>) -> impl IntoView {
         Some(Ok(_)) => None,
         None => from_url.clone(),
     });
-    let field = move |name: &'static str| move || match error.get() {
-        Some(AppError::Invalid(fields)) => fields.get(name).cloned(),
-        _ => None,
+    let field = move |name: &'static str| {
+        move || match error.get() {
+            Some(AppError::Invalid(fields)) => fields.get(name).cloned(),
+            _ => None,
+        }
     };
     let general = move || error.get().filter(|e| !matches!(e, AppError::Invalid(_))).map(|e| describe(&e));
     Effect::new(move |_| {
@@ -332,7 +334,9 @@ fn EraseSection(f: Findings, preview: bool, erase: ServerAction<EraseRequest>) -
         Some(Ok(())) => None,
         None => from_url.as_ref().map(describe),
     };
-    let body = if preview { view! { <DryRun f erase/> }.into_any() } else {
+    let body = if preview {
+        view! { <DryRun f erase/> }.into_any()
+    } else {
         let href = format!("/admin/requests/{}?step=preview", f.request.id);
         view! { <p>{t(RequestsT::PreviewIntro)}</p> <a class="button" href=href data-testid="preview-erasure">{t(RequestsT::Preview)}</a> }.into_any()
     };
