@@ -99,20 +99,26 @@ texts! {
     }
 }
 
-texts! {
-    pub enum CopyT {
-    Title { en: "Your data held by Ebb", ja: "Ebb が保管しているあなたのデータ" }
-    About { en: "Ebb is the software this organisation uses for its public contact form, one-time file shares and the record of what its admins did. It deletes every kind of data on a fixed schedule, listed below with what was found for your address.", ja: "Ebb は、この組織が公開お問い合わせフォーム、1 回限りのファイル共有、管理者の操作記録に使っているソフトウェアです。すべてのデータは決められた期間で削除されます。以下に、種類ごとの保管期間と、あなたのアドレスについて見つかったものを示します。" }
-    RequestLine { en: "Request #{id} ({kind}), received {received}, to be answered by {due}.", ja: "請求 #{id}（{kind}）、受付日 {received}、回答期限 {due}。" }
-    AddressLine { en: "Email address searched: {email}", ja: "検索したメールアドレス: {email}" }
-    GeneratedLine { en: "Generated: {at}", ja: "作成日時: {at}" }
-    KindLine { en: "{label}: {n} — {promise}", ja: "{label}: {n} 件 — {promise}" }
-    KeptLine { en: "    kept: {why}", ja: "    保管理由: {why}" }
-    EachItem { en: "Each item gives when it was made (created_at) and when Ebb deletes it anyway (deleted_by; empty while a legal hold keeps it).", ja: "各項目には作成日時（created_at）と、Ebb が自動で削除する日時（deleted_by。法的保全中は空欄）が記載されています。" }
-    NotSearchableHeading { en: "What Ebb keeps that cannot be searched by address:", ja: "アドレスでは検索できない保管データ:" }
-    NotSearchableClients { en: "Network addresses of visitors (for rate limits and the audit log) are stored only as keyed hashes: they cannot be turned back into an address, nor found from an email address. Rate-limit windows are deleted a day after they start.", ja: "訪問者のネットワークアドレス（レート制限と監査ログ用）は鍵付きハッシュとしてのみ保存されます。元のアドレスには戻せず、メールアドレスから検索することもできません。レート制限の集計期間は開始から 1 日後に削除されます。" }
-    NotSearchableAudit { en: "The audit log records what admins and Ebb did. It never holds a visitor's name or email address; data requests appear in it only with a keyed hash of the address.", ja: "監査ログには管理者と Ebb の操作が記録されます。訪問者の氏名やメールアドレスが記録されることはなく、データ請求もアドレスの鍵付きハッシュのみで記録されます。" }
-    NotSearchableFiles { en: "Files shared by admins are not searched: their contents are not read by Ebb. They are deleted after their one download or when their link expires.", ja: "管理者が共有したファイルは検索の対象外です（Ebb はファイルの内容を読みません）。ファイルは 1 回のダウンロード後、またはリンクの期限切れ時に削除されます。" }
-    NotSearchableMail { en: "Notification emails already sent to the admins are in their mailboxes, outside Ebb: Ebb lists when they were sent but cannot erase them.", ja: "管理者に送信済みの通知メールは各管理者のメールボックス（Ebb の外部）にあります。Ebb は送信日時を記録していますが、メールそのものを消去することはできません。" }
+/// The copy's cover sheet (its own module: one table of texts per module).
+pub mod cover {
+    use common::i18n::texts;
+
+    texts! {
+        pub enum CopyT {
+        Title { en: "Your data held by Ebb", ja: "Ebb が保管しているあなたのデータ" }
+        About { en: "Ebb is the software this organisation uses for its public contact form, one-time file shares and the record of what its admins did. It deletes every kind of data on a fixed schedule, listed below with what was found for your address.", ja: "Ebb は、この組織が公開お問い合わせフォーム、1 回限りのファイル共有、管理者の操作記録に使っているソフトウェアです。すべてのデータは決められた期間で削除されます。以下に、種類ごとの保管期間と、あなたのアドレスについて見つかったものを示します。" }
+        RequestLine { en: "Request #{id} ({kind}), received {received}, to be answered by {due}.", ja: "請求 #{id}（{kind}）、受付日 {received}、回答期限 {due}。" }
+        AddressLine { en: "Email address searched: {email}", ja: "検索したメールアドレス: {email}" }
+        GeneratedLine { en: "Generated: {at}", ja: "作成日時: {at}" }
+        KindLine { en: "{label}: {n} — {promise}", ja: "{label}: {n} 件 — {promise}" }
+        KeptLine { en: "    kept: {why}", ja: "    保管理由: {why}" }
+        EachItem { en: "Each item gives when it was made (created_at) and when Ebb deletes it anyway (deleted_by; empty while a legal hold keeps it).", ja: "各項目には作成日時（created_at）と、Ebb が自動で削除する日時（deleted_by。法的保全中は空欄）が記載されています。" }
+        NotSearchableHeading { en: "What Ebb keeps that cannot be searched by address:", ja: "アドレスでは検索できない保管データ:" }
+        NotSearchableClients { en: "Network addresses of visitors (for rate limits and the audit log) are stored only as keyed hashes: they cannot be turned back into an address, nor found from an email address. Rate-limit windows are deleted a day after they start.", ja: "訪問者のネットワークアドレス（レート制限と監査ログ用）は鍵付きハッシュとしてのみ保存されます。元のアドレスには戻せず、メールアドレスから検索することもできません。レート制限の集計期間は開始から 1 日後に削除されます。" }
+        NotSearchableAudit { en: "The audit log records what admins and Ebb did. It never holds a visitor's name or email address; data requests appear in it only with a keyed hash of the address.", ja: "監査ログには管理者と Ebb の操作が記録されます。訪問者の氏名やメールアドレスが記録されることはなく、データ請求もアドレスの鍵付きハッシュのみで記録されます。" }
+        NotSearchableFiles { en: "Files shared by admins are not searched: their contents are not read by Ebb. They are deleted after their one download or when their link expires.", ja: "管理者が共有したファイルは検索の対象外です（Ebb はファイルの内容を読みません）。ファイルは 1 回のダウンロード後、またはリンクの期限切れ時に削除されます。" }
+        NotSearchableMail { en: "Notification emails already sent to the admins are in their mailboxes, outside Ebb: Ebb lists when they were sent but cannot erase them.", ja: "管理者に送信済みの通知メールは各管理者のメールボックス（Ebb の外部）にあります。Ebb は送信日時を記録していますが、メールそのものを消去することはできません。" }
+        }
     }
 }
+pub use cover::CopyT;
