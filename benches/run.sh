@@ -69,6 +69,7 @@ echo; bash benches/retention.sh
 echo; bash benches/upkeep-lock.sh
 echo; bash benches/archive.sh
 echo; bash benches/audit-chain.sh
+echo; bash benches/requests.sh
 echo; bash benches/first-visit.sh
 echo; bash benches/lighthouse.sh
 echo; bash benches/ssr.sh

@@ -1,4 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
+import { execFileSync } from 'node:child_process';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
@@ -83,7 +84,12 @@ for (const lang of ['en', 'ja']) {
     if (lang === 'en') await expectNoViolations(page, '/admin/shares after an upload');
     await page.context().addCookies([{ name: 'ebb_lang', value: lang, url: baseURL! }]);
 
-    const paths = ['/admin', '/admin/inbox', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account'];
+    // A data request for the address above (its page lists the inquiry; its dry run is a page too).
+    const request = execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c',
+      `insert into data_requests (kind, email, email_hash, received_on, due_on, note)
+       values ('erasure', 'ada@example.com', md5('${name}'), current_date, current_date + 30, 'a11y') returning id`]).toString().trim();
+    const paths = ['/admin', '/admin/inbox', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account',
+      '/admin/requests', `/admin/requests/${request}`, `/admin/requests/${request}?step=preview`];
     for (const scheme of SCHEMES) {
       await page.emulateMedia({ colorScheme: scheme });
       for (const path of paths) {

@@ -149,7 +149,7 @@ fn RecordForm(record: ServerAction<RecordRequest>) -> impl IntoView {
             <h2 id="record-heading">{t(RequestsT::RecordHeading)}</h2>
             <ActionForm action=record attr:data-testid="record-request">
                 <RecordFields field_error=field days/>
-                <p class="notice error" role="alert">{general}</p>
+                {move || general().map(|m| view! { <p class="notice error" role="alert">{m}</p> })}
                 <button type="submit" disabled=move || record.pending().get()>
                     {move || if record.pending().get() { t(RequestsT::Recording) } else { t(RequestsT::Record) }}
                 </button>
@@ -344,7 +344,7 @@ fn EraseSection(f: Findings, preview: bool, erase: ServerAction<EraseRequest>) -
         <section class="card" aria-labelledby="erase-heading">
             <h2 id="erase-heading">{t(RequestsT::EraseHeading)}</h2>
             {body}
-            <p class="notice error" role="alert" data-testid="erase-error">{error}</p>
+            {move || error().map(|m| view! { <p class="notice error" role="alert" data-testid="erase-error">{m}</p> })}
         </section>
     }
 }
@@ -430,7 +430,7 @@ fn CloseSection(id: i64, close: ServerAction<CloseRequest>) -> impl IntoView {
                 <input type="hidden" name="id" value=id/>
                 <button type="submit" data-testid="close-request" disabled=move || close.pending().get()>{t(RequestsT::CloseButton)}</button>
             </ActionForm>
-            <p class="notice error" role="alert" data-testid="close-error">{error}</p>
+            {move || error().map(|m| view! { <p class="notice error" role="alert" data-testid="close-error">{m}</p> })}
         </section>
     }
 }
