@@ -36,8 +36,6 @@ texts! {
     ColReceived { en: "Received", ja: "受付日" }
     ColDeadline { en: "Deadline", ja: "回答期限" }
     ColStatus { en: "Status", ja: "状態" }
-    Open { en: "Open", ja: "開く" }
-    OpenRequest { en: "Open request #{id}", ja: "請求 #{id} を開く" }
     Forgotten { en: "The address was removed after the retention period.", ja: "保管期間の経過により、アドレスは削除されました。" }
     ForgottenShort { en: "(removed)", ja: "（削除済み）" }
     DaysLeft { en: "{n} days left", ja: "残り {n} 日" }

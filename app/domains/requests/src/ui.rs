@@ -99,10 +99,9 @@ fn RequestsTable(list: Vec<RequestView>) -> impl IntoView {
                 {list.into_iter().map(|r| {
                     let (due, class) = deadline(&r);
                     let href = format!("/admin/requests/{}", r.id);
-                    let label = tf(RequestsT::OpenRequest, &[("id", &r.id)]);
                     view! {
                         <tr data-testid="request-row">
-                            <td><a href=href aria-label=label>{format!("#{} ", r.id)}{kind_short(r.kind)}</a></td>
+                            <td><a href=href>{format!("#{} ", r.id)}{kind_short(r.kind)}</a></td>
                             <td>{r.email.clone().unwrap_or_else(|| t(RequestsT::ForgottenShort).into())}</td>
                             <td class="nowrap">{r.received_on.to_string()}</td>
                             <td class="nowrap"><span class=format!("deadline {class}")>{r.due_on.to_string()}" · "{due}</span></td>
@@ -195,25 +194,29 @@ where
 /// `/admin/requests/{id}` (`?step=preview`: the erasure's dry run).
 #[component]
 pub fn RequestPage() -> impl IntoView {
-    let id = use_params_map().read_untracked().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
-    let preview = use_query_map().read_untracked().get("step").as_deref() == Some("preview");
+    // Both follow client-side navigation (the dry run is a link to `?step=preview`).
+    let params = use_params_map();
+    let query = use_query_map();
+    let id = Memo::new(move |_| params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0)));
+    let preview = Memo::new(move |_| query.with(|q| q.get("step").as_deref() == Some("preview")));
     let erase = ServerAction::<EraseRequest>::new();
     let close = ServerAction::<CloseRequest>::new();
     // Fetched again after a change here, and while an erasure runs, after each run of its job.
     let jobs = common::live::live_version(&[common::live::Topic::Job]);
     let erasing = RwSignal::new(false);
-    let trigger = move || (erase.version().get(), close.version().get(), if erasing.get() { jobs() } else { 0 });
-    let findings = Resource::new(trigger, move |_| find_request(id, preview));
+    let trigger = move || (id.get(), preview.get(), erase.version().get(), close.version().get(), if erasing.get() { jobs() } else { 0 });
+    let findings = Resource::new(trigger, move |(id, preview, ..)| find_request(id, preview));
+    let title = move || tf(RequestsT::RequestTitle, &[("id", &id.get())]);
     view! {
-        <Title text=format!("{}{}", tf(RequestsT::RequestTitle, &[("id", &id)]), t(UiT::AdminTitleSuffix))/>
+        <Title text=move || format!("{}{}", title(), t(UiT::AdminTitleSuffix))/>
         <p><a href="/admin/requests">{t(RequestsT::Back)}</a></p>
-        <h1>{tf(RequestsT::RequestTitle, &[("id", &id)])}</h1>
+        <h1>{title}</h1>
         <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || findings.get().map(|r| match r {
                 Err(e) => view! { <p class="notice error" role="alert" data-testid="request-error">{describe(&e)}</p> }.into_any(),
                 Ok(f) => {
                     erasing.set(f.request.status == RequestStatus::Erasing);
-                    view! { <RequestBody f preview erase close/> }.into_any()
+                    view! { <RequestBody f preview=preview.get_untracked() erase close/> }.into_any()
                 }
             })}
         </Transition>
