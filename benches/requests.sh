@@ -39,7 +39,8 @@ measure() {
   local best="" rss=""
   for _ in 1 2 3; do
     local t
-    t=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+    /usr/bin/time -o "$OUT/time" -f '%e %M' "$@" >/dev/null 2>"$OUT/stderr" || { cat "$OUT/stderr" >&2; exit 1; }
+    t=$(tail -n 1 "$OUT/time")
     local secs=${t% *} kib=${t#* }
     if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$secs; rss=$kib; fi
   done
