@@ -28,7 +28,7 @@ for _ in $(seq 1 100); do
 done
 cd end2end
 [ -d node_modules/@playwright/test ] || npm ci --no-audit --no-fund
-BASE_URL=http://localhost:$PORT EBB_BIN=$BIN E2E_DATABASE_URL=$E2E_DATABASE_URL E2E_STORAGE_DIR=$STORAGE \
+BASE_URL=http://localhost:$PORT EBB_BIN=$BIN E2E_SERVER_LOG=$LOG E2E_DATABASE_URL=$E2E_DATABASE_URL E2E_STORAGE_DIR=$STORAGE \
   EBB_PUBLIC_URL=http://localhost:$PORT npx playwright test "${@:2}" || {
     echo "e2e: failed; server log: $LOG; its warnings and errors:"
     grep -E 'WARN|ERROR' "$LOG" | tail -n 40 || true

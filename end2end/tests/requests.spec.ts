@@ -32,7 +32,7 @@ test('an admin records an erasure request, reviews the dry run, erases, and sees
   await page.getByLabel('Note (optional)').fill('Asked by email, identity checked by phone.');
   await page.getByRole('button', { name: 'Record the request' }).click();
   await expect(page).toHaveURL(/\/admin\/requests\/\d+$/);
-  await expect(page.getByRole('heading', { name: /^Data request #\d+$/ })).toBeVisible();
+  await expect(page.getByRole('heading', { name: /^Data request #\d+$/, level: 1 })).toBeVisible();
   await expect(page.getByTestId('request-email')).toHaveText(email);
   await expect(page.getByTestId('request-deadline')).toContainText('30 days left');
 
@@ -65,6 +65,8 @@ test('an admin records an erasure request, reviews the dry run, erases, and sees
   expect(psql(`select count(*) from inquiries where lower(email) = '${email}'`)).toBe('1');
   expect(psql(`select count(*) from inquiries where email = 'other-${tag}@example.org'`)).toBe('1');
   expect(psql(`select count(*) from audit_events where position('${email}' in lower(audit_events::text)) > 0`)).toBe('0');
+  // Nor the server's log, after every step above.
+  expect(readFileSync(process.env.E2E_SERVER_LOG!, 'utf8').toLowerCase()).not.toContain(`person-${tag}`);
 
   // The list shows it answered; the dashboard shows the open ones at a glance.
   await page.goto('/admin/requests');

@@ -500,3 +500,26 @@ async fn the_command_line_finds_exports_and_erases_with_the_same_records(pool: P
         sqlx::query_scalar("select count(*) from audit_events e where strpos(lower(e::text), 'ann.person') > 0").fetch_one(&pool).await.unwrap();
     assert_eq!(with_address, 0);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_real_binary_logs_no_address_while_it_finds_copies_and_erases(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    seed(&app, 20).await;
+    let out = app.storage.path().join("copy.json");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["requests", "find", ADDRESS],
+        vec!["requests", "export", ADDRESS, "--out", out],
+        vec!["requests", "erase", ADDRESS],
+        vec!["requests", "erase", ADDRESS, "--yes"],
+    ] {
+        let run = crate::archive::crash::ebb(&pool, app.storage.path(), &args, &[("RUST_LOG", "debug,sqlx=debug,h2=info,hyper=info")]).output().unwrap();
+        assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+        let printed = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr)).to_lowercase();
+        assert!(printed.contains("\"level\":\"info\"") || printed.contains("\"level\":\"debug\""), "the logs were captured: {printed}");
+        assert!(!printed.contains("ann.person"), "{args:?} printed or logged the address: {printed}");
+    }
+    // The copy itself holds it, as it must.
+    assert!(std::fs::read_to_string(out).unwrap().contains(ADDRESS));
+    assert_eq!(inquiries_of(&pool, ADDRESS).await, 1);
+}

@@ -49,6 +49,7 @@ texts! {
     StatusDone { en: "Closed", ja: "完了" }
     Back { en: "All data requests", ja: "データ請求の一覧へ" }
     RequestTitle { en: "Data request #{id}", ja: "データ請求 #{id}" }
+    Summary { en: "The request", ja: "請求の内容" }
     RecordedBy { en: "Recorded {at} by {name}", ja: "{at} に {name} が記録" }
     ClosedBy { en: "Closed {at} by {name}", ja: "{at} に {name} が完了" }
     Someone { en: "an admin", ja: "管理者" }

@@ -246,7 +246,7 @@ fn RequestSummary(r: RequestView) -> impl IntoView {
     let by = |name: Option<String>| name.unwrap_or_else(|| t(RequestsT::Ebb).into());
     view! {
         <section class="card" aria-labelledby="request-summary">
-            <h2 id="request-summary" class="sr-only">{tf(RequestsT::RequestTitle, &[("id", &r.id)])}</h2>
+            <h2 id="request-summary" class="sr-only">{t(RequestsT::Summary)}</h2>
             <dl class="facts" data-testid="request-summary">
                 <dt>{t(RequestsT::KindLabel)}</dt><dd>{r.kind.label()}</dd>
                 <dt>{t(RequestsT::ColAddress)}</dt><dd data-testid="request-email">{r.email.clone().unwrap_or_else(|| t(RequestsT::ForgottenShort).into())}</dd>
