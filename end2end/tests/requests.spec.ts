@@ -72,6 +72,7 @@ test('an admin records an erasure request, reviews the dry run, erases, and sees
   await page.goto('/admin/requests');
   await waitForAdminHydration(page);
   await expect(page.getByTestId('request-row').filter({ hasText: email })).toContainText('Answered on time');
+  if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/requests.png`, fullPage: true });
   await page.goto('/admin');
   await waitForAdminHydration(page);
   await expect(page.getByTestId('requests-overview')).toBeVisible();
