@@ -92,7 +92,6 @@ texts! {
     JobRequestsText { en: "Erases what erasure requests cover, in batches, and warns before a request's deadline.", ja: "消去請求の対象を少しずつ消去し、請求の回答期限が近づくと警告します。" }
     CountErased { en: "erased", ja: "消去" }
     CountRequestsClosed { en: "requests closed", ja: "完了した請求" }
-    CountNear { en: "near", ja: "期限間近" }
     CountRaised { en: "raised", ja: "警告" }
     CountForgotten { en: "forgotten", ja: "削除したアドレス" }
 

@@ -71,7 +71,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 28] = [
 ];
 
 /// The steps' count names (`orphans_deleted`; their English is the name with spaces).
-const COUNT_NAMES: [(&str, SettingsT); 38] = [
+const COUNT_NAMES: [(&str, SettingsT); 37] = [
     ("deleted", SettingsT::CountDeleted),
     ("batches", SettingsT::CountBatches),
     ("past_promise", SettingsT::CountPastPromise),
@@ -107,7 +107,6 @@ const COUNT_NAMES: [(&str, SettingsT); 38] = [
     ("digests", SettingsT::CountDigests),
     ("erased", SettingsT::CountErased),
     ("requests_closed", SettingsT::CountRequestsClosed),
-    ("near", SettingsT::CountNear),
     ("raised", SettingsT::CountRaised),
     ("forgotten", SettingsT::CountForgotten),
 ];
