@@ -523,3 +523,28 @@ async fn the_real_binary_logs_no_address_while_it_finds_copies_and_erases(pool: 
     assert!(std::fs::read_to_string(out).unwrap().contains(ADDRESS));
     assert_eq!(inquiries_of(&pool, ADDRESS).await, 1);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_copy_larger_than_a_page_holds_every_item_once(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    seed(&app, 0).await;
+    let extra = app::requests::copy::PAGE * 2 + 1;
+    // Many with the same time: the keyset's id breaks the ties.
+    sqlx::query(
+        "insert into inquiries (name, email, message, created_at) select 'Ann', $1, 'm' || g, date_trunc('day', now()) from generate_series(1, $2::int) g",
+    )
+    .bind(ADDRESS)
+    .bind(extra as i32)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let cookie = session_cookie_for(&pool, create_admin(&pool, "Ada").await).await;
+    let id = record_id(&app, &cookie, "copy", ADDRESS).await;
+    let copy: Value = app.client.get(app.url(&format!("/admin/requests/{id}/copy.json"))).header("cookie", &cookie).send().await.unwrap().json().await.unwrap();
+    let ids: std::collections::BTreeSet<&str> = copy["data"]["inquiries"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(copy["data"]["inquiries"].as_array().unwrap().len() as i64, extra + 3);
+    assert_eq!(ids.len() as i64, extra + 3, "no item twice");
+    let csv =
+        app.client.get(app.url(&format!("/admin/requests/{id}/copy/inquiries.csv"))).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    assert_eq!(csv::Reader::from_reader(csv.as_bytes()).records().count() as i64, extra + 3);
+}

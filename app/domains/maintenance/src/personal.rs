@@ -72,8 +72,8 @@ impl PersonalData for Inquiries {
             };
             let rows: Vec<Row> = sqlx::query_as(
                 "select i.id, i.created_at, i.name, i.email, i.message, i.notified,
-                        i.held or h.reason is not null, coalesce(h.reason, (select reason from legal_holds where inquiry_id = i.id))
-                 from inquiries i left join legal_holds h on h.email = $1
+                        i.held or h.reason is not null, coalesce(h.reason, hi.reason)
+                 from inquiries i left join legal_holds h on h.email = $1 left join legal_holds hi on hi.inquiry_id = i.id
                  where lower(i.email) = $1 and (i.created_at, i.id) > ($2, $3)
                  order by i.created_at, i.id limit $4",
             )
