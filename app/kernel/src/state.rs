@@ -103,6 +103,12 @@ pub struct AppStateInner {
 pub fn provide(state: &AppState) {
     leptos::prelude::provide_context(state.clone());
     leptos::prelude::provide_context(common::prefs::SecureCookies(state.config.public_url.starts_with("https://")));
+    // The request's language, on the request's own owner: a server function's messages then
+    // never take a `Lang` from an owner above it (a Japanese no-JavaScript form post once got
+    // its field error in English in CI). Pages provide the same value again in `App`.
+    if leptos::prelude::use_context::<axum::http::request::Parts>().is_some() {
+        leptos::prelude::provide_context(common::i18n::lang_of_request());
+    }
 }
 
 impl From<AppStateInner> for AppState {
