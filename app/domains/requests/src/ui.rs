@@ -178,15 +178,15 @@ where
         <label for="request-email">{t(RequestsT::EmailLabel)}</label>
         <input id="request-email" name="email" type="email" required=true maxlength="254" autocomplete="off"
             aria-invalid=invalid("email") aria-describedby="request-email-hint request-email-error"/>
-        <p id="request-email-hint" class="hint">{t(RequestsT::EmailHint)}</p>
+        <p id="request-email-hint" class="hint left">{t(RequestsT::EmailHint)}</p>
         <p id="request-email-error" class="field-error" aria-live="polite">{field_error("email")}</p>
         <label for="request-received">{t(RequestsT::ReceivedLabel)}</label>
         <input id="request-received" name="received" type="date" aria-invalid=invalid("received") aria-describedby="request-received-hint request-received-error"/>
-        <p id="request-received-hint" class="hint">{tf(RequestsT::ReceivedHint, &[("days", &days)])}</p>
+        <p id="request-received-hint" class="hint left">{tf(RequestsT::ReceivedHint, &[("days", &days)])}</p>
         <p id="request-received-error" class="field-error" aria-live="polite">{field_error("received")}</p>
         <label for="request-note">{t(RequestsT::NoteLabel)}</label>
         <textarea id="request-note" name="note" rows="3" maxlength="1000" aria-invalid=invalid("note") aria-describedby="request-note-hint request-note-error"></textarea>
-        <p id="request-note-hint" class="hint">{t(RequestsT::NoteHint)}</p>
+        <p id="request-note-hint" class="hint left">{t(RequestsT::NoteHint)}</p>
         <p id="request-note-error" class="field-error" aria-live="polite">{field_error("note")}</p>
     }
 }
