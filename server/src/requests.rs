@@ -6,7 +6,7 @@
 
 use app::auth::AdminInfo;
 use app::kernel::personal::Address;
-use app::requests::{db, Findings, RequestView};
+use app::requests::{db, RequestView};
 use app::state::AppState;
 use axum::{
     body::Body,
@@ -67,19 +67,27 @@ fn attachment(content_type: &str, filename: String, body: Body) -> Response {
         .into_response()
 }
 
-/// The cover sheet (as data and as text) in the admin's language.
-async fn cover_of(state: &AppState, headers: &HeaderMap, r: &RequestView, who: &Address) -> Result<app::requests::copy::Cover, Response> {
-    let found = app::requests::personal::find_all(state, who, r.id).await;
-    let findings = found.map(|found| Findings { request: r.clone(), found, checked_at: time::OffsetDateTime::now_utc() });
-    let lang = app::i18n::lang_of_headers(headers);
-    let cover = match findings {
-        Ok(f) => app::requests::copy::cover(state, r, who, &f.found, lang).await,
-        Err(e) => Err(e),
+/// The request, its person and its cover sheet (in the admin's language), once the download
+/// `what` is recorded; or the answer that says why not.
+async fn prepared(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: std::net::SocketAddr,
+    admin: &AdminInfo,
+    id: &str,
+    what: &str,
+) -> Result<(RequestView, Address, app::requests::copy::Cover), Response> {
+    let (r, who) = request_of(state, id).await?;
+    let cover = async {
+        let found = app::requests::personal::find_all(state, &who, r.id).await?;
+        app::requests::copy::cover(state, &r, &who, &found, app::i18n::lang_of_headers(headers)).await
     };
-    cover.map_err(|e| {
+    let cover = cover.await.map_err(|e| {
         tracing::warn!(error = %e, "data request copy: the search failed");
         plain(StatusCode::SERVICE_UNAVAILABLE, "The database is busy. Try again in a few seconds.")
-    })
+    })?;
+    record(state, headers, peer, admin, &r, &who, what).await?;
+    Ok((r, who, cover))
 }
 
 pub async fn copy_json(
@@ -89,19 +97,13 @@ pub async fn copy_json(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let (r, who) = match request_of(&state, &id).await {
-        Ok(found) => found,
-        Err(answer) => return answer,
-    };
-    let cover = match cover_of(&state, &headers, &r, &who).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    if let Err(answer) = record(&state, &headers, peer, &admin, &r, &who, "copy as JSON").await {
-        return answer;
+    match prepared(&state, &headers, peer, &admin, &id, "copy as JSON").await {
+        Ok((r, who, cover)) => {
+            let stream = app::requests::copy::json_stream(state.clone(), who, r.id, cover.value);
+            attachment("application/json", format!("data-request-{}.json", r.id), Body::from_stream(stream))
+        }
+        Err(answer) => answer,
     }
-    let stream = app::requests::copy::json_stream(state.clone(), who, r.id, cover.value);
-    attachment("application/json", format!("data-request-{}.json", r.id), Body::from_stream(stream))
 }
 
 pub async fn cover_txt(
@@ -111,18 +113,10 @@ pub async fn cover_txt(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let (r, who) = match request_of(&state, &id).await {
-        Ok(found) => found,
-        Err(answer) => return answer,
-    };
-    let cover = match cover_of(&state, &headers, &r, &who).await {
-        Ok(c) => c,
-        Err(answer) => return answer,
-    };
-    if let Err(answer) = record(&state, &headers, peer, &admin, &r, &who, "cover sheet").await {
-        return answer;
+    match prepared(&state, &headers, peer, &admin, &id, "cover sheet").await {
+        Ok((r, _, cover)) => attachment("text/plain; charset=utf-8", format!("data-request-{}-cover.txt", r.id), Body::from(cover.text)),
+        Err(answer) => answer,
     }
-    attachment("text/plain; charset=utf-8", format!("data-request-{}-cover.txt", r.id), Body::from(cover.text))
 }
 
 pub async fn copy_csv(

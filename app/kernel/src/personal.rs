@@ -53,6 +53,16 @@ pub struct After {
     pub id: String,
 }
 
+/// Before every item (where the first page starts).
+pub const BEFORE_ALL: OffsetDateTime = time::macros::datetime!(1900-01-01 0:00 UTC);
+
+impl After {
+    /// When the page starts: after `after`, or before every item.
+    pub fn at_or_start(after: Option<&After>) -> OffsetDateTime {
+        after.map_or(BEFORE_ALL, |a| a.at)
+    }
+}
+
 impl Item {
     pub fn after(&self) -> After {
         After { at: self.at, id: self.id.clone() }

@@ -53,10 +53,7 @@ impl PersonalData for Digests {
         limit: i64,
     ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
-            let (at, id) = match &after {
-                Some(a) => (a.at, a.id.parse::<i64>().unwrap_or(i64::MIN)),
-                None => (OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), i64::MIN),
-            };
+            let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse::<i64>().ok()).unwrap_or(i64::MIN));
             let rows: Vec<(i64, OffsetDateTime, String, i32, i32)> = sqlx::query_as(
                 "select id, sent_at, content, recipients, inquiries from notify_digests
                  where address_hashes @> array[$1] and (sent_at, id) > ($2, $3) order by sent_at, id limit $4",

@@ -56,10 +56,7 @@ impl PersonalData for Holds {
         limit: i64,
     ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
         Box::pin(async move {
-            let (at, id) = match &after {
-                Some(a) => (a.at, a.id.parse::<i64>().unwrap_or(i64::MIN)),
-                None => (OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), i64::MIN),
-            };
+            let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse::<i64>().ok()).unwrap_or(i64::MIN));
             let rows: Vec<HoldRow> = sqlx::query_as(&format!(
                 "select h.id, h.placed_at, h.inquiry_id, h.email, h.reason, (select name from admins where id = h.placed_by)
                  from legal_holds h where {TIED} and (h.placed_at, h.id) > ($2, $3) order by h.placed_at, h.id limit $4"

@@ -66,10 +66,7 @@ impl PersonalData for Inquiries {
         Box::pin(async move {
             let pool = &ctx.state.pool;
             let days = i64::from(prune::retention_days(pool).await?);
-            let (at, id) = match &after {
-                Some(a) => (a.at, a.id.parse().unwrap_or(Uuid::nil())),
-                None => (OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), Uuid::nil()),
-            };
+            let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse().ok()).unwrap_or(Uuid::nil()));
             let rows: Vec<Row> = sqlx::query_as(
                 "select i.id, i.created_at, i.name, i.email, i.message, i.notified,
                         i.held or h.reason is not null, coalesce(h.reason, hi.reason)

@@ -61,7 +61,7 @@ impl PersonalData for OtherRequests {
             )
             .bind(&who.email)
             .bind(request)
-            .bind(after.as_ref().map_or(OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 100), |a| a.at))
+            .bind(After::at_or_start(after.as_ref()))
             .bind(after_id)
             .bind(limit)
             .fetch_all(&ctx.state.pool)
