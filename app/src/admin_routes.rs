@@ -104,6 +104,10 @@ lazy_route! {
     ShareRoute in ebb_share: share_view, preload_share => shares::ui::SharePage()
 }
 lazy_route! {
+    /// `/r/{token}`: a file request's upload page.
+    FileRequestRoute in ebb_file_request: file_request_view, preload_file_request => shares::ui::RequestUploadPage()
+}
+lazy_route! {
     /// `/retention`: the promises, for visitors.
     PublicRetentionRoute in ebb_public_retention: public_retention_view, preload_public_retention => crate::retention::ui::PublicRetentionPage()
 }

@@ -175,6 +175,7 @@ pub fn App() -> impl IntoView {
                     // to put late data in place).
                     <Route path=path!("/invite/:token") view={Lazy::<admin_routes::InviteRoute>::new()} ssr=SsrMode::Async/>
                     <Route path=path!("/s/:token") view={Lazy::<admin_routes::ShareRoute>::new()} ssr=SsrMode::Async/>
+                    <Route path=path!("/r/:token") view={Lazy::<admin_routes::FileRequestRoute>::new()} ssr=SsrMode::Async/>
                     <ParentRoute path=path!("/admin") view={Lazy::<admin_routes::AdminLayoutRoute>::new()} ssr=SsrMode::Async>
                         // Loaded on demand in the browser (admin_routes): public pages do not carry them.
                         <Route path=path!("") view={Lazy::<admin_routes::DashboardRoute>::new()} ssr=SsrMode::Async/>

@@ -4,8 +4,10 @@
 
 pub mod assets;
 pub mod config;
+pub mod deliver;
 pub mod errors;
 pub mod export;
+pub mod file_requests;
 pub mod http;
 pub mod live;
 pub mod maintenance;
@@ -270,6 +272,8 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     (app::live::PATH, true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
+    ("/r/{token}", false),
+    ("/admin/shares/{id}/file", true),
     (app::storage::signed::PATH, false),
 ];
 
@@ -299,7 +303,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/audit/keys.json", get(export::audit_keys))
         .route(app::live::PATH, get(live::events))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
-        .route("/s/{token}", post(shares::download))
+        .route("/s/{token}", post(deliver::download))
+        // A received file, for the admin (it stays until it expires).
+        .route("/admin/shares/{id}/file", get(file_requests::admin_file))
         // Reads signed by Ebb (local backend); the signature is the authorisation.
         .route(app::storage::signed::PATH, get(signed::serve))
         .leptos_routes_with_context(&state, routes, move || app::kernel::state::provide(&context_state), move || shell(shell_options.clone()))
@@ -309,12 +315,18 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             tower::ServiceBuilder::new().layer(axum::middleware::from_fn(assets::refuse_impossible_names)).service(assets::pkg_service(&state.leptos_options)),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
         // that grows past the limit fails as it is read.
         .layer(RequestBodyLimitLayer::new(max_body_bytes));
     // Uploads stream to the blob store under their own (much larger) limit.
     let upload_limit = (state.domain::<app::shares::ShareSettings>().max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
-    let uploads = Router::new().route(shares::UPLOAD_PATH, post(shares::upload)).layer(DefaultBodyLimit::max(upload_limit));
+    // GET /r/{token} is the uploader's page (a Leptos route); the POST uploads.
+    let uploads = Router::new()
+        .route(shares::UPLOAD_PATH, post(shares::upload))
+        .route("/r/{token}", post(file_requests::upload))
+        .layer(DefaultBodyLimit::max(upload_limit));
     small_bodies
         .merge(uploads)
         // A body that stalls (a slow-body attack, a dead client) ends its request.

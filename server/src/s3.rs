@@ -367,6 +367,19 @@ impl OpenUpload {
     }
 }
 
+/// An object's body as a stream of chunks; a failed read ends it with an error.
+fn object_body(body: S3Body) -> ByteStream<'static> {
+    futures::stream::unfold(Some(body), |state| async move {
+        let mut body = state?;
+        match body.try_next().await {
+            Ok(Some(bytes)) => Some((Ok(bytes), Some(body))),
+            Ok(None) => None,
+            Err(e) => Some((Err(BlobError::Service(format!("S3 GetObject body failed: {}", DisplayErrorContext(&e)))), None)),
+        }
+    })
+    .boxed()
+}
+
 impl BlobStore for S3Store {
     fn put_stream<'a>(&'a self, key: &'a str, mut body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
         Box::pin(async move {
@@ -460,15 +473,31 @@ impl BlobStore for S3Store {
             let len = out.content_length().unwrap_or(0).max(0) as u64;
             // The SDK checks a full-object CRC32C as the body is read: a damaged object ends in
             // an error instead of its last byte.
-            let body = futures::stream::unfold(Some(out.body), |state| async move {
-                let mut body = state?;
-                match body.try_next().await {
-                    Ok(Some(bytes)) => Some((Ok(bytes), Some(body))),
-                    Ok(None) => None,
-                    Err(e) => Some((Err(BlobError::Service(format!("S3 GetObject body failed: {}", DisplayErrorContext(&e)))), None)),
-                }
-            })
-            .boxed();
+            let body = object_body(out.body);
+            Ok(Some(Blob { len, body }))
+        })
+    }
+
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        Box::pin(async move {
+            if start == 0 {
+                return self.open(key).await;
+            }
+            Self::valid(key)?;
+            // A range past the end is an error on S3 (416): the size is read first.
+            let Some(head) = self.head(key).await? else { return Ok(None) };
+            if start >= head.size {
+                return Ok(Some(Blob { len: 0, body: futures::stream::empty().boxed() }));
+            }
+            // A part has no full-object checksum to check; the range is read as it is.
+            let res = self.client.get_object().bucket(&self.settings.bucket).key(self.full(key)).range(format!("bytes={start}-")).send().await;
+            let out = match res {
+                Ok(o) => o,
+                Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => return Ok(None),
+                Err(e) => return Err(self.fail("GetObject", e)),
+            };
+            let len = out.content_length().unwrap_or(0).max(0) as u64;
+            let body = object_body(out.body);
             Ok(Some(Blob { len, body }))
         })
     }

@@ -65,6 +65,14 @@ pub async fn admin_gate(State(state): State<AppState>, session: Session, mut req
 /// GET routes that write an audit row (downloads that are recorded).
 pub const WRITING_GETS: &[&str] = &["/admin/inbox/export.csv", "/admin/audit/export.csv", "/admin/retention/report.json"];
 
+/// Whether a GET of `path` writes an audit event (the fixed paths, a data request's copies, a
+/// received file's download).
+fn is_writing_get(path: &str) -> bool {
+    WRITING_GETS.contains(&path)
+        || (path.starts_with("/admin/requests/") && (path.contains("/copy") || path.ends_with("/cover.txt")))
+        || (path.starts_with("/admin/shares/") && path.ends_with("/file"))
+}
+
 /// Refuses state-changing requests from other sites: the `Origin` must be the public origin;
 /// without `Origin`, `Sec-Fetch-Site` must say same-origin (or none: typed by the user). Requests
 /// with neither header come from non-browser clients, which cannot carry a victim's cookies.
@@ -80,7 +88,7 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
         None => true,
     };
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
-        if WRITING_GETS.contains(&req.uri().path()) && !fetch_site_ok() {
+        if is_writing_get(req.uri().path()) && !fetch_site_ok() {
             tracing::info!(event = "csrf.refused", method = %req.method(), "cross-site request for a recorded download refused");
             return (StatusCode::FORBIDDEN, "This download was asked for by another site and was refused. Open it from Ebb's own pages.").into_response();
         }

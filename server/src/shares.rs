@@ -1,5 +1,5 @@
-//! The two share routes that stream bodies: the admin's upload (`POST /api/admin/shares/upload`,
-//! behind the gate) and the recipient's download (`POST /s/{token}`).
+//! The admin's upload (`POST /api/admin/shares/upload`, behind the gate), streamed to the blob
+//! store, and the pieces the file request's upload shares with it. Downloads are in `deliver`.
 
 use app::i18n::t;
 use app::shares::texts::SharesT;
@@ -7,17 +7,16 @@ use std::sync::Arc;
 
 use app::auth::AdminInfo;
 use app::error::AppError;
-use app::shares::{self, lifecycle::mark_consumed, NewShare, ShareState};
+use app::shares::{self, NewShare};
 use app::state::AppState;
 use app::storage::{BlobError, BlobStore};
-use app::token::{new_token, well_formed_hash};
+use app::token::new_token;
 use axum::{
-    body::Body,
     extract::{
         multipart::{Field, MultipartError, MultipartRejection},
-        ConnectInfo, Extension, Multipart, Path, Request, State,
+        ConnectInfo, Extension, Multipart, State,
     },
-    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     Json,
 };
@@ -51,25 +50,25 @@ pub async fn upload(
     }
 }
 
-fn error_response(e: AppError) -> Response {
+pub(crate) fn error_response(e: AppError) -> Response {
     let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (status, Json(e)).into_response()
 }
 
-fn field_error(field: &str, message: impl Into<String>) -> AppError {
+pub(crate) fn field_error(field: &str, message: impl Into<String>) -> AppError {
     AppError::Invalid([(field.to_string(), message.into())].into())
 }
 
 /// A stored file that is deleted again unless the share row was committed — also when the
 /// request is abandoned half-way (the future is dropped).
-struct StoredFile {
-    store: Arc<dyn BlobStore>,
-    background: app::state::Background,
-    key: String,
+pub(crate) struct StoredFile {
+    pub(crate) store: Arc<dyn BlobStore>,
+    pub(crate) background: app::state::Background,
+    pub(crate) key: String,
     /// Its share row may exist: from the moment the commit is sent (a request dropped while
     /// the commit is in flight may still have committed), the file is never deleted here; if
     /// the commit did not happen, the reconcile step removes the orphan after a day.
-    committed: bool,
+    pub(crate) committed: bool,
 }
 
 impl Drop for StoredFile {
@@ -102,29 +101,30 @@ async fn receive(
     let Some(file) = form.file else {
         return Err(field_error("file", t(SharesT::ChooseFile)));
     };
-    create_share(state, admin, actor, file, form.note, expires_hours).await
+    create_share(state, admin, actor, file, form.note, expires_hours, form.max_downloads.unwrap_or(1)).await
 }
 
 /// The upload form's fields as they came (any of them may be missing).
 struct ShareForm {
     expires_hours: Option<u32>,
     note: Option<String>,
+    max_downloads: Option<i32>,
     file: Option<ReceivedFile>,
 }
 
 /// The form's file, stored; its share row not written yet.
-struct ReceivedFile {
-    stored: StoredFile,
-    file_name: String,
-    content_type: String,
-    size: u64,
+pub(crate) struct ReceivedFile {
+    pub(crate) stored: StoredFile,
+    pub(crate) file_name: String,
+    pub(crate) content_type: String,
+    pub(crate) size: u64,
 }
 
 async fn read_form(state: &AppState, settings: &shares::ShareSettings, multipart: &mut Multipart) -> Result<ShareForm, AppError> {
     let limit = settings.max_bytes;
     // Small fields are checked as they arrive, so a bad expiry sent first fails before any file
     // is stored.
-    let mut form = ShareForm { expires_hours: None, note: None, file: None };
+    let mut form = ShareForm { expires_hours: None, note: None, max_downloads: None, file: None };
     while let Some(field) = multipart.next_field().await.map_err(|e| multipart_error(e, limit))? {
         match field.name().unwrap_or("") {
             "expires_hours" => {
@@ -134,6 +134,10 @@ async fn read_form(state: &AppState, settings: &shares::ShareSettings, multipart
             "note" => {
                 let raw = small_text(field, 4 * shares::NOTE_MAX_CHARS, limit).await?;
                 form.note = shares::parse_note(&raw).map_err(|m| field_error("note", m))?;
+            }
+            "max_downloads" => {
+                let raw = small_text(field, 32, limit).await?;
+                form.max_downloads = Some(shares::parse_max_downloads(&raw).map_err(|m| field_error("max_downloads", m))?);
             }
             "file" => {
                 if form.file.is_some() {
@@ -150,7 +154,7 @@ async fn read_form(state: &AppState, settings: &shares::ShareSettings, multipart
 
 /// Streams the file field to the blob store under a new key, at most `limit` bytes. The stored
 /// file is deleted again unless its share row is committed.
-async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -> Result<ReceivedFile, AppError> {
+pub(crate) async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -> Result<ReceivedFile, AppError> {
     let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
     let key = app::storage::new_key(app::storage::Namespace::Shares);
@@ -184,6 +188,7 @@ async fn create_share(
     file: ReceivedFile,
     note: Option<String>,
     expires_hours: u32,
+    max_downloads: i32,
 ) -> Result<NewShare, AppError> {
     let ReceivedFile { mut stored, file_name, content_type, size } = file;
     let (token, token_hash) = new_token();
@@ -196,6 +201,7 @@ async fn create_share(
         note: note.as_deref(),
         created_by: admin.id,
         expires_hours,
+        max_downloads,
     };
     // Crash tests stop here: the file is stored, its row not yet committed (an orphan for the GC).
     fail::fail_point!("share-upload-after-store");
@@ -210,32 +216,12 @@ async fn create_share(
     state.live.touch(app::live::Topic::Share, Some(id.to_string()));
     tracing::info!(share.id = id, size_bytes = size, "share created");
     let url = format!("{}/s/{token}", state.config.public_url);
-    let qr_svg = qr_svg(&url);
+    let qr_svg = app::kernel::qr::svg(&url);
     Ok(NewShare { id, url, qr_svg, file_name, size_bytes: size as i64, expires_at })
 }
 
-/// The link as a QR code: an SVG drawn here (the client carries no QR encoder), black on white
-/// with its quiet zone, for handing a file to someone in the room. Empty if the link cannot be
-/// encoded (it always can: a share link is far below a QR code's capacity).
-pub fn qr_svg(url: &str) -> String {
-    match qrcode::QrCode::with_error_correction_level(url.as_bytes(), qrcode::EcLevel::M) {
-        Ok(code) => {
-            let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
-            // The XML declaration has no place inside an HTML page.
-            match svg.find("<svg") {
-                Some(start) => svg[start..].to_string(),
-                None => String::new(),
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "share link could not be drawn as a QR code");
-            String::new()
-        }
-    }
-}
-
 /// Reads a small text field, refusing more than `max` bytes.
-async fn small_text(mut field: Field<'_>, max: usize, limit: u64) -> Result<String, AppError> {
+pub(crate) async fn small_text(mut field: Field<'_>, max: usize, limit: u64) -> Result<String, AppError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(e, limit))? {
         buf.extend_from_slice(&chunk);
@@ -246,77 +232,9 @@ async fn small_text(mut field: Field<'_>, max: usize, limit: u64) -> Result<Stri
     String::from_utf8(buf).map_err(|_| AppError::BadRequest("form fields must be UTF-8 text".into()))
 }
 
-fn multipart_error(e: MultipartError, limit: u64) -> AppError {
+pub(crate) fn multipart_error(e: MultipartError, limit: u64) -> AppError {
     match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => AppError::TooLarge { limit_bytes: limit },
         _ => AppError::BadRequest(format!("the upload was interrupted or malformed ({}); try again", e.body_text())),
     }
-}
-
-/// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
-/// autocommit conditional UPDATE → only then stream the file. Consumed or expired: the share page
-/// with 410; unknown: 404. No byte of the file is sent unless this request won the claim.
-pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
-    // What the recipient reads (a 503's text) in their language.
-    let lang = app::i18n::lang_of_headers(req.headers());
-    app::i18n::with_lang(lang, deliver(state, token, req)).await
-}
-
-async fn deliver(state: AppState, token: String, req: Request) -> Response {
-    let Some(hash) = well_formed_hash(&token) else {
-        return share_page(&state, req).await;
-    };
-    let share = match shares::db::find_by_token_hash(&state.pool, &hash).await {
-        Ok(Some(s)) if s.state() == ShareState::Active => s,
-        Ok(_) => return share_page(&state, req).await,
-        Err(e) => return unavailable("share lookup", e),
-    };
-    // Open before claiming: a missing or damaged file must not use the share up.
-    let blob = match state.blobs.open(&share.blob_key).await {
-        Ok(Some(b)) if b.len == share.size_bytes as u64 => b,
-        Ok(found) => {
-            tracing::error!(share.id = share.id, found = found.is_some(), "a share's file is missing or has the wrong size");
-            return unavailable("share file", "missing or wrong size");
-        }
-        Err(e) => return unavailable("share file", e),
-    };
-    // The claim commits before the first byte: "never delivered twice".
-    match mark_consumed(&state.pool, share.id).await {
-        Ok(true) => {}
-        Ok(false) => return share_page(&state, req).await,
-        Err(e) => return unavailable("share claim", e),
-    }
-    // Crash tests stop here: claimed, not a byte sent.
-    fail::fail_point!("share-download-after-claim");
-    state.live.touch(app::live::Topic::Share, Some(share.id.to_string()));
-    shares::gc::gc_in_background(&state);
-    tracing::info!(share.id = share.id, "share downloaded");
-    let mut res = Response::new(Body::from_stream(blob.body));
-    let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, shares::download::served_content_type(&share.content_type));
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(blob.len));
-    h.insert(header::CONTENT_DISPOSITION, shares::download::content_disposition(&share.file_name));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
-    res
-}
-
-/// The share page for this URL (it says "already downloaded", "expired" or "not found", with
-/// 410 or 404), rendered as the GET would be.
-async fn share_page(state: &AppState, req: Request) -> Response {
-    let (mut parts, _) = req.into_parts();
-    parts.method = Method::GET;
-    parts.headers.remove(header::CONTENT_TYPE);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let context_state = state.clone();
-    let options = (*state.leptos_options).clone();
-    let render = leptos_axum::render_app_async_with_context(move || app::kernel::state::provide(&context_state), move || app::shell(options.clone()));
-    render(Request::from_parts(parts, Body::empty())).await
-}
-
-/// The file cannot be sent now; the share was not used up.
-fn unavailable(context: &'static str, cause: impl std::fmt::Display) -> Response {
-    tracing::error!(error = %cause, "download failed: {context}");
-    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")], t(app::i18n::T::ShareUnavailable))
-        .into_response()
 }

@@ -104,6 +104,12 @@ kinds! {
     RequestErase = "request.erase", KindRequestErase;
     RequestErased = "request.erased", KindRequestErased;
     RequestClose = "request.close", KindRequestClose;
+    FileRequestCreate = "file_request.create", KindFileRequestCreate;
+    FileRequestRevoke = "file_request.revoke", KindFileRequestRevoke;
+    FileRequestReceive = "file_request.receive", KindFileRequestReceive;
+    ShareFetch = "share.fetch", KindShareFetch;
+    SharePublish = "share.publish", KindSharePublish;
+    ShareResume = "share.resume", KindShareResume;
 }
 
 texts! {
@@ -150,5 +156,11 @@ texts! {
     KindRequestErase { en: "Data request: erasure started", ja: "データ請求: 消去の開始" }
     KindRequestErased { en: "Data request: erasure finished", ja: "データ請求: 消去の完了" }
     KindRequestClose { en: "Data request closed", ja: "データ請求の完了" }
+    KindFileRequestCreate { en: "File request created", ja: "ファイル依頼の作成" }
+    KindFileRequestRevoke { en: "File request revoked", ja: "ファイル依頼の取り消し" }
+    KindFileRequestReceive { en: "File received", ja: "ファイルの受信" }
+    KindShareFetch { en: "Received file downloaded by an admin", ja: "受信ファイルの管理者ダウンロード" }
+    KindSharePublish { en: "Received file shared", ja: "受信ファイルの共有" }
+    KindShareResume { en: "Download resumed", ja: "ダウンロードの再開" }
     }
 }

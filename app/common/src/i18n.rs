@@ -348,6 +348,9 @@ texts! {
     InviteButton { en: "Create passkey and join", ja: "パスキーを作成して参加" }
 
     // The recipient's share page
+    ShareReceiptInvalid { en: "This download can be resumed only by the browser that started it. Ask the sender for a new link if you need the file again.", ja: "このダウンロードは、開始したブラウザーからのみ再開できます。もう一度ファイルが必要な場合は、送信者に新しいリンクを依頼してください。" }
+    ShareResumeOver { en: "The time to resume this download has ended and the file was deleted. Ask the sender for a new link.", ja: "このダウンロードを再開できる期間は終了し、ファイルは削除されました。送信者に新しいリンクを依頼してください。" }
+    ShareRangeBad { en: "The requested part of the file does not exist. Restart the download from the beginning.", ja: "要求されたファイルの範囲は存在しません。最初からダウンロードし直してください。" }
     ShareUnavailable { en: "The file cannot be delivered right now. Your link still works: try again in a few minutes, or ask the sender.", ja: "現在ファイルをお届けできません。リンクは引き続き有効です。数分後にもう一度お試しいただくか、送信者にお問い合わせください。" }
     ShareTitle { en: "Download a file", ja: "ファイルのダウンロード" }
     ShareHeading { en: "A file was shared with you", ja: "ファイルが共有されました" }

@@ -45,6 +45,10 @@ pub enum Promise {
     NotifyDigests {
         days: i64,
     },
+    /// File requests (one-time upload links): forgotten `days` after they ended.
+    FileRequests {
+        days: i64,
+    },
     /// Legal holds: kept until an admin lifts them.
     LegalHolds,
 }
@@ -73,6 +77,7 @@ impl Promise {
             Promise::RunRecords { days } => fill(R::PromiseRunRecords.get(lang), &[("days", &days)]),
             Promise::DataRequests { days } => fill(R::PromiseDataRequests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
             Promise::NotifyDigests { days } => fill(R::PromiseNotifyDigests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
+            Promise::FileRequests { days } => fill(R::PromiseFileRequests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
             Promise::LegalHolds => R::PromiseLegalHolds.get(lang).into(),
         }
     }
@@ -95,6 +100,7 @@ pub fn kind_label(kind: &str) -> Option<PromiseT> {
         "run_records" => R::KindRunRecords,
         "data_requests" => R::KindDataRequests,
         "notify_digests" => R::KindNotifyDigests,
+        "file_requests" => R::KindFileRequests,
         _ => return None,
     })
 }
@@ -114,6 +120,7 @@ texts! {
     KindRunRecords { en: "Job run records", ja: "ジョブの実行記録" }
     KindDataRequests { en: "Data requests", ja: "データ請求" }
     KindNotifyDigests { en: "Notification email log", ja: "通知メールの送信記録" }
+    KindFileRequests { en: "File requests (upload links)", ja: "ファイル依頼（アップロード用リンク）" }
     UnitDay { en: "1 day", ja: "1 日" }
     UnitDays { en: "{n} days", ja: "{n} 日" }
     UnitHour { en: "1 hour", ja: "1 時間" }
@@ -132,6 +139,7 @@ texts! {
     PromiseExportRequests { en: "Deleted {days} days after they are made.", ja: "依頼から {days} 日後に削除されます。" }
     PromiseRunRecords { en: "Deleted {days} days after the run.", ja: "実行から {days} 日後に削除されます。" }
     PromiseDataRequests { en: "The person's address is removed {days} after the request is closed; the record keeps only a keyed hash of it.", ja: "請求の完了から {days}後に本人のアドレスが削除されます。記録にはアドレスの鍵付きハッシュのみが残ります。" }
+    PromiseFileRequests { en: "Forgotten {days} after the link was used, expired or was revoked (a received file is kept as a share of its own).", ja: "リンクの使用・期限切れ・取り消しから {days}後に削除されます（受信したファイルは共有ファイルとして別に管理されます）。" }
     PromiseNotifyDigests { en: "Deleted {days} after the email was sent (it holds keyed hashes of senders' addresses, never addresses).", ja: "メールの送信から {days}後に削除されます（保存されるのは送信者アドレスの鍵付きハッシュのみで、アドレスそのものは保存されません）。" }
     PromiseLegalHolds { en: "Kept until an admin lifts the hold.", ja: "管理者が保全を解除するまで保管されます。" }
     }

@@ -11,6 +11,7 @@ pub mod csv_export;
 pub mod jobs;
 pub mod live;
 pub mod personal;
+pub mod qr;
 pub mod ratelimit;
 pub mod request;
 pub mod retention;

@@ -185,6 +185,14 @@ impl AuditRow {
                 | AuditKind::RequestClose),
             ) => tf(A::SayRequest, &[("who", &who), ("what", &k.label()), ("subject", &subject), ("detail", &detail)]),
             Some(AuditKind::AuditKeyRotate) => say(A::SayAuditKeyRotate),
+            Some(
+                k @ (AuditKind::FileRequestCreate
+                | AuditKind::FileRequestRevoke
+                | AuditKind::FileRequestReceive
+                | AuditKind::ShareFetch
+                | AuditKind::SharePublish
+                | AuditKind::ShareResume),
+            ) => tf(A::SayFileEvent, &[("who", &who), ("what", &k.label()), ("subject", &subject)]),
             None => format!("{who}: {} {subject}", self.kind),
         }
     }
@@ -543,6 +551,7 @@ texts! {
     SayRetentionReport { en: "{who} downloaded the retention report", ja: "{who} が保管期間レポートをダウンロードしました" }
     SayAuditVerify { en: "{who} verified the audit trail", ja: "{who} が監査証跡を検証しました" }
     SayAuditVerifyDetail { en: "{who} verified the audit trail: {detail}", ja: "{who} が監査証跡を検証しました: {detail}" }
+    SayFileEvent { en: "{who} — {what} ({subject})", ja: "{who} — {what}（{subject}）" }
     SayRequest { en: "{who} — {what}, request #{subject}: {detail}", ja: "{who} — {what}（請求 #{subject}）: {detail}" }
     SayAuditKeyRotate { en: "{who} rotated the digest signing key (new key {subject})", ja: "{who} がダイジェストの署名鍵を更新しました（新しい鍵 {subject}）" }
 

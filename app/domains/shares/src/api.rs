@@ -86,3 +86,90 @@ pub async fn get_share_overview() -> Result<ShareOverview, AppError> {
     let (state, _, _) = kernel::session::require_admin().await?;
     super::db::overview(&state.pool).await.map_err(internal("share overview"))
 }
+
+/// What the uploader's page shows for a file request. A look never consumes it (link scanners
+/// fetch URLs). Unknown and malformed tokens are the same 404.
+#[server(prefix = "/api", endpoint = "file-request")]
+pub async fn fetch_request_landing(token: String) -> Result<super::FileRequestLanding, AppError> {
+    let state = kernel::session::state()?;
+    let Some(hash) = kernel::token::well_formed_hash(&token) else {
+        return Err(AppError::NotFound);
+    };
+    let request = super::requests::find_by_token_hash(&state.pool, &hash).await.map_err(internal("file request lookup"))?;
+    Ok(request.ok_or(AppError::NotFound)?.landing())
+}
+
+/// Creates a file request: a one-time upload link (shown once; only its hash is stored) that
+/// expires after `expires_hours`, takes one file of at most `max_mib` MiB, and shows `note` to
+/// the person who uploads.
+#[server(prefix = "/api", endpoint = "admin/file-requests/create")]
+pub async fn create_file_request(expires_hours: String, max_mib: String, note: String) -> Result<super::NewFileRequest, AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let settings = *state.domain::<super::ShareSettings>();
+    let mut errors = common::error::FieldErrors::new();
+    let hours = super::parse_expiry_hours(&expires_hours, settings.max_expiry_hours).map_err(|m| errors.insert("expires_hours".into(), m)).ok();
+    let max_bytes = super::parse_size_limit_mib(&max_mib, settings.max_bytes).map_err(|m| errors.insert("max_mib".into(), m)).ok();
+    let note = super::parse_note(&note).map_err(|m| errors.insert("note".into(), m)).ok();
+    let (Some(hours), Some(max_bytes), Some(note)) = (hours, max_bytes, note) else {
+        return Err(AppError::Invalid(errors));
+    };
+    let (token, hash) = kernel::token::new_token();
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let (id, expires_at) = super::requests::insert(&mut tx, &hash, note.as_deref(), max_bytes as i64, hours, admin.id).await.map_err(internal("file request"))?;
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::FileRequestCreate, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    state.live.touch(common::live::Topic::Share, Some(format!("r{id}")));
+    let url = format!("{}/r/{token}", state.config.public_url);
+    let qr_svg = kernel::qr::svg(&url);
+    Ok(super::NewFileRequest { id, url, qr_svg, max_bytes: max_bytes as i64, expires_at })
+}
+
+/// The newest file requests.
+#[server(prefix = "/api", endpoint = "admin/file-requests")]
+pub async fn list_file_requests() -> Result<Vec<super::FileRequestSummary>, AppError> {
+    let (state, _, _) = kernel::session::require_admin().await?;
+    super::requests::list(&state.pool, 50).await.map_err(internal("file request list"))
+}
+
+/// Revokes an open file request: its link stops working now. Recorded.
+#[server(prefix = "/api", endpoint = "admin/file-requests/revoke")]
+pub async fn revoke_file_request(id: i64) -> Result<(), AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !super::requests::revoke(&mut tx, id).await.map_err(internal("file request revoke"))? {
+        return Err(AppError::BadRequest(t(SharesT::RequestNoLongerOpen).into()));
+    }
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::FileRequestRevoke, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    state.live.touch(common::live::Topic::Share, Some(format!("r{id}")));
+    Ok(())
+}
+
+/// Makes a share of a received file: it gets a one-time public link (shown once), valid until the
+/// received file's own expiry. Recorded.
+#[server(prefix = "/api", endpoint = "admin/shares/publish")]
+pub async fn publish_received(id: i64) -> Result<super::NewShare, AppError> {
+    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (token, hash) = kernel::token::new_token();
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let Some(expires_at) = super::requests::publish(&mut tx, id, &hash).await.map_err(internal("publish"))? else {
+        return Err(AppError::BadRequest(t(SharesT::CannotPublish).into()));
+    };
+    let (file_name, size_bytes) = sqlx::query_as::<_, (String, i64)>("select file_name, size_bytes from shares where id = $1")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(internal("publish"))?;
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SharePublish, Some(&id.to_string()))
+        .await
+        .map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    state.live.touch(common::live::Topic::Share, Some(id.to_string()));
+    let url = format!("{}/s/{token}", state.config.public_url);
+    let qr_svg = kernel::qr::svg(&url);
+    Ok(super::NewShare { id, url, qr_svg, file_name, size_bytes, expires_at })
+}

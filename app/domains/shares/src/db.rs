@@ -4,7 +4,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{ShareOverview, ShareProblem, ShareState, ShareSummary, PROBLEM_ATTEMPTS};
+use super::{Delivery, ShareOverview, ShareProblem, ShareState, ShareSummary, PROBLEM_ATTEMPTS};
 
 /// A share to create; its file is already stored under `blob_key`.
 pub struct NewShareRow<'a> {
@@ -16,13 +16,14 @@ pub struct NewShareRow<'a> {
     pub note: Option<&'a str>,
     pub created_by: Uuid,
     pub expires_hours: u32,
+    pub max_downloads: i32,
 }
 
 /// Inserts a share; returns its id and expiry.
 pub async fn insert(tx: &mut Transaction<'_, Postgres>, s: &NewShareRow<'_>) -> Result<(i64, OffsetDateTime), sqlx::Error> {
     let row = sqlx::query!(
-        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, note, created_by, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8))
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, note, created_by, expires_at, max_downloads)
+         values ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8), $9)
          returning id, expires_at",
         s.token_hash,
         s.blob_key,
@@ -32,6 +33,7 @@ pub async fn insert(tx: &mut Transaction<'_, Postgres>, s: &NewShareRow<'_>) -> 
         s.note,
         s.created_by,
         s.expires_hours as i32,
+        s.max_downloads,
     )
     .fetch_one(&mut **tx)
     .await?;
@@ -49,6 +51,8 @@ pub struct ShareRecord {
     pub status: String,
     pub expires_at: OffsetDateTime,
     pub consumed_at: Option<OffsetDateTime>,
+    pub downloads: i32,
+    pub max_downloads: i32,
     pub now: OffsetDateTime,
 }
 
@@ -63,7 +67,7 @@ impl ShareRecord {
 pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<ShareRecord>, sqlx::Error> {
     sqlx::query_as!(
         ShareRecord,
-        r#"select id, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, now() as "now!"
+        r#"select id, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, downloads, max_downloads, now() as "now!"
            from shares where token_hash = $1"#,
         hash,
     )
@@ -75,7 +79,8 @@ pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<Sha
 pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"select s.id, s.file_name, s.size_bytes, s.note, s.status, s.created_at, a.name as "created_by?",
-                  s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, s.held, now() as "now!"
+                  s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, s.held, now() as "now!",
+                  s.origin, s.token_hash is not null as "public!", s.max_downloads, s.downloads
            from shares s left join admins a on a.id = s.created_by
            where s.id < coalesce($1, 9223372036854775807)
            order by s.id desc
@@ -85,9 +90,16 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
     )
     .fetch_all(pool)
     .await?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let mut deliveries = deliveries_of(pool, &ids).await?;
     Ok(rows
         .into_iter()
         .map(|r| ShareSummary {
+            deliveries: deliveries.remove(&r.id).unwrap_or_default(),
+            received: r.origin == "request",
+            public: r.public,
+            max_downloads: r.max_downloads,
+            downloads: r.downloads,
             id: r.id,
             state: ShareState::of(&r.status, r.expires_at, r.consumed_at.is_some(), r.now),
             file_name: r.file_name,
@@ -103,6 +115,21 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
             held: r.held,
         })
         .collect())
+}
+
+/// The deliveries of these shares, oldest first.
+async fn deliveries_of(pool: &PgPool, ids: &[i64]) -> Result<std::collections::HashMap<i64, Vec<Delivery>>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "select share_id, started_at, bytes_sent, resumes, completed_at from share_deliveries where share_id = any($1) order by share_id, id",
+        ids
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut out = std::collections::HashMap::<i64, Vec<Delivery>>::new();
+    for r in rows {
+        out.entry(r.share_id).or_default().push(Delivery { started_at: r.started_at, bytes_sent: r.bytes_sent, resumes: r.resumes, completed_at: r.completed_at });
+    }
+    Ok(out)
 }
 
 /// Revokes a share: an active, unexpired share expires now, by the statement's clock (the GC

@@ -18,6 +18,7 @@ pub const JOB: &str = "share_gc";
 pub const STEP_PURGE: &str = "purge";
 pub const STEP_RECONCILE: &str = "reconcile";
 pub const STEP_UPLOADS: &str = "abandoned_uploads";
+pub const STEP_REQUESTS: &str = "file_requests";
 
 /// Shares handled per request-triggered run (the ticker and CLI use larger batches).
 pub const ACCESS_TIME_BATCH: i64 = 5;
@@ -67,7 +68,7 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Share GC",
-        "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads.",
+        "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads; forgets file requests that ended 30 days ago.",
         "share_gc_sweep_at",
         Duration::from_secs(60),
     )
@@ -76,6 +77,12 @@ pub fn job() -> Job {
     .step(Step::new(STEP_PURGE, purge_step).labelled("files of used or expired shares"))
     .step(Step::new(STEP_RECONCILE, reconcile_step).labelled("stored files no share points to"))
     .step(Step::new(STEP_UPLOADS, uploads_step).labelled("leftovers of interrupted uploads"))
+    .step(Step::new(STEP_REQUESTS, requests_step).labelled("file requests that ended 30 days ago"))
+}
+
+async fn requests_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let forgotten = super::requests::forget_ended(&ctx.state.pool, ctx.rows.max(1) as i64).await?;
+    Ok(StepReport::rows("forgotten", forgotten))
 }
 
 /// The store must prove it is the real one before anything counts as deleted. When it cannot,

@@ -16,8 +16,13 @@ pub mod gc;
 pub mod lifecycle;
 #[cfg(feature = "ssr")]
 pub mod retention;
+#[cfg(feature = "ssr")]
+pub mod receipts;
+#[cfg(feature = "ssr")]
+pub mod requests;
 pub mod texts;
 pub mod ui;
+mod ui_requests;
 #[cfg(feature = "hydrate")]
 mod upload;
 
@@ -94,6 +99,105 @@ pub struct ShareSummary {
     pub next_purge_attempt_at: Option<OffsetDateTime>,
     /// On legal hold: the file is kept until the hold is lifted.
     pub held: bool,
+    /// Received through a file request (a private item: the admin downloads it).
+    pub received: bool,
+    /// Has a public link (every uploaded share; a received file once the admin shared it).
+    pub public: bool,
+    /// Downloads the link allows, and won so far.
+    pub max_downloads: i32,
+    pub downloads: i32,
+    /// What the server's own stream delivered, per won download (oldest first).
+    pub deliveries: Vec<Delivery>,
+}
+
+/// One won download of a share, as the server streamed it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Delivery {
+    pub started_at: OffsetDateTime,
+    /// The contiguous bytes from the start that were sent (a resume extends them).
+    pub bytes_sent: i64,
+    /// Requests that resumed it (Range).
+    pub resumes: i32,
+    pub completed_at: Option<OffsetDateTime>,
+}
+
+/// Downloads a share may allow at most.
+pub const MAX_DOWNLOADS: i32 = 20;
+
+/// Validates the number of downloads a link allows: 1 to [`MAX_DOWNLOADS`]; empty means 1.
+pub fn parse_max_downloads(raw: &str) -> Result<i32, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(1);
+    }
+    raw.parse::<i32>().ok().filter(|n| (1..=MAX_DOWNLOADS).contains(n)).ok_or_else(|| common::i18n::tf(texts::SharesT::DownloadsRange, &[("max", &MAX_DOWNLOADS)]))
+}
+
+/// Where a file request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FileRequestState {
+    /// The link works: nobody has sent a file yet.
+    Open,
+    /// A file was received.
+    Used,
+    /// Expired or revoked before a file came.
+    Expired,
+}
+
+/// One file request in the admin's list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FileRequestSummary {
+    pub id: i64,
+    pub note: Option<String>,
+    pub max_bytes: i64,
+    pub state: FileRequestState,
+    pub expires_at: OffsetDateTime,
+    pub used_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+    pub created_by: Option<String>,
+    /// The received file's share id (its row in the shares list).
+    pub share_id: Option<i64>,
+}
+
+/// A new file request: its link, shown once (only its hash is stored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewFileRequest {
+    pub id: i64,
+    pub url: String,
+    pub qr_svg: String,
+    pub max_bytes: i64,
+    pub expires_at: OffsetDateTime,
+}
+
+/// What the uploader's page (`/r/{token}`) shows. A closed request carries nothing of the
+/// request (its note is for the person it was sent to).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FileRequestLanding {
+    Open { note: Option<String>, max_bytes: i64, expires_at: OffsetDateTime },
+    /// A file was already sent through this link.
+    Used,
+    Expired,
+}
+
+/// What a completed upload through a file request answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileReceived {
+    pub file_name: String,
+    pub size_bytes: i64,
+}
+
+/// Size limits offered for a file request, in MiB (those above the share limit are hidden).
+pub const REQUEST_SIZE_CHOICES_MIB: &[u64] = &[10, 100, 1024, 5 * 1024, 10 * 1024, 50 * 1024];
+
+/// Validates a file request's size limit in MiB: 1 MiB up to the share limit.
+pub fn parse_size_limit_mib(raw: &str, max_bytes: u64) -> Result<u64, String> {
+    let max_mib = (max_bytes / (1024 * 1024)).max(1);
+    raw.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|m| (1..=max_mib).contains(m))
+        .map(|m| (m * 1024 * 1024).min(max_bytes))
+        .ok_or_else(|| common::i18n::tf(texts::SharesT::SizeLimitRange, &[("max", &common::ui::format_bytes(max_bytes))]))
 }
 
 /// What the upload form may offer.
@@ -277,6 +381,26 @@ mod tests {
         assert!(cleaned.ends_with(".pdf"));
         let no_ext = "x".repeat(300);
         assert_eq!(clean_file_name(&no_ext).chars().count(), 255);
+    }
+
+    #[test]
+    fn downloads_allowed_are_one_to_twenty() {
+        assert_eq!(parse_max_downloads(""), Ok(1));
+        assert_eq!(parse_max_downloads(" 3 "), Ok(3));
+        assert_eq!(parse_max_downloads("20"), Ok(20));
+        for bad in ["0", "21", "-1", "1.5", "x"] {
+            assert!(parse_max_downloads(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn request_size_limits_are_one_mib_to_the_share_limit() {
+        let gib = 1024 * 1024 * 1024;
+        assert_eq!(parse_size_limit_mib("10", gib), Ok(10 * 1024 * 1024));
+        assert_eq!(parse_size_limit_mib("1024", gib), Ok(gib));
+        for bad in ["0", "1025", "", "-5", "1e3"] {
+            assert!(parse_size_limit_mib(bad, gib).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@ pub struct Purgeable {
     pub blob_key: String,
 }
 
-/// Claims a download: only an active, unexpired share moves to consumed, once. Call it before
-/// sending a byte, outside any transaction (the claim must be committed first).
+/// Claims a download: only an active, unexpired share with downloads left counts one more
+/// (moving to consumed with its last one). Call it before sending a byte, outside any
+/// transaction (the claim must be committed first).
 pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
     if !claim(&mut tx, id).await? {
@@ -23,14 +24,38 @@ pub async fn mark_consumed(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> 
     Ok(true)
 }
 
-/// The claim of [`mark_consumed`] in `tx`, with its audit event. Expiry is compared with the
+/// [`mark_consumed`] with the delivery it starts: the row holds the hash of the receipt that
+/// lets this client resume, and what the server's stream sends. Returns the delivery's id when
+/// the claim was won; claim, delivery and audit event are one commit.
+pub async fn claim_delivery(pool: &PgPool, id: i64, receipt_hash: &[u8], client_hash: &str) -> Result<Option<i64>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    if !claim(&mut tx, id).await? {
+        return Ok(None);
+    }
+    let delivery = sqlx::query_scalar!(
+        "insert into share_deliveries (share_id, receipt_hash, client_hash, started_at, last_at)
+         values ($1, $2, $3, clock_timestamp(), clock_timestamp()) returning id",
+        id,
+        receipt_hash,
+        client_hash,
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Some(delivery))
+}
+
+/// The claim of [`mark_consumed`] in `tx`, with its audit event: one conditional UPDATE, so of
+/// any number of concurrent downloads exactly `max_downloads` win. Expiry is compared with the
 /// statement's clock (`clock_timestamp()`), not the transaction's start: a download whose
 /// transaction began before a revoke, and that waited on the row the revoke held, sees the revoke
 /// as the past and is refused.
 pub async fn claim(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, id: i64) -> Result<bool, sqlx::Error> {
     let r = sqlx::query!(
-        "update shares set status = 'consumed', consumed_at = clock_timestamp()
-         where id = $1 and status = 'active' and expires_at > clock_timestamp()",
+        "update shares set downloads = downloads + 1, last_download_at = clock_timestamp(),
+                status = case when downloads + 1 >= max_downloads then 'consumed' else 'active' end,
+                consumed_at = case when downloads + 1 >= max_downloads then clock_timestamp() end
+         where id = $1 and status = 'active' and expires_at > clock_timestamp() and downloads < max_downloads",
         id,
     )
     .execute(&mut **tx)
@@ -45,7 +70,8 @@ pub async fn claim(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, id: i64) -> R
 }
 
 /// Shares whose file may be deleted now: consumed longer ago than `grace` (longer than any
-/// download), or never consumed and expired — and whose retry time has come, and that are not on
+/// download, and the time a receipt can resume), or never consumed and expired with no download
+/// won within `grace` — and whose retry time has come, and that are not on
 /// legal hold (`not held` is a filter on the partial index's rows: the index still serves).
 pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Result<Vec<Purgeable>, sqlx::Error> {
     sqlx::query_as!(
@@ -54,7 +80,8 @@ pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Res
            where status <> 'purged' and not held
              and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
              and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
-                  or (status <> 'consumed' and expires_at <= now()))
+                  or (status <> 'consumed' and expires_at <= now()
+                      and (last_download_at is null or last_download_at <= now() - make_interval(secs => $2))))
            order by next_purge_attempt_at nulls first, id
            limit $1"#,
         limit,

@@ -6,11 +6,36 @@ use common::retention::Promise;
 use futures::future::BoxFuture;
 use kernel::retention::{Figures, Kind, ReadCtx, ReadError, Reading};
 
-use crate::gc::{JOB, STEP_PURGE};
+use crate::gc::{JOB, STEP_PURGE, STEP_REQUESTS};
 
 /// Shares that still have a stored file (not purged).
 pub fn kinds() -> Vec<Kind> {
-    vec![Kind { kind: "share_files", job: JOB, step: STEP_PURGE, read: share_files }]
+    vec![
+        Kind { kind: "share_files", job: JOB, step: STEP_PURGE, read: share_files },
+        Kind { kind: "file_requests", job: JOB, step: STEP_REQUESTS, read: file_requests },
+    ]
+}
+
+/// File requests: forgotten 30 days after they ended (used, expired or revoked).
+fn file_requests<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
+    Box::pin(async move {
+        let figures = sqlx::query_as!(
+            Figures,
+            r#"select count(*) as "count!", min(created_at) as oldest_at,
+                      count(*) filter (where (status = 'used' or expires_at < $1)
+                                         and greatest(expires_at, coalesce(used_at, expires_at)) < $1::timestamptz - make_interval(days => $2)) as "past!",
+                      count(*) filter (where (status = 'used' or expires_at < $1)
+                                         and greatest(expires_at, coalesce(used_at, expires_at)) < $1::timestamptz - make_interval(days => $2) - make_interval(secs => $3)) as "overdue!",
+                      0::bigint as "held!"
+               from file_requests"#,
+            ctx.now,
+            crate::requests::FORGET_AFTER_DAYS,
+            ctx.every(JOB, Duration::from_secs(60)).as_seconds_f64(),
+        )
+        .fetch_one(&ctx.state.pool)
+        .await?;
+        Ok(Reading { promise: Promise::FileRequests { days: crate::requests::FORGET_AFTER_DAYS as i64 }, figures, estimated: false })
+    })
 }
 
 fn share_files<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {

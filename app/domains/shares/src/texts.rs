@@ -84,5 +84,60 @@ texts! {
 
     // Server functions (api.rs)
     NoLongerActive { en: "This share is no longer active: it was downloaded, has expired or was revoked already.", ja: "この共有ファイルはもう有効ではありません。ダウンロード済み、期限切れ、または取り消し済みです。" }
+
+    // Download limits and delivery receipts
+    DownloadsRange { en: "Choose between 1 and {max} downloads.", ja: "ダウンロード回数は 1〜{max} 回の範囲で選んでください。" }
+    DownloadsAllowed { en: "Downloads allowed", ja: "ダウンロード可能な回数" }
+    DownloadsHint { en: "1 to {max}. Exactly this many downloads get the file.", ja: "1〜{max} 回。この回数だけファイルをダウンロードできます。" }
+    DownloadsOf { en: "{n} of {max} downloads", ja: "{max} 回中 {n} 回ダウンロード" }
+    DeliveryStarted { en: "Download started {time}", ja: "{time} にダウンロード開始" }
+    BytesSent { en: "{sent} of {size} sent", ja: "{size} 中 {sent} 送信" }
+    DeliveryComplete { en: "complete {time}", ja: "{time} に完了" }
+    DeliveryCompleteResumed { en: "complete {time} after resuming {n}×", ja: "{n} 回の再開後、{time} に完了" }
+    DeliveryIncomplete { en: "not complete (the recipient can resume within the grace period)", ja: "未完了（受信者は猶予期間内に再開できます）" }
+    ReceivedBadge { en: "Received", ja: "受信" }
+    DownloadReceived { en: "Download", ja: "ダウンロード" }
+    Publish { en: "Share it…", ja: "共有リンクを作成" }
+    DeleteNow { en: "Delete", ja: "削除" }
+    CannotPublish { en: "This file can no longer be shared (it expired, was deleted or already has a link). Reload the page.", ja: "このファイルは共有できません（期限切れ・削除済み、またはリンク作成済みです）。ページを再読み込みしてください。" }
+
+    // File requests (admin)
+    RequestHeading { en: "Request a file", ja: "ファイルを依頼" }
+    RequestLead { en: "Make a link someone can use once to send you a file. Opening the link does not use it up; only a completed upload does. The file then appears in the list below, for you only.", ja: "相手が 1 回だけファイルを送れるリンクを作成します。リンクを開いただけでは使用済みになりません。アップロードが完了したときだけ使用済みになります。受信したファイルは下の一覧に、あなただけが見られる形で表示されます。" }
+    RequestExpiresAfter { en: "Link works for", ja: "リンクの有効期間" }
+    RequestSizeLimit { en: "Largest file", ja: "最大ファイルサイズ" }
+    RequestNote { en: "Note for the sender ", ja: "送信者へのメモ " }
+    RequestNoteHint { en: "(optional, shown on the upload page)", ja: "（任意。アップロードページに表示されます）" }
+    RequestCreate { en: "Create upload link", ja: "アップロード用リンクを作成" }
+    RequestsList { en: "File requests", ja: "ファイル依頼" }
+    RequestsEmpty { en: "No file requests yet.", ja: "ファイル依頼はまだありません。" }
+    RequestColNote { en: "Note", ja: "メモ" }
+    RequestOpen { en: "Waiting for a file", ja: "ファイル待ち" }
+    RequestUsed { en: "File received", ja: "受信済み" }
+    RequestExpired { en: "Expired", ja: "期限切れ" }
+    ReceivedAt { en: "received {time}", ja: "{time} に受信" }
+    RequestShareRow { en: "file #{id} in the list below", ja: "下の一覧のファイル #{id}" }
+    RequestReady { en: "The upload link is ready: one file of up to {size}.", ja: "アップロード用リンクを作成しました。{size} までのファイルを 1 つ受け取れます。" }
+    RequestNoLongerOpen { en: "This file request is no longer open. Reload the page to see the current list.", ja: "このファイル依頼はすでに終了しています。ページを再読み込みして最新の一覧を確認してください。" }
+    SizeLimitRange { en: "Choose a limit between 1 MiB and {max}.", ja: "上限は 1 MiB〜{max} の範囲で選んでください。" }
+
+    // The uploader's page
+    UploaderTitle { en: "Send a file", ja: "ファイルを送信" }
+    UploaderHeading { en: "Send a file", ja: "ファイルを送信" }
+    UploaderChoose { en: "File to send", ja: "送信するファイル" }
+    UploaderSend { en: "Send file", ja: "ファイルを送信" }
+    UploaderOnce { en: "This link takes one file. Only the person who sent you the link can download it.", ja: "このリンクで送れるファイルは 1 つです。ダウンロードできるのはリンクを送った人だけです。" }
+    UploadTooLargeHere { en: "The file is larger than this link accepts. Send a smaller file, or ask for a link with a higher limit.", ja: "ファイルがこのリンクの上限を超えています。より小さいファイルを送るか、上限の大きいリンクを依頼してください。" }
+    UploadUnavailable { en: "The file could not be stored right now. The link still works: try again in a few minutes.", ja: "現在ファイルを保存できません。リンクは引き続き有効です。数分後にもう一度お試しください。" }
+    UploadInterrupted { en: "The upload was interrupted. The link still works: try again.", ja: "アップロードが中断されました。リンクは引き続き有効です。もう一度お試しください。" }
+    ThanksTitle { en: "Thank you — your file was received", ja: "ありがとうございます。ファイルを受け取りました" }
+    ThanksText { en: "The link is now used up. You can close this page.", ja: "このリンクは使用済みになりました。このページを閉じてかまいません。" }
+    ThanksFile { en: "“{name}” ({size}) was received. The link is now used up.", ja: "「{name}」（{size}）を受け取りました。このリンクは使用済みになりました。" }
+    RequestUsedTitle { en: "A file was already sent through this link", ja: "このリンクではすでにファイルが送信されています" }
+    RequestUsedText { en: "This link takes one file, and one was already received. Nothing of your upload was kept. Ask the person who sent you the link for a new one.", ja: "このリンクで送れるファイルは 1 つで、すでに受信済みです。今回のアップロードは保存されていません。リンクを送った人に新しいリンクを依頼してください。" }
+    RequestExpiredTitle { en: "This upload link has expired", ja: "このアップロード用リンクは期限切れです" }
+    RequestExpiredText { en: "The link no longer accepts files. Ask the person who sent it for a new one.", ja: "このリンクではファイルを受け付けていません。リンクを送った人に新しいリンクを依頼してください。" }
+    RequestNotFoundTitle { en: "Upload link not found", ja: "アップロード用リンクが見つかりません" }
+    RequestNotFoundText { en: "Check that the link was copied completely, or ask the person who sent it.", ja: "リンクが最後まで正しくコピーされているか確認するか、リンクを送った人に問い合わせてください。" }
 }
 }

@@ -14,6 +14,8 @@ use common::i18n::{num, t, tf, T};
 use common::time::format_time;
 use common::ui::{describe, format_bytes, CopyableLink, Outcome, UiT};
 
+pub use super::ui_requests::RequestUploadPage;
+
 /// A failed call on the admin's shares page: what can vanish there is a share, and a file
 /// above the limit is answered with the way out.
 fn describe_shares(err: &AppError) -> String {
@@ -111,17 +113,26 @@ pub fn SharesPage() -> impl IntoView {
         message.set(Some(Ok(held_message.into())));
         reload.update(|n| *n += 1)
     };
+    let on_published = Callback::new(move |link: NewShare| {
+        created.set(Some(link));
+        reload.update(|n| *n += 1);
+        #[cfg(feature = "hydrate")]
+        if let Some(el) = document().get_element_by_id("share-new") {
+            el.scroll_into_view();
+        }
+    });
 
     view! {
         <Title text=format!("{}{}", t(SharesT::Heading), t(UiT::AdminTitleSuffix))/>
         <h1>{t(SharesT::Heading)}</h1>
         <p class="lead">{t(SharesT::Lead)}</p>
         <NewShareCard created reload/>
+        <super::ui_requests::FileRequestCard/>
         <Outcome message testid="shares-message"/>
         <h2>{t(SharesT::AllShares)}</h2>
         // The table stays while the list is fetched again (live updates): only rows whose share
         // changed are drawn anew, so an open hold form and what is typed in it are kept.
-        <SharesTable rows revoke on_held/>
+        <SharesTable rows revoke on_held on_published/>
         <Show when=move || next.get().is_some()>
             <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
         </Show>
@@ -152,6 +163,7 @@ fn SharesTable(
     rows: Signal<Vec<ShareSummary>>,
     revoke: impl Fn(ShareSummary) + Copy + Send + Sync + 'static,
     on_held: impl Fn() + Copy + Send + Sync + 'static,
+    on_published: Callback<NewShare>,
 ) -> impl IntoView {
     view! {
     <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
@@ -161,8 +173,8 @@ fn SharesTable(
                     <th>{t(SharesT::File)}</th><th>{t(SharesT::ColStatus)}</th><th>{t(SharesT::ColExpires)}</th><th>{t(SharesT::ColFailedDeletes)}</th><th>{t(SharesT::ColCreated)}</th><th><span class="sr-only">{t(SharesT::ColActions)}</span></th>
                 </tr></thead>
                 <tbody>
-                    <For each=move || rows.get() key=|s| (s.id, s.state, s.purge_attempts, s.held) let:share>
-                        <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held/>
+                    <For each=move || rows.get() key=|s| (s.id, s.state, s.purge_attempts, s.held, s.public, s.deliveries.clone()) let:share>
+                        <ShareRow share=share.clone() revoke=move || revoke(share.clone()) on_held on_published/>
                     </For>
                 </tbody>
             </table>
@@ -172,10 +184,23 @@ fn SharesTable(
 }
 
 #[component]
-fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_held: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+fn ShareRow(
+    share: ShareSummary,
+    revoke: impl Fn() + Send + Sync + 'static,
+    on_held: impl Fn() + Copy + Send + Sync + 'static,
+    on_published: Callback<NewShare>,
+) -> impl IntoView {
     use common::holds::{hold_form, HoldTarget};
     let active = share.state == ShareState::Active;
     let id = share.id;
+    let received = share.received;
+    let publish = ServerAction::<PublishReceived>::new();
+    let publish_error = RwSignal::new(None::<String>);
+    Effect::new(move |_| match publish.value().get() {
+        Some(Ok(link)) => on_published.run(link),
+        Some(Err(e)) => publish_error.set(Some(describe_shares(&e))),
+        None => {}
+    });
     let expires = match share.state {
         ShareState::Purged { .. } => share.purged_at.map(|at| tf(SharesT::FileDeletedAt, &[("time", &format_time(at))])).unwrap_or_default(),
         ShareState::Downloaded => share.consumed_at.map(|at| tf(SharesT::DownloadedAt, &[("time", &format_time(at))])).unwrap_or_default(),
@@ -190,6 +215,7 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
     view! {
         <tr data-testid="share-row" data-share-id=share.id>
             <td>
+                {received.then(|| view! { <span class="badge info" data-testid="received-badge">{t(SharesT::ReceivedBadge)}</span> " " })}
                 <span class="file-name">{share.file_name.clone()}</span>
                 <span class="muted nowrap">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
                 {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
@@ -197,12 +223,23 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
             <td>
                 <span class=share.state.badge() data-testid="share-status">{state_label(share.state)}</span>
                 {share.held.then(|| view! { <span class="badge held" data-testid="held-badge">{t(SharesT::OnHold)}</span> })}
+                {(share.public && share.max_downloads > 1).then(|| view! {
+                    <div class="muted" data-testid="share-downloads">{tf(SharesT::DownloadsOf, &[("n", &share.downloads), ("max", &share.max_downloads)])}</div>
+                })}
+                <Deliveries deliveries=share.deliveries.clone() size=share.size_bytes/>
             </td>
             <td class="nowrap">{expires}</td>
             <td class=attempts_class>{attempts}</td>
             <td class="nowrap"><common::time::LocalTime at={share.created_at}/> {share.created_by.clone().map(|n| view! { <div class="muted">{n}</div> })}</td>
             <td class="actions">
-                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{t(SharesT::Revoke)}</button> })}
+                {(active && received).then(|| view! {
+                    <a class="button secondary small" href=format!("/admin/shares/{id}/file") rel="external" download data-testid="received-download">{t(SharesT::DownloadReceived)}</a>
+                })}
+                {(active && received && !share.public).then(|| view! {
+                    <button type="button" class="secondary small" data-testid="publish" on:click=move |_| { publish.dispatch(PublishReceived { id }); }>{t(SharesT::Publish)}</button>
+                })}
+                {move || publish_error.get().map(|m| view! { <p class="field-error" role="alert">{m}</p> })}
+                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{if received { t(SharesT::DeleteNow) } else { t(SharesT::Revoke) }}</button> })}
                 {(active && !share.held).then(|| view! {
                     <details class="hold">
                         <summary>{t(SharesT::LegalHold)}</summary>
@@ -212,6 +249,33 @@ fn ShareRow(share: ShareSummary, revoke: impl Fn() + Send + Sync + 'static, on_h
             </td>
         </tr>
     }
+}
+
+/// The delivery receipts of a share: when each download started, what the server's stream sent,
+/// and whether it completed (after resuming or not).
+#[component]
+fn Deliveries(deliveries: Vec<super::Delivery>, size: i64) -> impl IntoView {
+    (!deliveries.is_empty()).then(|| {
+        view! {
+            <ul class="deliveries muted" data-testid="deliveries">
+                {deliveries.into_iter().map(|d| {
+                    let sent = tf(SharesT::BytesSent, &[("sent", &format_bytes(d.bytes_sent.max(0) as u64)), ("size", &format_bytes(size.max(0) as u64))]);
+                    let outcome = match (d.completed_at, d.resumes) {
+                        (Some(at), 0) => tf(SharesT::DeliveryComplete, &[("time", &format_time(at))]),
+                        (Some(at), n) => tf(SharesT::DeliveryCompleteResumed, &[("time", &format_time(at)), ("n", &n)]),
+                        (None, _) => t(SharesT::DeliveryIncomplete).to_string(),
+                    };
+                    let done = d.completed_at.is_some();
+                    view! {
+                        <li data-testid="delivery" data-complete=done.to_string()>
+                            {tf(SharesT::DeliveryStarted, &[("time", &format_time(d.started_at))])} " · " {sent} " · "
+                            <span class=if done { "ok" } else { "bad" }>{outcome}</span>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        }
+    })
 }
 
 /// The browser's checks before an upload starts (the file's size, and the checks of `super`
@@ -243,6 +307,7 @@ fn check_upload(file: Option<&web_sys::File>, expiry: &str, note: &str, limits: 
 struct Upload {
     created: RwSignal<Option<NewShare>>,
     note: RwSignal<String>,
+    downloads: RwSignal<String>,
     errors: RwSignal<common::error::FieldErrors>,
     progress: RwSignal<Option<Progress>>,
     failure: RwSignal<Option<String>>,
@@ -261,8 +326,7 @@ impl Upload {
         let owner = Owner::current();
         let started = super::upload::start(
             file,
-            expiry,
-            &self.note.get_untracked(),
+            &[("expires_hours", expiry), ("max_downloads", &self.downloads.get_untracked()), ("note", &self.note.get_untracked())],
             move |loaded, total| progress.set(Some(Progress { loaded, total })),
             move |result: Result<NewShare, UploadError>| match owner {
                 Some(owner) => owner.with(|| self.finish(result)),
@@ -321,6 +385,7 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
     let default_hours = choices.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
     let expiry = RwSignal::new(default_hours.to_string());
     let note = RwSignal::new(String::new());
+    let downloads = RwSignal::new("1".to_string());
     let errors = RwSignal::new(common::error::FieldErrors::new());
     let progress = RwSignal::new(None::<Progress>);
     let failure = RwSignal::new(None::<String>);
@@ -335,10 +400,13 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
         #[cfg(feature = "hydrate")]
         {
             let file = file_input.get_untracked().and_then(|i| i.files()).and_then(|f| f.get(0));
-            let errs = check_upload(file.as_ref(), &expiry.get_untracked(), &note.get_untracked(), limits);
+            let mut errs = check_upload(file.as_ref(), &expiry.get_untracked(), &note.get_untracked(), limits);
+            if let Err(m) = super::parse_max_downloads(&downloads.get_untracked()) {
+                errs.insert("max_downloads".into(), m);
+            }
             errors.set(errs.clone());
             let Some(file) = file.filter(|_| errs.is_empty()) else { return };
-            let upload = Upload { created, note, errors, progress, failure, file_input, reload, current };
+            let upload = Upload { created, note, downloads, errors, progress, failure, file_input, reload, current };
             upload.start(&file, &expiry.get_untracked());
         }
     };
@@ -368,6 +436,14 @@ fn UploadForm(limits: ShareLimits, created: RwSignal<Option<NewShare>>, reload: 
                     {choices.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
                 </select>
                 <p class="field-error" id="share-expiry-error" role="alert">{error_of("expires_hours")}</p>
+            </div>
+            <div class="field">
+                <label for="share-downloads">{t(SharesT::DownloadsAllowed)}</label>
+                <input id="share-downloads" name="max_downloads" type="number" min="1" max=super::MAX_DOWNLOADS.to_string() step="1" inputmode="numeric"
+                    prop:value=downloads on:input=move |ev| downloads.set(event_target_value(&ev))
+                    aria-invalid=invalid("max_downloads") aria-describedby="share-downloads-hint share-downloads-error" disabled=uploading/>
+                <p class="hint left" id="share-downloads-hint">{tf(SharesT::DownloadsHint, &[("max", &super::MAX_DOWNLOADS)])}</p>
+                <p class="field-error" id="share-downloads-error" role="alert">{error_of("max_downloads")}</p>
             </div>
             <div class="field">
                 <label for="share-note">{t(SharesT::Note)} <span class="muted">{t(SharesT::NoteHint)}</span></label>

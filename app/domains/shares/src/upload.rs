@@ -31,25 +31,37 @@ fn start_error(lang: Lang) -> impl Fn(JsValue) -> String + Copy {
     }
 }
 
-/// Starts the upload: `expires_hours` and `note` first, so the server checks them before the
-/// file arrives. `on_progress(sent, total)` runs as bytes go out; `on_done` runs once.
+/// Starts the upload: `expires_hours`, `max_downloads` and `note` first, so the server checks
+/// them before the file arrives. `on_progress(sent, total)` runs as bytes go out; `on_done` runs
+/// once.
 pub fn start(
     file: &File,
-    expires_hours: &str,
-    note: &str,
+    fields: &[(&str, &str)],
     on_progress: impl Fn(f64, f64) + 'static,
     on_done: impl FnOnce(Result<NewShare, UploadError>) + 'static,
+) -> Result<XmlHttpRequest, String> {
+    send(UPLOAD_PATH, file, fields, on_progress, on_done)
+}
+
+/// Sends `fields`, then `file`, as a multipart form to `path`; the answer (201) is read as `R`.
+pub fn send<R: serde::de::DeserializeOwned + 'static>(
+    path: &str,
+    file: &File,
+    fields: &[(&str, &str)],
+    on_progress: impl Fn(f64, f64) + 'static,
+    on_done: impl FnOnce(Result<R, UploadError>) + 'static,
 ) -> Result<XmlHttpRequest, String> {
     // The language is read now, in the form's context: the request's callbacks run outside it.
     let lang = common::i18n::lang();
     let js_error = start_error(lang);
     let form = FormData::new().map_err(js_error)?;
-    form.append_with_str("expires_hours", expires_hours).map_err(js_error)?;
-    form.append_with_str("note", note).map_err(js_error)?;
+    for (name, value) in fields {
+        form.append_with_str(name, value).map_err(js_error)?;
+    }
     form.append_with_blob_and_filename("file", file, &file.name()).map_err(js_error)?;
 
     let xhr = XmlHttpRequest::new().map_err(js_error)?;
-    xhr.open("POST", UPLOAD_PATH).map_err(js_error)?;
+    xhr.open("POST", path).map_err(js_error)?;
     xhr.set_request_header("Accept", "application/json").map_err(js_error)?;
 
     let progress = Closure::<dyn FnMut(ProgressEvent)>::new(move |e: ProgressEvent| {
@@ -60,8 +72,9 @@ pub fn start(
     xhr.upload().map_err(js_error)?.set_onprogress(Some(progress.as_ref().unchecked_ref()));
 
     // Exactly one of load / error / abort ends the upload; the first one takes `on_done`.
-    let done: Rc<RefCell<Option<Box<dyn FnOnce(Result<NewShare, UploadError>)>>>> = Rc::new(RefCell::new(Some(Box::new(on_done))));
-    let finish = move |done: &Rc<RefCell<Option<Box<dyn FnOnce(Result<NewShare, UploadError>)>>>>, result| {
+    type Done<R> = Rc<RefCell<Option<Box<dyn FnOnce(Result<R, UploadError>)>>>>;
+    let done: Done<R> = Rc::new(RefCell::new(Some(Box::new(on_done))));
+    let finish = move |done: &Done<R>, result| {
         if let Some(f) = done.borrow_mut().take() {
             f(result);
         }
@@ -83,7 +96,7 @@ pub fn start(
     Ok(xhr)
 }
 
-fn outcome(xhr: &XmlHttpRequest, lang: Lang) -> Result<NewShare, UploadError> {
+fn outcome<R: serde::de::DeserializeOwned>(xhr: &XmlHttpRequest, lang: Lang) -> Result<R, UploadError> {
     let status = xhr.status().unwrap_or(0);
     let body = xhr.response_text().ok().flatten().unwrap_or_default();
     if status == 201 {

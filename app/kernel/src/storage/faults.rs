@@ -167,6 +167,12 @@ impl<S: BlobStore> BlobStore for FaultyStore<S> {
             self.inner.open(key).await
         })
     }
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        Box::pin(async move {
+            self.faults.enter(Op::Open, Some(key)).await?;
+            self.inner.open_at(key, start).await
+        })
+    }
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         Box::pin(async move {
             self.faults.enter(Op::Delete, Some(key)).await?;

@@ -278,6 +278,22 @@ impl BlobStore for LocalDirStore {
         })
     }
 
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        Box::pin(async move {
+            use tokio::io::AsyncSeekExt;
+            let mut file = match tokio::fs::File::open(self.path(key)?).await {
+                Ok(f) => f,
+                Err(e) if not_found(&e) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            let total = file.metadata().await?.len();
+            let start = start.min(total);
+            file.seek(std::io::SeekFrom::Start(start)).await?;
+            let body = tokio_util::io::ReaderStream::with_capacity(file, READ_CHUNK).map_err(BlobError::Io).boxed();
+            Ok(Some(Blob { len: total - start, body }))
+        })
+    }
+
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         Box::pin(async move {
             match tokio::fs::remove_file(self.path(key)?).await {

@@ -126,6 +126,10 @@ impl BlobStore for MarkedStore {
         self.inner.open(key)
     }
 
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        self.inner.open_at(key, start)
+    }
+
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         Box::pin(async move {
             super::check_key(key)?;

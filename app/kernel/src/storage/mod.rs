@@ -223,6 +223,26 @@ pub trait BlobStore: Send + Sync {
     }
     /// Opens an object for streaming (`None` when absent).
     fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>>;
+    /// Opens an object from byte `start` on (a resumed download): `Blob::len` is what is left
+    /// (0 when `start` is at or past the end). `None` when absent. Backends read only the part
+    /// asked for; this default reads through the start and is for tests' wrappers.
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        Box::pin(async move {
+            let Some(blob) = self.open(key).await? else { return Ok(None) };
+            let len = blob.len.saturating_sub(start);
+            let mut skip = start;
+            let body = blob
+                .body
+                .map_ok(move |mut chunk| {
+                    let cut = skip.min(chunk.len() as u64) as usize;
+                    skip -= cut as u64;
+                    chunk.split_off(cut)
+                })
+                .try_filter(|c| futures::future::ready(!c.is_empty()))
+                .boxed();
+            Ok(Some(Blob { len, body }))
+        })
+    }
     /// Deletes `key`; an absent object counts as deleted.
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>>;
 
@@ -279,6 +299,9 @@ impl<T: BlobStore + ?Sized> BlobStore for Box<T> {
     }
     fn open<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
         (**self).open(key)
+    }
+    fn open_at<'a>(&'a self, key: &'a str, start: u64) -> BoxFuture<'a, Result<Option<Blob>, BlobError>> {
+        (**self).open_at(key, start)
     }
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), BlobError>> {
         (**self).delete(key)

@@ -1,0 +1,378 @@
+//! The recipient's download (`POST /s/{token}`) and its resume.
+//!
+//! A won claim (one conditional UPDATE, so exactly `max_downloads` of any number of concurrent
+//! downloads win) starts a *delivery*: a row holding the hash of a receipt that is given to this
+//! client only, as an HttpOnly cookie scoped to the share's path, valid until the delivery grace
+//! after the claim ends. With it (and from the same client: its keyed address and browser), that
+//! client may resume with `Range` (`206`, `Content-Range`, `ETag`/`If-Range`), as `curl -C -` and
+//! Chromium's download resume do; nobody else can. What the server's own stream sent is counted
+//! per delivery (the shares list's receipts). The GC still deletes the file after the grace.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use app::i18n::t;
+use app::shares::{self, lifecycle::claim_delivery, receipts, ShareState};
+use app::state::AppState;
+use app::storage::{BlobStore, ByteStream};
+use app::token::{hash_token, new_token, well_formed_hash};
+use axum::{
+    body::Body,
+    extract::{Path, Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+/// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
+/// autocommit conditional UPDATE → only then stream the file, with a receipt for resuming.
+/// Consumed or expired: the share page with 410; unknown: 404. No byte of the file is sent unless
+/// this request won a claim — or holds this share's receipt (a resume).
+pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
+    // What the recipient reads (a 503's text) in their language.
+    let lang = app::i18n::lang_of_headers(req.headers());
+    app::i18n::with_lang(lang, async move {
+        if receipt_of(req.headers()).is_some() {
+            return resume(&state, &token, req).await;
+        }
+        deliver(state, token, req).await
+    })
+    .await
+}
+
+/// `GET /s/{token}` with `Range` and a receipt is a resume (a browser resumes with a GET);
+/// every other GET is the share page.
+pub async fn resume_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let is_resume = matches!(*req.method(), Method::GET | Method::HEAD) && req.headers().contains_key(header::RANGE) && receipt_of(req.headers()).is_some();
+    let token = req.uri().path().strip_prefix("/s/").filter(|t| !t.is_empty() && !t.contains('/')).map(str::to_owned);
+    match (is_resume, token) {
+        (true, Some(token)) => {
+            let lang = app::i18n::lang_of_headers(req.headers());
+            app::i18n::with_lang(lang, resume(&state, &token, req)).await
+        }
+        _ => next.run(req).await,
+    }
+}
+
+/// The receipt cookie's value, if the request carries one.
+fn receipt_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| app::i18n::cookie_value(c, receipts::COOKIE))
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+/// The keyed hash of the client a receipt is bound to: its address (as the trusted proxies give
+/// it) and its browser.
+fn client_key(state: &AppState, req: &Request) -> String {
+    let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    let ip = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_default();
+    let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("receipt", &format!("{ip}\0{agent}"))
+}
+
+/// The visitor as the audit log keeps them: the keyed hash of their address.
+fn visitor(state: &AppState, req: &Request) -> app::kernel::audit::Actor {
+    let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    let ip = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    app::kernel::audit::Actor { admin: None, client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&ip) }
+}
+
+/// The share's strong validator: a share's file never changes (one object per share).
+fn etag(share: &shares::db::ShareRecord) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"s{}-{}\"", share.id, share.size_bytes)).unwrap_or_else(|_| HeaderValue::from_static("\"s\""))
+}
+
+async fn deliver(state: AppState, token: String, req: Request) -> Response {
+    let Some(hash) = well_formed_hash(&token) else {
+        return share_page(&state, req).await;
+    };
+    let share = match shares::db::find_by_token_hash(&state.pool, &hash).await {
+        Ok(Some(s)) if s.state() == ShareState::Active => s,
+        Ok(_) => return share_page(&state, req).await,
+        Err(e) => return unavailable("share lookup", e),
+    };
+    // Open before claiming: a missing or damaged file must not use the share up.
+    let blob = match state.blobs.open(&share.blob_key).await {
+        Ok(Some(b)) if b.len == share.size_bytes as u64 => b,
+        Ok(found) => {
+            tracing::error!(share.id = share.id, found = found.is_some(), "a share's file is missing or has the wrong size");
+            return unavailable("share file", "missing or wrong size");
+        }
+        Err(e) => return unavailable("share file", e),
+    };
+    let (receipt, receipt_hash) = new_token();
+    // The claim commits before the first byte: "never delivered more than allowed".
+    let delivery = match claim_delivery(&state.pool, share.id, &receipt_hash, &client_key(&state, &req)).await {
+        Ok(Some(d)) => d,
+        Ok(None) => return share_page(&state, req).await,
+        Err(e) => return unavailable("share claim", e),
+    };
+    // Crash tests stop here: claimed, not a byte sent.
+    fail::fail_point!("share-download-after-claim");
+    state.live.touch(app::live::Topic::Share, Some(share.id.to_string()));
+    shares::gc::gc_in_background(&state);
+    tracing::info!(share.id = share.id, "share downloaded");
+    let grace = state.domain::<shares::ShareSettings>().gc.delivery_grace;
+    let body = Metered::new(blob.body, Meter { state: state.clone(), delivery, share: share.id, start: 0, size: share.size_bytes });
+    let mut res = Response::new(Body::from_stream(body));
+    file_headers(res.headers_mut(), &share, blob.len);
+    let secure = if state.config.public_url.starts_with("https://") { "; Secure" } else { "" };
+    let cookie = format!("{}={receipt}; Path=/s/{token}; Max-Age={}; HttpOnly; SameSite=Lax{secure}", receipts::COOKIE, grace.as_secs());
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        res.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    res
+}
+
+/// The headers of a file response (whole or part).
+fn file_headers(h: &mut HeaderMap, share: &shares::db::ShareRecord, len: u64) {
+    h.insert(header::CONTENT_TYPE, shares::download::served_content_type(&share.content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(header::CONTENT_DISPOSITION, shares::download::content_disposition(&share.file_name));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(header::ETAG, etag(share));
+}
+
+/// A refusal of a resume, in words (plain text: it answers a download, not a page).
+fn refuse(status: StatusCode, text: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], text).into_response()
+}
+
+/// A resume: only with this share's receipt, from the client it was given to, within the grace.
+async fn resume(state: &AppState, token: &str, req: Request) -> Response {
+    let receipt = receipt_of(req.headers()).unwrap_or_default();
+    let Some(hash) = well_formed_hash(token) else {
+        return share_page(state, req).await;
+    };
+    let share = match shares::db::find_by_token_hash(&state.pool, &hash).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return share_page(state, req).await,
+        Err(e) => return unavailable("share lookup", e),
+    };
+    let grace = state.domain::<shares::ShareSettings>().gc.delivery_grace;
+    let delivery = match receipts::find(&state.pool, share.id, &hash_token(&receipt), grace).await {
+        Ok(Some(d)) => d,
+        Ok(None) => return refuse(StatusCode::FORBIDDEN, t(app::i18n::T::ShareReceiptInvalid)),
+        Err(e) => return unavailable("receipt lookup", e),
+    };
+    if delivery.client_hash != client_key(state, &req) {
+        return refuse(StatusCode::FORBIDDEN, t(app::i18n::T::ShareReceiptInvalid));
+    }
+    if !delivery.in_grace || matches!(share.state(), ShareState::Purged { .. }) {
+        return refuse(StatusCode::GONE, t(app::i18n::T::ShareResumeOver));
+    }
+    let size = share.size_bytes.max(0) as u64;
+    let tag = etag(&share);
+    // If-Range that does not match: the whole file (RFC 9110 §13.1.5); so does no Range at all.
+    let if_range_ok = req.headers().get(header::IF_RANGE).is_none_or(|v| v.as_bytes() == tag.as_bytes());
+    let range = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok()).filter(|_| if_range_ok).map(|r| parse_range(r, size));
+    let (start, end) = match range {
+        None | Some(Range::Ignore) => (0, size.saturating_sub(1)),
+        Some(Range::Bytes(a, b)) => (a, b),
+        Some(Range::Unsatisfiable) => {
+            let mut res = refuse(StatusCode::RANGE_NOT_SATISFIABLE, t(app::i18n::T::ShareRangeBad));
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                res.headers_mut().insert(header::CONTENT_RANGE, v);
+            }
+            return res;
+        }
+    };
+    let partial = matches!(range, Some(Range::Bytes(..)));
+    let blob = match state.blobs.open_at(&share.blob_key, start).await {
+        Ok(Some(b)) => b,
+        Ok(None) => return refuse(StatusCode::GONE, t(app::i18n::T::ShareResumeOver)),
+        Err(e) => return unavailable("share file", e),
+    };
+    if let Err(e) = receipts::note_resume(&state.pool, delivery.id, share.id, &visitor(state, &req)).await {
+        return unavailable("resume record", e);
+    }
+    tracing::info!(share.id = share.id, partial, "share download resumed");
+    let len = if size == 0 { 0 } else { end - start + 1 };
+    let body = if req.method() == Method::HEAD {
+        Body::empty()
+    } else {
+        let limited = take_bytes(blob.body, len);
+        Body::from_stream(Metered::new(limited, Meter { state: state.clone(), delivery: delivery.id, share: share.id, start: start as i64, size: share.size_bytes }))
+    };
+    let mut res = Response::new(body);
+    file_headers(res.headers_mut(), &share, len);
+    if partial {
+        *res.status_mut() = StatusCode::PARTIAL_CONTENT;
+        if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")) {
+            res.headers_mut().insert(header::CONTENT_RANGE, v);
+        }
+    }
+    res
+}
+
+/// A `Range` header, as this server answers it: one byte range, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Range {
+    /// Inclusive first and last byte.
+    Bytes(u64, u64),
+    /// Not one range of bytes (several ranges, another unit, malformed): the whole file.
+    Ignore,
+    /// Starts at or past the end: 416.
+    Unsatisfiable,
+}
+
+fn parse_range(raw: &str, size: u64) -> Range {
+    let Some(spec) = raw.trim().strip_prefix("bytes=") else { return Range::Ignore };
+    if spec.contains(',') {
+        return Range::Ignore;
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else { return Range::Ignore };
+    let (a, b) = (a.trim(), b.trim());
+    let parse = |s: &str| s.parse::<u64>().ok();
+    match (a.is_empty(), b.is_empty()) {
+        // bytes=-N: the last N bytes.
+        (true, false) => match parse(b) {
+            Some(0) => Range::Unsatisfiable,
+            Some(n) if size > 0 => Range::Bytes(size.saturating_sub(n), size - 1),
+            Some(_) => Range::Unsatisfiable,
+            None => Range::Ignore,
+        },
+        (false, _) => {
+            let Some(first) = parse(a) else { return Range::Ignore };
+            let last = if b.is_empty() { Some(u64::MAX) } else { parse(b) };
+            match last {
+                None => Range::Ignore,
+                Some(last) if last < first => Range::Ignore,
+                Some(_) if first >= size => Range::Unsatisfiable,
+                Some(last) => Range::Bytes(first, last.min(size - 1)),
+            }
+        }
+        (true, true) => Range::Ignore,
+    }
+}
+
+/// At most `len` bytes of `body`.
+fn take_bytes(body: ByteStream<'static>, len: u64) -> ByteStream<'static> {
+    futures::stream::unfold((body, len), |(mut body, left)| async move {
+        if left == 0 {
+            return None;
+        }
+        match body.next().await? {
+            Ok(mut chunk) => {
+                if chunk.len() as u64 > left {
+                    chunk.truncate(left as usize);
+                }
+                let left = left - chunk.len() as u64;
+                Some((Ok(chunk), (body, left)))
+            }
+            Err(e) => Some((Err(e), (body, 0))),
+        }
+    })
+    .boxed()
+}
+
+/// Where a response's byte count is recorded when its stream ends (completed, failed or dropped
+/// because the client went away).
+struct Meter {
+    state: AppState,
+    delivery: i64,
+    share: i64,
+    start: i64,
+    size: i64,
+}
+
+/// A file's bytes as the server hands them to the connection, counted.
+struct Metered {
+    inner: ByteStream<'static>,
+    sent: u64,
+    meter: Option<Meter>,
+}
+
+impl Metered {
+    fn new(inner: ByteStream<'static>, meter: Meter) -> Self {
+        Metered { inner, sent: 0, meter: Some(meter) }
+    }
+
+    fn finish(&mut self) {
+        let Some(m) = self.meter.take() else { return };
+        let sent = self.sent as i64;
+        let state = m.state.clone();
+        m.state.background.spawn("delivery-receipt", async move {
+            let completed = receipts::record_sent(&state.pool, m.delivery, m.start, sent, m.size).await?;
+            state.live.touch(app::live::Topic::Share, Some(m.share.to_string()));
+            if completed {
+                tracing::info!(share.id = m.share, "share delivered completely");
+            }
+            Ok::<(), sqlx::Error>(())
+        });
+    }
+}
+
+impl Stream for Metered {
+    type Item = Result<Bytes, app::storage::BlobError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = self.inner.poll_next_unpin(cx);
+        match &next {
+            Poll::Ready(Some(Ok(chunk))) => self.sent += chunk.len() as u64,
+            Poll::Ready(Some(Err(_))) | Poll::Ready(None) => self.finish(),
+            Poll::Pending => {}
+        }
+        next
+    }
+}
+
+impl Drop for Metered {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The share page for this URL (it says "already downloaded", "expired" or "not found", with
+/// 410 or 404), rendered as the GET would be.
+pub(crate) async fn share_page(state: &AppState, req: Request) -> Response {
+    let (mut parts, _) = req.into_parts();
+    parts.method = Method::GET;
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::RANGE);
+    render_get(state, parts).await
+}
+
+/// Renders the page at `parts`' URI as its GET would be.
+pub(crate) async fn render_get(state: &AppState, parts: axum::http::request::Parts) -> Response {
+    let context_state = state.clone();
+    let options = (*state.leptos_options).clone();
+    let render = leptos_axum::render_app_async_with_context(move || app::kernel::state::provide(&context_state), move || app::shell(options.clone()));
+    render(Request::from_parts(parts, Body::empty())).await
+}
+
+/// The file cannot be sent now; the share was not used up.
+pub(crate) fn unavailable(context: &'static str, cause: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %cause, "download failed: {context}");
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")], t(app::i18n::T::ShareUnavailable))
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_range, Range};
+
+    #[test]
+    fn ranges_are_one_byte_range_or_the_whole_file() {
+        assert_eq!(parse_range("bytes=0-", 10), Range::Bytes(0, 9));
+        assert_eq!(parse_range("bytes=5-", 10), Range::Bytes(5, 9));
+        assert_eq!(parse_range("bytes=2-4", 10), Range::Bytes(2, 4));
+        assert_eq!(parse_range("bytes=2-400", 10), Range::Bytes(2, 9));
+        assert_eq!(parse_range("bytes=-3", 10), Range::Bytes(7, 9));
+        assert_eq!(parse_range("bytes=-30", 10), Range::Bytes(0, 9));
+        assert_eq!(parse_range("bytes=10-", 10), Range::Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 10), Range::Unsatisfiable);
+        for whole in ["items=0-1", "bytes=0-1,3-4", "bytes=4-2", "bytes=x-", "bytes=-", "bytes=1-y"] {
+            assert_eq!(parse_range(whole, 10), Range::Ignore, "{whole}");
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Routes of file requests that stream bodies: the uploader's `POST /r/{token}` (public: the
+//! token is the authorisation) and the admin's download of a received file
+//! (`GET /admin/shares/{id}/file`, behind the gate).
+
+use app::auth::AdminInfo;
+use app::error::AppError;
+use app::i18n::t;
+use app::shares::{self, requests, texts::SharesT, FileReceived, FileRequestState};
+use app::state::AppState;
+use app::storage::BlobStore;
+use app::token::well_formed_hash;
+use axum::{
+    body::Body,
+    extract::{multipart::MultipartRejection, ConnectInfo, Extension, Multipart, Path, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode, Uri},
+    response::{IntoResponse, Response},
+    Json,
+};
+
+use crate::deliver::{render_get, unavailable};
+use crate::shares::{error_response, field_error, multipart_error, store_file, ReceivedFile, FORM_OVERHEAD};
+
+/// Why an upload through a file request did not store a file (each also has a page).
+enum Refusal {
+    NotFound,
+    Used,
+    Expired,
+    App(AppError),
+}
+
+impl Refusal {
+    fn status(&self) -> StatusCode {
+        match self {
+            Refusal::NotFound => StatusCode::NOT_FOUND,
+            Refusal::Used => StatusCode::CONFLICT,
+            Refusal::Expired => StatusCode::GONE,
+            Refusal::App(e) => StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+        }
+    }
+
+    /// The `?error=` the page shows it with (no JavaScript), or `None`: the page's own state says it.
+    fn page_code(&self) -> Option<&'static str> {
+        match self {
+            Refusal::NotFound | Refusal::Used | Refusal::Expired => None,
+            Refusal::App(AppError::TooLarge { .. }) => Some("too_large"),
+            Refusal::App(AppError::Invalid(_)) => Some("no_file"),
+            Refusal::App(AppError::StorageUnavailable) | Refusal::App(AppError::Internal) => Some("unavailable"),
+            Refusal::App(_) => Some("interrupted"),
+        }
+    }
+
+    fn into_app_error(self) -> AppError {
+        match self {
+            Refusal::NotFound => AppError::NotFound,
+            Refusal::Used => AppError::Conflict(t(SharesT::RequestUsedText).into()),
+            Refusal::Expired => AppError::Gone,
+            Refusal::App(e) => e,
+        }
+    }
+}
+
+/// `POST /r/{token}`: a multipart form with one `file`, streamed to the blob store (at most the
+/// request's size limit, never whole in memory). The first completed upload consumes the request
+/// (one conditional UPDATE, in the transaction of the received file's row); any other gets 409
+/// and its file is deleted before the answer. JSON clients get 201 with the file's name and size;
+/// browsers without JavaScript get the page (303 to it on success).
+pub async fn upload(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Response {
+    let lang = app::i18n::lang_of_headers(&headers);
+    let wants_json = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/json"));
+    let client = app::state::client_ip(&headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    let actor = app::kernel::audit::Actor { admin: None, client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&client) };
+    let result = app::i18n::with_lang(lang, receive(&state, &token, &headers, &actor, multipart)).await;
+    match (result, wants_json) {
+        (Ok(received), true) => (StatusCode::CREATED, Json(received)).into_response(),
+        (Ok(_), false) => (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/r/{token}?sent=1"))]).into_response(),
+        (Err(refusal), true) => {
+            let status = refusal.status();
+            let mut res = app::i18n::with_lang(lang, async { error_response(refusal.into_app_error()) }).await;
+            *res.status_mut() = status;
+            res
+        }
+        (Err(refusal), false) => {
+            let status = refusal.status();
+            let query = refusal.page_code().map(|c| format!("?error={c}")).unwrap_or_default();
+            let Ok(uri) = format!("/r/{token}{query}").parse::<Uri>() else {
+                return StatusCode::NOT_FOUND.into_response();
+            };
+            let mut req = axum::http::Request::get(uri).body(()).expect("a GET request");
+            for name in [header::ACCEPT_LANGUAGE, header::COOKIE] {
+                if let Some(v) = headers.get(&name) {
+                    req.headers_mut().insert(name, v.clone());
+                }
+            }
+            let (parts, ()) = req.into_parts();
+            let mut res = render_get(&state, parts).await;
+            *res.status_mut() = status;
+            res
+        }
+    }
+}
+
+async fn receive(
+    state: &AppState,
+    token: &str,
+    headers: &HeaderMap,
+    actor: &app::kernel::audit::Actor,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<FileReceived, Refusal> {
+    let hash = well_formed_hash(token).ok_or(Refusal::NotFound)?;
+    let request = requests::find_by_token_hash(&state.pool, &hash).await.map_err(|e| Refusal::App(AppError::internal("file request lookup", e)))?.ok_or(Refusal::NotFound)?;
+    match request.state() {
+        FileRequestState::Open => {}
+        FileRequestState::Used => return Err(Refusal::Used),
+        FileRequestState::Expired => return Err(Refusal::Expired),
+    }
+    let limit = request.max_bytes.max(0) as u64;
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit + FORM_OVERHEAD) {
+        return Err(Refusal::App(AppError::TooLarge { limit_bytes: limit }));
+    }
+    let mut multipart = multipart.map_err(|e| Refusal::App(AppError::BadRequest(format!("send the form as multipart/form-data ({})", e.body_text()))))?;
+    let mut file: Option<ReceivedFile> = None;
+    while let Some(field) = multipart.next_field().await.map_err(|e| Refusal::App(multipart_error(e, limit)))? {
+        if field.name() != Some("file") {
+            continue;
+        }
+        if file.is_some() {
+            return Err(Refusal::App(field_error("file", t(SharesT::OneFileAtATime))));
+        }
+        file = Some(store_file(state, field, limit).await.map_err(Refusal::App)?);
+    }
+    let Some(ReceivedFile { mut stored, file_name, content_type, size }) = file else {
+        return Err(Refusal::App(field_error("file", t(SharesT::ChooseFile))));
+    };
+    let keep_hours = state.domain::<shares::ShareSettings>().max_expiry_hours;
+    let received = requests::Received { blob_key: &stored.key, file_name: &file_name, size_bytes: size as i64, content_type: &content_type, keep_hours };
+    // Crash tests stop here: the file is stored, the request not consumed (an orphan for the GC).
+    fail::fail_point!("request-upload-after-store");
+    // From here the file is never deleted by the drop guard: a commit in flight may have won.
+    stored.committed = true;
+    match requests::receive(&state.pool, request.id, &received, actor).await {
+        Ok(Some(share_id)) => {
+            state.live.touch(app::live::Topic::Share, Some(share_id.to_string()));
+            shares::gc::gc_in_background(state);
+            tracing::info!(share.id = share_id, file_request.id = request.id, size_bytes = size, "file received through a file request");
+            Ok(FileReceived { file_name, size_bytes: size as i64 })
+        }
+        Ok(None) => {
+            // Another upload won (or the link expired meanwhile): this one leaves nothing stored.
+            if let Err(e) = state.blobs.delete(&stored.key).await {
+                tracing::warn!(error = %e, "a refused upload's file could not be deleted; reconciliation removes it");
+            }
+            let now_expired = matches!(requests::find_by_token_hash(&state.pool, &hash).await, Ok(Some(r)) if r.state() == FileRequestState::Expired);
+            Err(if now_expired { Refusal::Expired } else { Refusal::Used })
+        }
+        Err(e) => Err(Refusal::App(AppError::internal("file request: saving the received file failed", e))),
+    }
+}
+
+/// `GET /admin/shares/{id}/file`: the admin downloads a received file (it stays until it
+/// expires; the download is recorded). Only received files: an uploaded share is the
+/// recipient's, delivered once.
+pub async fn admin_file(
+    State(state): State<AppState>,
+    admin: Option<Extension<AdminInfo>>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(Extension(admin)) = admin else {
+        return error_response(AppError::Unauthorized);
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return error_response(AppError::NotFound);
+    };
+    let row = match sqlx::query_as::<_, (String, String, i64, String)>(
+        "select blob_key, file_name, size_bytes, content_type from shares
+         where id = $1 and origin = 'request' and status = 'active' and expires_at > now()",
+    )
+    .bind(id)
+    .fetch_optional(&state.pool)
+    .await
+    {
+        Ok(Some(r)) => r,
+        Ok(None) => return error_response(AppError::NotFound),
+        Err(e) => return error_response(AppError::internal("received file lookup", e)),
+    };
+    let (blob_key, file_name, size, content_type) = row;
+    let blob = match state.blobs.open(&blob_key).await {
+        Ok(Some(b)) if b.len == size as u64 => b,
+        Ok(_) => return unavailable("received file", "missing or wrong size"),
+        Err(e) => return unavailable("received file", e),
+    };
+    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let recorded = async {
+        let mut tx = state.pool.begin().await?;
+        app::kernel::audit::record(&mut tx, &actor, app::audit::AuditKind::ShareFetch, Some(("share", &id.to_string())), None).await?;
+        tx.commit().await
+    };
+    if let Err(e) = recorded.await {
+        return error_response(AppError::internal("received file: recording the download failed", e));
+    }
+    let mut res = Response::new(Body::from_stream(blob.body));
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, shares::download::served_content_type(&content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(blob.len));
+    h.insert(header::CONTENT_DISPOSITION, shares::download::content_disposition(&file_name));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    res
+}
