@@ -1,5 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
@@ -28,6 +29,16 @@ async function liveShareLink(browser: Browser, tag: string): Promise<string> {
   return link;
 }
 
+/** An open file request's upload page (its row written directly: only the token's hash is kept). */
+function liveRequestLink(): string {
+  const token = randomBytes(32).toString('base64url');
+  const hash = createHash('sha256').update(token).digest('hex');
+  execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c',
+    `insert into file_requests (token_hash, note, max_bytes, expires_at)
+     values (decode('${hash}', 'hex'), 'Please send the signed form.', 10485760, now() + interval '1 day')`]);
+  return `/r/${token}`;
+}
+
 // One test per language (they run in parallel), each page in both colour schemes.
 for (const locale of ['en-US', 'ja-JP']) {
   test(`axe finds no violations on the visitor pages (${locale}), in both colour schemes`, async ({ browser }) => {
@@ -39,6 +50,8 @@ for (const locale of ['en-US', 'ja-JP']) {
       ['/retention', async (p) => expect(p.getByTestId('promise-messages')).toBeVisible()],
       [link, async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
       ['/s/not-a-real-share-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
+      [liveRequestLink(), async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
+      ['/r/not-a-real-request-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
       ['/invite/not-a-real-invite-token', async (p) => expect(p.getByTestId('invite-invalid')).toBeVisible()],
       ['/no-such-page', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
     ];

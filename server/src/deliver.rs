@@ -29,12 +29,14 @@ use futures::{Stream, StreamExt};
 /// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
 /// autocommit conditional UPDATE → only then stream the file, with a receipt for resuming.
 /// Consumed or expired: the share page with 410; unknown: 404. No byte of the file is sent unless
-/// this request won a claim — or holds this share's receipt (a resume).
+/// this request won a claim — or asks for a range with this share's receipt (a resume).
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
     // What the recipient reads (a 503's text) in their language.
     let lang = app::i18n::lang_of_headers(req.headers());
     app::i18n::with_lang(lang, async move {
-        if receipt_of(req.headers()).is_some() {
+        // Only a Range with a receipt resumes: the same browser pressing Download again is a new
+        // claim (refused once the downloads are used up).
+        if req.headers().contains_key(header::RANGE) && receipt_of(req.headers()).is_some() {
             return resume(&state, &token, req).await;
         }
         deliver(state, token, req).await
@@ -194,6 +196,8 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
     if let Err(e) = receipts::note_resume(&state.pool, delivery.id, share.id, &visitor(state, &req)).await {
         return unavailable("resume record", e);
     }
+    // Crash tests stop here: the resume is recorded, not a byte sent.
+    fail::fail_point!("share-resume-before-send");
     tracing::info!(share.id = share.id, partial, "share download resumed");
     let len = if size == 0 { 0 } else { end - start + 1 };
     let body = if req.method() == Method::HEAD {

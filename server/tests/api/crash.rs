@@ -205,3 +205,60 @@ async fn killed_in_the_middle_of_a_prune(pool: PgPool) {
     let names: Vec<String> = sqlx::query_scalar("select name from inquiries").fetch_all(&pool).await.unwrap();
     assert_eq!(names, ["New"]);
 }
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn killed_during_an_upload_through_a_file_request(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    let res = call_form(&app, "/api/admin/file-requests/create", Some(&cookie), &[("expires_hours", "24"), ("max_mib", "10"), ("note", "")]).await;
+    let created: serde_json::Value = res.json().await.unwrap();
+    let path = created["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
+    let paused = Paused::serve(&pool, &app, "request-upload-after-store").await;
+    let part = reqwest::multipart::Part::bytes(body_of(100_000)).file_name("crash.pdf");
+    let upload = tokio::spawn(app.client.post(paused.url(&path)).header("accept", "application/json").multipart(reqwest::multipart::Form::new().part("file", part)).send());
+    let mut paused = paused;
+    paused.wait_for("the file stored", || async { app.stored_files().await.len() == 1 }).await;
+    paused.kill_while(|| async { share_rows(&pool).await == 0 }).await;
+    assert!(upload.await.unwrap().map(|r| !r.status().is_success()).unwrap_or(true), "the uploader was not told it worked");
+    assert_eq!(share_rows(&pool).await, 0, "no received file without its commit");
+
+    // Restarted: the link was not used up (nothing was received), so the sender can try again;
+    // the orphan of the killed upload is removed by reconciliation once it is old.
+    let again = app.client.post(app.url(&path)).header("accept", "application/json").multipart(crate::shares::form("again.pdf", body_of(10), "24", "")).send().await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(share_rows(&pool).await, 1);
+    let live: String = sqlx::query_scalar("select blob_key from shares").fetch_one(&pool).await.unwrap();
+    let orphan = app.stored_files().await.into_iter().find(|k| *k != live).expect("the orphan");
+    let file = std::fs::File::options().write(true).open(app.storage.path().join(&orphan)).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(25 * 3600)).unwrap();
+    sqlx::query("delete from settings where key like 'share_gc_reconcile%'").execute(&pool).await.unwrap();
+    assert_eq!(run_now(&app, "share_gc").await.outcome, app::jobs::Outcome::Ok);
+    assert_eq!(app.stored_files().await, vec![live], "the orphan is cleaned, the received file kept");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn killed_during_a_resumed_download_delivers_nothing_more_than_allowed(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    let data = body_of(200_000);
+    let path = share_via_upload(&app, &cookie, "resume.pdf", data.clone()).await;
+    let first = app.client.post(app.url(&path)).header("user-agent", "curl/8").send().await.unwrap();
+    let set = first.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let receipt = set.split(';').next().unwrap().to_owned();
+    drop(first);
+    let mut paused = Paused::serve(&pool, &app, "share-resume-before-send").await;
+    let resume = tokio::spawn(app.client.post(paused.url(&path)).header("user-agent", "curl/8").header("cookie", receipt.clone()).header("range", "bytes=100-").send());
+    paused.wait_for("the resume recorded", || async {
+        sqlx::query_scalar::<_, i32>("select resumes from share_deliveries").fetch_one(&pool).await.unwrap() == 1
+    }).await;
+    paused.kill_while(|| async { true }).await;
+    assert!(resume.await.unwrap().map(|r| r.status() != 206).unwrap_or(true));
+
+    // Restarted: the same client resumes again and gets the rest; the share counts one download.
+    let res = app.client.post(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=100-").send().await.unwrap();
+    assert_eq!(res.status(), 206);
+    assert_eq!(res.bytes().await.unwrap().as_ref(), &data[100..]);
+    let downloads: i32 = sqlx::query_scalar("select downloads from shares").fetch_one(&pool).await.unwrap();
+    assert_eq!(downloads, 1);
+    assert_eq!(app.client.post(app.url(&path)).send().await.unwrap().status(), 410, "nobody else gets it");
+}

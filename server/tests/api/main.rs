@@ -12,6 +12,7 @@ mod auth;
 mod contact;
 mod crash;
 mod exports;
+mod file_requests;
 mod gate;
 mod health;
 mod helpers;
