@@ -64,6 +64,7 @@ bash benches/export.sh
 echo; bash benches/shares.sh
 echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
+echo; bash benches/file-requests.sh
 echo; bash benches/audit.sh
 echo; bash benches/retention.sh
 echo; bash benches/upkeep-lock.sh

@@ -297,3 +297,23 @@ on_both_backends!(
     a_broken_download_resumes_with_its_receipt_only_and_only_within_the_grace,
     the_shares_list_shows_each_delivery_from_the_servers_stream,
 );
+
+/// Ended requests are forgotten 30 days after they ended; open ones and younger ones stay, and
+/// the received file (a share of its own) stays with them.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn ended_file_requests_are_forgotten_after_thirty_days(pool: PgPool) {
+    let app = crate::helpers::spawn_app(pool.clone()).await;
+    for (n, ends) in [(1, "31 days"), (2, "29 days")] {
+        sqlx::query(&format!(
+            "insert into file_requests (token_hash, max_bytes, expires_at, created_at) values (sha256('{n}'::bytea), 1024, now() - interval '{ends}', now() - interval '40 days')"
+        ))
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    sqlx::query("insert into file_requests (token_hash, max_bytes, expires_at) values (sha256('open'::bytea), 1024, now() + interval '1 day')").execute(&pool).await.unwrap();
+    let forgotten = app::shares::requests::forget_ended(&pool, 100).await.unwrap();
+    assert_eq!(forgotten, 1);
+    let left: Vec<i64> = sqlx::query_scalar("select id from file_requests order by id").fetch_all(&pool).await.unwrap();
+    assert_eq!(left, vec![2, 3]);
+}

@@ -17,6 +17,7 @@ const PUBLIC_SERVER_FNS: &[&str] = &[
     "/api/auth/signin/start",
     "/api/auth/signin/finish",
     "/api/share",
+    "/api/file-request",
     // The retention promises a visitor reads at /retention (settings, no personal data).
     "/api/retention",
     // A visitor's colour scheme (a cookie; nothing stored).
@@ -26,7 +27,7 @@ const PUBLIC_SERVER_FNS: &[&str] = &[
 ];
 
 /// Pages anyone may open. Everything else must be under /admin.
-const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}", "/s/{token}", "/retention"];
+const PUBLIC_PAGES: &[&str] = &["/", "/signin", "/invite/{token}", "/s/{token}", "/r/{token}", "/retention"];
 
 fn admin_server_fns() -> Vec<String> {
     let mut paths: Vec<String> = server_fn_paths().map(|(p, _)| p.to_string()).collect();

@@ -436,7 +436,7 @@ async fn the_dashboard_lists_every_job_of_the_registry(pool: PgPool) {
     assert_eq!(names, app.state.jobs().names());
     let run: serde_json::Value = call_form(&app, "/api/admin/jobs/run", Some(&cookie), &[("job", "share_gc")]).await.json().await.unwrap();
     app.state.background.settle().await;
-    assert!(run["job"]["last_run"]["steps"].as_array().is_some_and(|s| s.len() == 3), "{run}");
+    assert!(run["job"]["last_run"]["steps"].as_array().is_some_and(|s| s.len() == 4), "{run}");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

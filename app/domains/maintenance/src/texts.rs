@@ -47,7 +47,7 @@ texts! {
     JobPrune { en: "Prune", ja: "定期削除" }
     JobPruneText { en: "Deletes inquiries older than the retention period, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.", ja: "保管期間を過ぎたお問い合わせ、終了したレート制限の集計期間、古い実行記録、使われなかったパスキーのチャレンジ、期限切れのセッションと招待を削除します。" }
     JobShareGc { en: "Share GC", ja: "共有ファイルの GC" }
-    JobShareGcText { en: "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads.", ja: "ダウンロード済み（受け渡しの猶予期間の後）または期限切れの共有ファイルを削除し、削除済みとして記録します。どの共有ファイルからも参照されていない保存ファイルと、中断されたアップロードの残りも削除します。" }
+    JobShareGcText { en: "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads; forgets file requests that ended 30 days ago.", ja: "ダウンロード済み（受け渡しの猶予期間の後）または期限切れの共有ファイルを削除し、削除済みとして記録します。どの共有ファイルからも参照されていない保存ファイルと、中断されたアップロードの残りも削除します。終了から 30 日たったファイル依頼も削除します。" }
     JobAuditUpkeep { en: "Audit log upkeep", ja: "監査ログの保守" }
     JobAuditUpkeepText { en: "Creates the audit log's monthly partitions ahead, checks them and the default partition, and detaches months older than 25 months for the archive (it never deletes).", ja: "監査ログの月次パーティションを前もって作成し、それらとデフォルトパーティションを確認して、25 か月より古い月をアーカイブ用に切り離します（削除は行いません）。" }
     JobAuditArchive { en: "Audit archive", ja: "監査ログのアーカイブ" }
@@ -70,6 +70,7 @@ texts! {
     LabelSharePurge { en: "files of used or expired shares", ja: "使用済みまたは期限切れの共有ファイル" }
     LabelShareReconcile { en: "stored files no share points to", ja: "どの共有ファイルからも参照されていない保存ファイル" }
     LabelShareUploads { en: "leftovers of interrupted uploads", ja: "中断されたアップロードの残り" }
+    LabelShareRequests { en: "file requests that ended 30 days ago", ja: "終了から 30 日たったファイル依頼" }
     LabelUpkeepPartitions { en: "monthly partitions ahead and past 25 months", ja: "先の月のパーティションと、25 か月を過ぎた月" }
     LabelArchiveRequests { en: "export requests stuck or older than 90 days", ja: "止まったままの、または 90 日より古いエクスポート依頼" }
     LabelArchivePartitions { en: "partitions ahead and the default partition", ja: "先の月のパーティションとデフォルトパーティション" }

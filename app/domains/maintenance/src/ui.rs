@@ -50,6 +50,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 28] = [
     ("share_gc", "purge", SettingsT::LabelSharePurge),
     ("share_gc", "reconcile", SettingsT::LabelShareReconcile),
     ("share_gc", "abandoned_uploads", SettingsT::LabelShareUploads),
+    ("share_gc", "file_requests", SettingsT::LabelShareRequests),
     ("audit_upkeep", "partitions", SettingsT::LabelUpkeepPartitions),
     ("audit_archive", "requests", SettingsT::LabelArchiveRequests),
     ("audit_archive", "partitions", SettingsT::LabelArchivePartitions),
