@@ -204,7 +204,10 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
         Body::empty()
     } else {
         let limited = take_bytes(blob.body, len);
-        Body::from_stream(Metered::new(limited, Meter { state: state.clone(), delivery: delivery.id, share: share.id, start: start as i64, size: share.size_bytes }))
+        Body::from_stream(Metered::new(
+            limited,
+            Meter { state: state.clone(), delivery: delivery.id, share: share.id, start: start as i64, size: share.size_bytes },
+        ))
     };
     let mut res = Response::new(body);
     file_headers(res.headers_mut(), &share, len);

@@ -113,7 +113,10 @@ async fn receive(
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<FileReceived, Refusal> {
     let hash = well_formed_hash(token).ok_or(Refusal::NotFound)?;
-    let request = requests::find_by_token_hash(&state.pool, &hash).await.map_err(|e| Refusal::App(AppError::internal("file request lookup", e)))?.ok_or(Refusal::NotFound)?;
+    let request = requests::find_by_token_hash(&state.pool, &hash)
+        .await
+        .map_err(|e| Refusal::App(AppError::internal("file request lookup", e)))?
+        .ok_or(Refusal::NotFound)?;
     match request.state() {
         FileRequestState::Open => {}
         FileRequestState::Used => return Err(Refusal::Used),

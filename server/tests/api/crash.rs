@@ -215,7 +215,9 @@ async fn killed_during_an_upload_through_a_file_request(pool: PgPool) {
     let path = created["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
     let paused = Paused::serve(&pool, &app, "request-upload-after-store").await;
     let part = reqwest::multipart::Part::bytes(body_of(100_000)).file_name("crash.pdf");
-    let upload = tokio::spawn(app.client.post(paused.url(&path)).header("accept", "application/json").multipart(reqwest::multipart::Form::new().part("file", part)).send());
+    let upload = tokio::spawn(
+        app.client.post(paused.url(&path)).header("accept", "application/json").multipart(reqwest::multipart::Form::new().part("file", part)).send(),
+    );
     let mut paused = paused;
     paused.wait_for("the file stored", || async { app.stored_files().await.len() == 1 }).await;
     paused.kill_while(|| async { share_rows(&pool).await == 0 }).await;
@@ -224,7 +226,14 @@ async fn killed_during_an_upload_through_a_file_request(pool: PgPool) {
 
     // Restarted: the link was not used up (nothing was received), so the sender can try again;
     // the orphan of the killed upload is removed by reconciliation once it is old.
-    let again = app.client.post(app.url(&path)).header("accept", "application/json").multipart(crate::shares::form("again.pdf", body_of(10), "24", "")).send().await.unwrap();
+    let again = app
+        .client
+        .post(app.url(&path))
+        .header("accept", "application/json")
+        .multipart(crate::shares::form("again.pdf", body_of(10), "24", ""))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 201);
     assert_eq!(share_rows(&pool).await, 1);
     let live: String = sqlx::query_scalar("select blob_key from shares").fetch_one(&pool).await.unwrap();
@@ -247,10 +256,11 @@ async fn killed_during_a_resumed_download_delivers_nothing_more_than_allowed(poo
     let receipt = set.split(';').next().unwrap().to_owned();
     drop(first);
     let mut paused = Paused::serve(&pool, &app, "share-resume-before-send").await;
-    let resume = tokio::spawn(app.client.post(paused.url(&path)).header("user-agent", "curl/8").header("cookie", receipt.clone()).header("range", "bytes=100-").send());
-    paused.wait_for("the resume recorded", || async {
-        sqlx::query_scalar::<_, i32>("select resumes from share_deliveries").fetch_one(&pool).await.unwrap() == 1
-    }).await;
+    let resume =
+        tokio::spawn(app.client.post(paused.url(&path)).header("user-agent", "curl/8").header("cookie", receipt.clone()).header("range", "bytes=100-").send());
+    paused
+        .wait_for("the resume recorded", || async { sqlx::query_scalar::<_, i32>("select resumes from share_deliveries").fetch_one(&pool).await.unwrap() == 1 })
+        .await;
     paused.kill_while(|| async { true }).await;
     assert!(resume.await.unwrap().map(|r| r.status() != 206).unwrap_or(true));
 

@@ -188,7 +188,15 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     let res = app.client.post(app.url(&path)).header("user-agent", "other/1").header("cookie", &receipt).header("range", "bytes=10-").send().await.unwrap();
     assert_eq!(res.status(), 403);
     // A receipt that is not this share's: 403.
-    let res = app.client.post(app.url(&path)).header("user-agent", "curl/8").header("cookie", "ebb_receipt=forged").header("range", "bytes=10-").send().await.unwrap();
+    let res = app
+        .client
+        .post(app.url(&path))
+        .header("user-agent", "curl/8")
+        .header("cookie", "ebb_receipt=forged")
+        .header("range", "bytes=10-")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 403);
 
     // The same client resumes (curl -C - sends a POST with Range; a browser a GET).
@@ -217,10 +225,27 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     let res = app.client.get(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=-5").send().await.unwrap();
     assert_eq!(res.status(), 206);
     assert_eq!(res.bytes().await.unwrap().as_ref(), &data[data.len() - 5..]);
-    let res = app.client.get(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=5-").header("if-range", "\"old\"").send().await.unwrap();
+    let res = app
+        .client
+        .get(app.url(&path))
+        .header("user-agent", "curl/8")
+        .header("cookie", &receipt)
+        .header("range", "bytes=5-")
+        .header("if-range", "\"old\"")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.bytes().await.unwrap().len(), data.len());
-    let res = app.client.get(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", format!("bytes={}-", data.len())).send().await.unwrap();
+    let res = app
+        .client
+        .get(app.url(&path))
+        .header("user-agent", "curl/8")
+        .header("cookie", &receipt)
+        .header("range", format!("bytes={}-", data.len()))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 416);
     // The share is downloaded once, whatever was resumed.
     let (downloads, status): (i32, String) = sqlx::query_as("select downloads, status from shares").fetch_one(&pool).await.unwrap();
@@ -228,7 +253,10 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
 
     // After the grace: the resume is refused and the GC deletes the file.
     sqlx::query("update share_deliveries set started_at = started_at - interval '1 hour'").execute(&pool).await.unwrap();
-    sqlx::query("update shares set consumed_at = consumed_at - interval '1 hour', last_download_at = last_download_at - interval '1 hour'").execute(&pool).await.unwrap();
+    sqlx::query("update shares set consumed_at = consumed_at - interval '1 hour', last_download_at = last_download_at - interval '1 hour'")
+        .execute(&pool)
+        .await
+        .unwrap();
     let res = app.client.post(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=10-").send().await.unwrap();
     assert_eq!(res.status(), 410);
     let report = app::shares::gc::collect(&pool, &*app.state.blobs, 10, app::shares::gc::GcRules::default()).await.unwrap();
@@ -302,7 +330,6 @@ on_both_backends!(
 /// the received file (a share of its own) stays with them.
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn ended_file_requests_are_forgotten_after_thirty_days(pool: PgPool) {
-    let app = crate::helpers::spawn_app(pool.clone()).await;
     for (n, ends) in [(1, "31 days"), (2, "29 days")] {
         sqlx::query(&format!(
             "insert into file_requests (token_hash, max_bytes, expires_at, created_at) values (sha256('{n}'::bytea), 1024, now() - interval '{ends}', now() - interval '40 days')"
@@ -311,7 +338,10 @@ async fn ended_file_requests_are_forgotten_after_thirty_days(pool: PgPool) {
         .await
         .unwrap();
     }
-    sqlx::query("insert into file_requests (token_hash, max_bytes, expires_at) values (sha256('open'::bytea), 1024, now() + interval '1 day')").execute(&pool).await.unwrap();
+    sqlx::query("insert into file_requests (token_hash, max_bytes, expires_at) values (sha256('open'::bytea), 1024, now() + interval '1 day')")
+        .execute(&pool)
+        .await
+        .unwrap();
     let forgotten = app::shares::requests::forget_ended(&pool, 100).await.unwrap();
     assert_eq!(forgotten, 1);
     let left: Vec<i64> = sqlx::query_scalar("select id from file_requests order by id").fetch_all(&pool).await.unwrap();

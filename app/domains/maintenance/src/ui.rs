@@ -39,7 +39,7 @@ const JOBS: [(&str, SettingsT, SettingsT); 8] = [
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 28] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 29] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),

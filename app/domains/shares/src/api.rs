@@ -115,7 +115,8 @@ pub async fn create_file_request(expires_hours: String, max_mib: String, note: S
     };
     let (token, hash) = kernel::token::new_token();
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let (id, expires_at) = super::requests::insert(&mut tx, &hash, note.as_deref(), max_bytes as i64, hours, admin.id).await.map_err(internal("file request"))?;
+    let (id, expires_at) =
+        super::requests::insert(&mut tx, &hash, note.as_deref(), max_bytes as i64, hours, admin.id).await.map_err(internal("file request"))?;
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::FileRequestCreate, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;

@@ -127,7 +127,12 @@ async fn deliveries_of(pool: &PgPool, ids: &[i64]) -> Result<std::collections::H
     .await?;
     let mut out = std::collections::HashMap::<i64, Vec<Delivery>>::new();
     for r in rows {
-        out.entry(r.share_id).or_default().push(Delivery { started_at: r.started_at, bytes_sent: r.bytes_sent, resumes: r.resumes, completed_at: r.completed_at });
+        out.entry(r.share_id).or_default().push(Delivery {
+            started_at: r.started_at,
+            bytes_sent: r.bytes_sent,
+            resumes: r.resumes,
+            completed_at: r.completed_at,
+        });
     }
     Ok(out)
 }

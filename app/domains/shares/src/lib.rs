@@ -15,11 +15,11 @@ pub mod gc;
 #[cfg(feature = "ssr")]
 pub mod lifecycle;
 #[cfg(feature = "ssr")]
-pub mod retention;
-#[cfg(feature = "ssr")]
 pub mod receipts;
 #[cfg(feature = "ssr")]
 pub mod requests;
+#[cfg(feature = "ssr")]
+pub mod retention;
 pub mod texts;
 pub mod ui;
 mod ui_requests;
@@ -130,7 +130,10 @@ pub fn parse_max_downloads(raw: &str) -> Result<i32, String> {
     if raw.is_empty() {
         return Ok(1);
     }
-    raw.parse::<i32>().ok().filter(|n| (1..=MAX_DOWNLOADS).contains(n)).ok_or_else(|| common::i18n::tf(texts::SharesT::DownloadsRange, &[("max", &MAX_DOWNLOADS)]))
+    raw.parse::<i32>()
+        .ok()
+        .filter(|n| (1..=MAX_DOWNLOADS).contains(n))
+        .ok_or_else(|| common::i18n::tf(texts::SharesT::DownloadsRange, &[("max", &MAX_DOWNLOADS)]))
 }
 
 /// Where a file request stands.
@@ -173,7 +176,11 @@ pub struct NewFileRequest {
 /// request (its note is for the person it was sent to).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FileRequestLanding {
-    Open { note: Option<String>, max_bytes: i64, expires_at: OffsetDateTime },
+    Open {
+        note: Option<String>,
+        max_bytes: i64,
+        expires_at: OffsetDateTime,
+    },
     /// A file was already sent through this link.
     Used,
     Expired,

@@ -71,13 +71,9 @@ pub async fn insert(
 
 /// Looks a request up by the hash of its token.
 pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<FileRequestRecord>, sqlx::Error> {
-    sqlx::query_as!(
-        FileRequestRecord,
-        r#"select id, note, max_bytes, status, expires_at, now() as "now!" from file_requests where token_hash = $1"#,
-        hash,
-    )
-    .fetch_optional(pool)
-    .await
+    sqlx::query_as!(FileRequestRecord, r#"select id, note, max_bytes, status, expires_at, now() as "now!" from file_requests where token_hash = $1"#, hash,)
+        .fetch_optional(pool)
+        .await
 }
 
 /// The received file, stored, whose share row is to be written.

@@ -175,7 +175,10 @@ fn refusal_text(code: &str) -> &'static str {
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 enum Sending {
     Idle,
-    Progress { loaded: f64, total: f64 },
+    Progress {
+        loaded: f64,
+        total: f64,
+    },
     Done(FileReceived),
     /// The link was used by another upload meanwhile (409) or expired (410).
     Closed(bool),
