@@ -33,6 +33,7 @@ test('an admin requests a file; a visitor uploads it with progress and cancel; t
   await expect(visitor.getByRole('heading', { name: 'Send a file' })).toBeVisible();
   await expect(visitor.getByTestId('request-note')).toHaveText(`Please send the signed form ${tag}`);
   await expect(visitor.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true');
+  if (process.env.SCREENSHOT_DIR) await visitor.screenshot({ path: `${process.env.SCREENSHOT_DIR}/file-request-upload-en.png`, fullPage: true });
 
   // An upload held back by the network can be cancelled; nothing is received.
   let release: () => void = () => {};
@@ -69,6 +70,7 @@ test('an admin requests a file; a visitor uploads it with progress and cancel; t
   expect(download.suggestedFilename()).toBe(`signed ${tag}.pdf`);
   expect((await readFile(await download.path())).equals(bytes)).toBe(true);
   await expect(page.getByTestId('request-row').first().getByTestId('request-status')).toHaveText('File received');
+  if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/admin-shares-received-en.png`, fullPage: true });
 });
 
 test('the upload page works in Japanese and without JavaScript', async ({ browser, page }) => {

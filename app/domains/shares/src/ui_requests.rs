@@ -146,7 +146,7 @@ fn RequestsTable(items: Vec<FileRequestSummary>, revoke: ServerAction<RevokeFile
 fn RequestLink(request: NewFileRequest) -> impl IntoView {
     view! {
         <div class="notice success" role="status" data-testid="request-created">
-            <p>{tf(SharesT::RequestReady, &[("size", &format_bytes(request.max_bytes.max(0) as u64))])}
+            <p>{tf(SharesT::RequestReady, &[("size", &format_bytes(request.max_bytes.max(0) as u64))])} " "
                {t(SharesT::WorksUntilBefore)} <common::time::LocalTime at={request.expires_at}/> {t(SharesT::WorksUntilAfter)}</p>
             <label for="request-url">{t(SharesT::CopyNow)}</label>
             <CopyableLink input_id="request-url" testid="request-url" url=request.url button=t(SharesT::CopyLink)/>
