@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # File requests and resumed downloads (issue 33), each beside a baseline in the same run:
 #   upload of a file through a file request (POST /r/{token}, multipart, streamed), on the local
-#   backend beside curl writing the same file to the same disk (curl -T file://), and on S3 (a
+#   backend beside curl PUT to nginx's WebDAV writing to the same disk, and on S3 (a
 #   throwaway garage) beside curl's own SigV4 PUT to the same garage; Ebb's peak RSS above idle;
 #   a download broken at half and resumed with its receipt (curl -C -), beside Debian's nginx
 #   serving the same range of the same file from the same disk.
@@ -77,21 +77,39 @@ ratio_table() { # ratio_table TITLE BASELINE GOAL EBB_TIMES BASE_TIMES IDLE PEAK
     }' "$4" "$5"
 }
 
-echo "bench: $ROUNDS uploads each through a file request, local backend (baseline: curl -T file:// to the same disk)"
+# nginx: the static baseline for resumed downloads, and a WebDAV PUT into a folder on the same
+# disk as Ebb's store (the local backend's upload baseline: HTTP in, file written, renamed).
+mkdir -p "$WORK/nginx-tmp"
+# nginx's worker may run as another user (when started as root): let it write the sink.
+chmod 755 "$WORK" && chmod 777 "$SINK" "$WORK/nginx-tmp"
+cat > "$WORK/nginx.conf" <<CONF
+daemon off; worker_processes 1; pid $WORK/nginx.pid; error_log $WORK/nginx-error.log;
+events { worker_connections 64; }
+http { access_log off; sendfile on; tcp_nopush on; client_body_temp_path $WORK/nginx-tmp;
+  proxy_temp_path $WORK; fastcgi_temp_path $WORK; uwsgi_temp_path $WORK; scgi_temp_path $WORK;
+  server { listen 127.0.0.1:$NGINX_PORT; root $WWW;
+    location /sink/ { root $WORK; dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; } } }
+CONF
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" & NGINX_PID=$!
+for _ in $(seq 1 50); do curl -fsS -o /dev/null "http://127.0.0.1:$NGINX_PORT/file.bin" -r 0-0 2>/dev/null && break; sleep 0.1; done
+
+echo "bench: $ROUNDS uploads each through a file request, local backend (baseline: curl PUT to nginx WebDAV on the same disk)"
 start_ebb
 : > "$WORK/ebb-local.times"; : > "$WORK/disk.times"
 for i in $(seq 1 "$ROUNDS"); do
   ebb_upload >> "$WORK/ebb-local.times"
-  curl -fsS -T "$FILE" -w '%{size_upload} %{time_total}\n' "file://$SINK/copy-$i.bin" >> "$WORK/disk.times"
+  curl -fsS -T "$FILE" -o /dev/null -w '%{size_upload} %{time_total}\n' "http://127.0.0.1:$NGINX_PORT/sink/copy-$i.bin" >> "$WORK/disk.times"
   rm -f "$SINK/copy-$i.bin"
 done
 stop_ebb
-ratio_table "upload of a $SIZE_MB MiB file, local" "curl -T file:// (disk)" 0.7 "$WORK/ebb-local.times" "$WORK/disk.times" "$IDLE_RSS" "$PEAK_RSS"
+ratio_table "upload of a $SIZE_MB MiB file, local" "curl PUT → nginx WebDAV" 0.7 "$WORK/ebb-local.times" "$WORK/disk.times" "$IDLE_RSS" "$PEAK_RSS"
 
 echo
 echo "bench: starting a throwaway garage (S3 API on 127.0.0.1:$S3_PORT_BASE)"
 bash scripts/s3-local.sh start "$GARAGE" "$S3_PORT_BASE" >/dev/null
 set -a; . "$GARAGE/env"; set +a
+# The same database meets a new store: Ebb adopts it only once told the old one is gone on purpose.
+psql -q "$URL" -c "delete from settings where key = 'storage_marker_id'" -c "delete from shares"
 S3_CURL=(--aws-sigv4 "aws:amz:$EBB_S3_REGION:s3" --user "$EBB_S3_ACCESS_KEY_ID:$EBB_S3_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
 echo "bench: $ROUNDS uploads each through a file request, S3 (baseline: curl SigV4 PUT to the same garage)"
 start_ebb EBB_STORAGE=s3 EBB_S3_PREFIX=bench/
@@ -105,15 +123,9 @@ ratio_table "upload of a $SIZE_MB MiB file, S3" "curl PUT → garage" 0.7 "$WORK
 
 # Resumed downloads: a share per round (the file hard-linked into the store), broken at half by
 # the client, then resumed with its receipt; nginx serves the same second half.
-cat > "$WORK/nginx.conf" <<CONF
-daemon off; worker_processes 1; pid $WORK/nginx.pid; error_log $WORK/nginx-error.log;
-events { worker_connections 64; }
-http { access_log off; sendfile on; tcp_nopush on; client_body_temp_path $WORK;
-  proxy_temp_path $WORK; fastcgi_temp_path $WORK; uwsgi_temp_path $WORK; scgi_temp_path $WORK;
-  server { listen 127.0.0.1:$NGINX_PORT; root $WWW; } }
-CONF
-"$NGINX" -c "$WORK/nginx.conf" -p "$WORK" & NGINX_PID=$!
 HALF=$((EXPECTED / 2))
+psql -q "$URL" -c "delete from settings where key = 'storage_marker_id'" -c "delete from shares"
+rm -rf "$STORE" && mkdir -p "$STORE/shares"
 echo
 echo "bench: $ROUNDS downloads broken at half and resumed (curl -C -), beside nginx serving bytes $HALF- of the same file"
 start_ebb

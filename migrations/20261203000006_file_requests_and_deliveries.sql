@@ -30,6 +30,8 @@ alter table shares add column downloads integer not null default 0 check (downlo
 -- The newest won claim: its receipt (resume) works for the delivery grace after it, so the GC
 -- waits that long after it even when the link expires meanwhile.
 alter table shares add column last_download_at timestamptz;
+-- When the admins were emailed about a received file (EBB_NOTIFY_FILES; null: not yet).
+alter table shares add column notified_at timestamptz;
 create unique index shares_file_request_idx on shares (file_request_id) where file_request_id is not null;
 
 -- One row per won download claim: the receipt that lets that client resume, and what the

@@ -186,6 +186,11 @@ pub struct Config {
     /// The notifications' language: `en` or `ja`.
     #[arg(long, env = "EBB_NOTIFY_LANG", value_enum, default_value_t = NotifyLangArg::En)]
     pub notify_lang: NotifyLangArg,
+
+    /// Also email the admins when a share was downloaded completely or a file was received
+    /// through a file request (needs the SMTP settings above).
+    #[arg(long, env = "EBB_NOTIFY_FILES", default_value_t = false, action = clap::ArgAction::Set)]
+    pub notify_files: bool,
 }
 
 /// See `Config::notify_lang`.
@@ -245,6 +250,7 @@ impl Config {
                     NotifyLangArg::En => app::i18n::Lang::En,
                     NotifyLangArg::Ja => app::i18n::Lang::Ja,
                 },
+                files: self.notify_files,
             })),
         })
     }

@@ -202,3 +202,60 @@ async fn without_smtp_nothing_is_sent_and_a_dead_server_never_holds_up_the_form(
     assert_eq!(pending, 2);
     held.abort();
 }
+
+/// Opted in (`--notify-files true`): one email for a share downloaded completely and a file
+/// received through a file request, sent once; names only with full content. Off by default.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn file_events_are_emailed_once_when_opted_in(pool: PgPool) {
+    let smtp = SmtpServer::start();
+    let url = smtp.url();
+    let cookie = crate::shares::admin_cookie(&pool).await;
+    let app =
+        spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com", "--notify-files", "true", "--notify-content", "full"], |_| {})
+            .await;
+    let path = crate::shares::share_via_upload(&app, &cookie, "contract.pdf", crate::shares::body_of(10_000)).await;
+    let res = app.client.post(app.url(&path)).send().await.unwrap();
+    assert_eq!(res.bytes().await.unwrap().len(), 10_000);
+    let res = call_form(&app, "/api/admin/file-requests/create", Some(&cookie), &[("expires_hours", "24"), ("max_mib", "1"), ("note", "")]).await;
+    let created: serde_json::Value = res.json().await.unwrap();
+    let upload = created["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
+    let part = reqwest::multipart::Part::bytes(vec![1u8; 10]).file_name("scan.pdf");
+    let res = app
+        .client
+        .post(app.url(&upload))
+        .header("accept", "application/json")
+        .multipart(reqwest::multipart::Form::new().part("file", part))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    app.state.background.settle().await;
+    for _ in 0..100 {
+        let done: bool = sqlx::query_scalar("select count(*) = 1 from share_deliveries where completed_at is not null").fetch_one(&pool).await.unwrap();
+        if done {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let run = run_notify(&app).await;
+    assert_eq!(run.steps[1].counts, vec![("sent", 2)], "{run:?}");
+    let mail = smtp.wait_for(1).await;
+    let files: Vec<String> = mail
+        .iter()
+        .filter(|m| header(m, "Subject").contains("file event"))
+        .map(|raw| mail_parser::MessageParser::default().parse(raw.as_bytes()).expect("a parsable message").body_text(0).expect("a text body").into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{mail:#?}");
+    let body = &files[0];
+    assert!(body.contains("Shares downloaded completely: 1") && body.contains("Files received through file requests: 1"), "{body}");
+    assert!(body.contains("downloaded completely: “contract.pdf”") && body.contains("received: “scan.pdf”"), "{body}");
+    assert!(body.contains("http://localhost:3000/admin/shares"), "{body}");
+    // Once: the next run has nothing new.
+    assert_eq!(run_notify(&app).await.steps[1].counts, vec![("sent", 0)]);
+    app.shutdown().await;
+
+    // Not opted in: nothing about files.
+    let app = spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com"], |_| {}).await;
+    assert_eq!(run_notify(&app).await.steps[1].counts, vec![("sent", 0), ("off", 1)]);
+    app.shutdown().await;
+}

@@ -5,6 +5,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
+mod file_events;
+#[cfg(feature = "ssr")]
 pub mod notify;
 #[cfg(feature = "ssr")]
 pub mod personal;

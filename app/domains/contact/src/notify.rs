@@ -52,6 +52,8 @@ pub struct Mailer {
     pub public_url: String,
     /// The messages' language.
     pub lang: common::i18n::Lang,
+    /// Also email about files (a share downloaded completely, a file received): opt-in.
+    pub files: bool,
 }
 
 /// The job: claimed at most once a minute; one step.
@@ -59,13 +61,14 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Notifications",
-        "Emails the admins about new inquiries (one digest per period), when an SMTP server is configured.",
+        "Emails the admins about new inquiries (one digest per period), and, opted in, about files downloaded completely or received, when an SMTP server is configured.",
         CLAIM_KEY,
         Duration::from_secs(60),
     )
     .budget(Budget { rows_per_step: MAX_PER_MESSAGE as u64, time: Duration::from_secs(60) })
     .traffic_budget(Budget { rows_per_step: MAX_PER_MESSAGE as u64, time: Duration::from_secs(30) })
     .step(Step::new("send", send_step).labelled("new inquiries emailed"))
+    .step(Step::new("files", super::file_events::files_step).labelled("file events emailed"))
     .step(Step::new(super::personal::STEP_FORGET, super::personal::forget_old).labelled("old entries of the list of emails sent"))
 }
 

@@ -57,7 +57,7 @@ texts! {
     JobAuditExports { en: "Audit exports", ja: "監査ログのエクスポート" }
     JobAuditExportsText { en: "Writes requested CSV exports of the audit log to storage, and deletes export files after 7 days.", ja: "依頼された監査ログの CSV エクスポートをストレージに書き出し、エクスポートファイルを 7 日後に削除します。" }
     JobNotify { en: "Notifications", ja: "通知" }
-    JobNotifyText { en: "Emails the admins about new inquiries (one digest per period), when an SMTP server is configured.", ja: "SMTP サーバーが設定されている場合に、新しいお問い合わせを管理者にメールで知らせます（期間ごとに 1 通のまとめ）。" }
+    JobNotifyText { en: "Emails the admins about new inquiries (one digest per period), and, opted in, about files downloaded completely or received, when an SMTP server is configured.", ja: "SMTP サーバーが設定されている場合に、新しいお問い合わせを管理者にメールで知らせます（期間ごとに 1 通のまとめ）。設定により、最後までダウンロードされたファイルや受信したファイルも知らせます。" }
 
     // Their steps (the registry's labels)
     LabelOldInquiries { en: "old inquiries", ja: "古いお問い合わせ" }
@@ -85,6 +85,7 @@ texts! {
     LabelExportsStuck { en: "exports cut off by a stop", ja: "停止により中断されたエクスポート" }
     LabelExportsExpired { en: "export files older than 7 days", ja: "7 日より古いエクスポートファイル" }
     LabelNotifySend { en: "new inquiries emailed", ja: "新しいお問い合わせのメール送信" }
+    LabelNotifyFiles { en: "file events emailed", ja: "ファイルの通知メール送信" }
     LabelNotifyForget { en: "old entries of the list of emails sent", ja: "送信済みメール一覧の古い記録" }
     LabelForgetRequests { en: "addresses of closed data requests", ja: "完了したデータ請求のアドレス" }
     LabelRequestsErase { en: "items erased", ja: "消去した項目" }

@@ -39,7 +39,7 @@ const JOBS: [(&str, SettingsT, SettingsT); 8] = [
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 29] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 30] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
@@ -65,6 +65,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 29] = [
     ("audit_exports", "stuck", SettingsT::LabelExportsStuck),
     ("audit_exports", "expired_files", SettingsT::LabelExportsExpired),
     ("notify", "send", SettingsT::LabelNotifySend),
+    ("notify", "files", SettingsT::LabelNotifyFiles),
     ("notify", "forget", SettingsT::LabelNotifyForget),
     ("prune", "forget_requests", SettingsT::LabelForgetRequests),
     ("requests", "erase", SettingsT::LabelRequestsErase),

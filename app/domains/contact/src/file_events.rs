@@ -1,0 +1,123 @@
+//! Email to admins about files (issue 33), opt-in (`EBB_NOTIFY_FILES`) and only when an SMTP
+//! server is configured: a share's download completed (from the server's own stream, see the
+//! shares' delivery receipts) and a file received through a file request. A step of the
+//! `notify` job; one message per run for everything new.
+//!
+//! Events older than a day when the option is first switched on are never sent. At most once: the events are marked notified in a short transaction before the message is
+//! sent, and unmarked again when the SMTP server refuses it. The message names files only when
+//! `EBB_NOTIFY_CONTENT=full`; by default it gives counts and a link to the shares page.
+
+use kernel::jobs::{StepCtx, StepError, StepReport};
+
+use super::notify::{Mailer, NotifyContent, NotifySettings};
+
+/// At most this many events in one message (the rest go in the next run).
+const MAX_PER_MESSAGE: i64 = 50;
+
+/// One event to tell the admins about.
+struct FileEvent {
+    received: bool,
+    share_id: i64,
+    file_name: String,
+}
+
+pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let Some(mailer) = ctx.state.domain::<NotifySettings>().mailer.clone().filter(|m| m.files) else {
+        return Ok(StepReport::rows("sent", 0).with("off", 1));
+    };
+    let pool = &ctx.state.pool;
+    // 1. Claim (mark) in one short transaction; the rows are skipped by a concurrent run.
+    let mut tx = pool.begin().await?;
+    let delivered = sqlx::query_as::<_, (i64, i64, String)>(
+        "with claimed as (
+             select id from share_deliveries where completed_at is not null and notified_at is null
+               and completed_at > now() - interval '1 day'
+             order by id limit $1 for update skip locked)
+         update share_deliveries d set notified_at = clock_timestamp() from claimed, shares s
+          where d.id = claimed.id and s.id = d.share_id
+         returning d.id, d.share_id, s.file_name",
+    )
+    .bind(MAX_PER_MESSAGE)
+    .fetch_all(&mut *tx)
+    .await?;
+    let received = sqlx::query_as::<_, (i64, String)>(
+        "with claimed as (
+             select id from shares where origin = 'request' and notified_at is null
+               and created_at > now() - interval '1 day'
+             order by id limit $1 for update skip locked)
+         update shares s set notified_at = clock_timestamp() from claimed where s.id = claimed.id
+         returning s.id, s.file_name",
+    )
+    .bind(MAX_PER_MESSAGE)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    if delivered.is_empty() && received.is_empty() {
+        return Ok(StepReport::rows("sent", 0));
+    }
+    let delivery_ids: Vec<i64> = delivered.iter().map(|d| d.0).collect();
+    let received_ids: Vec<i64> = received.iter().map(|r| r.0).collect();
+    let mut events: Vec<FileEvent> = delivered.into_iter().map(|(_, share_id, file_name)| FileEvent { received: false, share_id, file_name }).collect();
+    events.extend(received.into_iter().map(|(share_id, file_name)| FileEvent { received: true, share_id, file_name }));
+    // 2. Send, holding nothing in the database; a refusal unmarks them for the next run.
+    let sent = match compose(&mailer, &events) {
+        Ok(message) => lettre::AsyncTransport::send(&mailer.transport, message)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the SMTP server did not take the file notification: {e}")),
+        Err(e) => Err(format!("the file notification could not be built: {e}")),
+    };
+    if let Err(e) = sent {
+        metrics::counter!("ebb_notify_failures_total").increment(1);
+        let _ = sqlx::query("update share_deliveries set notified_at = null where id = any($1)").bind(&delivery_ids).execute(pool).await;
+        let _ = sqlx::query("update shares set notified_at = null where id = any($1)").bind(&received_ids).execute(pool).await;
+        return Err(StepError::new(e));
+    }
+    metrics::counter!("ebb_notify_sent_total").increment(1);
+    tracing::info!(events = events.len(), recipients = mailer.to.len(), "file notification sent");
+    Ok(StepReport::rows("sent", events.len() as u64))
+}
+
+/// The message: counts (and, with full content, the files' names), and the shares page's link.
+fn compose(mailer: &Mailer, events: &[FileEvent]) -> Result<lettre::Message, lettre::error::Error> {
+    use common::i18n::{fill, Text};
+    let lang = mailer.lang;
+    let downloads = events.iter().filter(|e| !e.received).count();
+    let received = events.len() - downloads;
+    let subject = fill(FilesT::Subject.get(lang), &[("n", &events.len())]);
+    let mut body = String::new();
+    if downloads > 0 {
+        body.push_str(&fill(FilesT::Downloaded.get(lang), &[("n", &downloads)]));
+        body.push('\n');
+    }
+    if received > 0 {
+        body.push_str(&fill(FilesT::Received.get(lang), &[("n", &received)]));
+        body.push('\n');
+    }
+    if mailer.content == NotifyContent::Full {
+        body.push('\n');
+        for e in events {
+            let line = if e.received { FilesT::ReceivedOne } else { FilesT::DownloadedOne };
+            body.push_str(&fill(line.get(lang), &[("name", &e.file_name), ("id", &e.share_id)]));
+            body.push('\n');
+        }
+    }
+    let shares = format!("{}/admin/shares", mailer.public_url.trim_end_matches('/'));
+    body.push_str(&format!("\n{}\n", fill(FilesT::SeeShares.get(lang), &[("url", &shares)])));
+    let mut builder = lettre::Message::builder().from(mailer.from.clone()).subject(subject);
+    for to in &mailer.to {
+        builder = builder.to(to.clone());
+    }
+    builder.header(lettre::message::header::ContentType::TEXT_PLAIN).body(body)
+}
+
+common::i18n::texts! {
+    enum FilesT {
+        Subject { en: "Ebb: {n} file event(s)", ja: "Ebb: ファイルの通知 {n} 件" }
+        Downloaded { en: "Shares downloaded completely: {n}", ja: "最後までダウンロードされた共有ファイル: {n} 件" }
+        Received { en: "Files received through file requests: {n}", ja: "ファイル依頼で受信したファイル: {n} 件" }
+        DownloadedOne { en: "- downloaded completely: “{name}” (share #{id})", ja: "- ダウンロード完了: 「{name}」（共有 #{id}）" }
+        ReceivedOne { en: "- received: “{name}” (file #{id})", ja: "- 受信: 「{name}」（ファイル #{id}）" }
+        SeeShares { en: "See them on the shares page: {url}", ja: "共有ファイルのページで確認してください: {url}" }
+    }
+}
