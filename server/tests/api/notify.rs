@@ -237,24 +237,33 @@ async fn file_events_are_emailed_once_when_opted_in(pool: PgPool) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let run = run_notify(&app).await;
-    assert_eq!(run.steps[1].counts, vec![("sent", 2)], "{run:?}");
+    // The job's own ticker may have sent some events already: every event is in exactly one
+    // message, whichever run sent it.
+    run_notify(&app).await;
+    let marked: i64 = sqlx::query_scalar(
+        "select (select count(*) from share_deliveries where notified_at is not null) + (select count(*) from shares where origin = 'request' and notified_at is not null)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(marked, 2);
     let mail = smtp.wait_for(1).await;
     let files: Vec<String> = mail
         .iter()
         .filter(|m| header(m, "Subject").contains("file event"))
         .map(|raw| mail_parser::MessageParser::default().parse(raw.as_bytes()).expect("a parsable message").body_text(0).expect("a text body").into_owned())
         .collect();
-    assert_eq!(files.len(), 1, "{mail:#?}");
-    let body = &files[0];
+    let body = files.concat();
     assert!(body.contains("Shares downloaded completely: 1") && body.contains("Files received through file requests: 1"), "{body}");
-    assert!(body.contains("downloaded completely: “contract.pdf”") && body.contains("received: “scan.pdf”"), "{body}");
+    assert_eq!(body.matches("downloaded completely: “contract.pdf”").count(), 1, "{body}");
+    assert_eq!(body.matches("received: “scan.pdf”").count(), 1, "{body}");
     assert!(body.contains("http://localhost:3000/admin/shares"), "{body}");
     // Once: the next run has nothing new.
     assert_eq!(run_notify(&app).await.steps[1].counts, vec![("sent", 0)]);
     app.shutdown().await;
 
-    // Not opted in: nothing about files.
+    // Not opted in: nothing about files. (A fresh folder for the new app: adopted on purpose.)
+    sqlx::query("delete from settings where key = 'storage_marker_id'").execute(&pool).await.unwrap();
     let app = spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com"], |_| {}).await;
     assert_eq!(run_notify(&app).await.steps[1].counts, vec![("sent", 0), ("off", 1)]);
     app.shutdown().await;
