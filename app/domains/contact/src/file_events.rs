@@ -9,7 +9,7 @@
 
 use kernel::jobs::{StepCtx, StepError, StepReport};
 
-use super::notify::{Mailer, NotifyContent, NotifySettings};
+use super::mailer::{Mailer, NotifyContent, NotifySettings};
 
 /// At most this many events in one message (the rest go in the next run).
 const MAX_PER_MESSAGE: i64 = 50;

@@ -7,6 +7,8 @@ pub mod db;
 #[cfg(feature = "ssr")]
 mod file_events;
 #[cfg(feature = "ssr")]
+mod mailer;
+#[cfg(feature = "ssr")]
 pub mod notify;
 #[cfg(feature = "ssr")]
 pub mod personal;
