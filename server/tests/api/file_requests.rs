@@ -166,7 +166,9 @@ fn receipt_cookie(res: &reqwest::Response) -> String {
 async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_grace(pool: PgPool, backend: Backend) {
     let cookie = admin_cookie(&pool).await;
     let app = spawn_app_on(pool.clone(), backend, &[], |_| {}).await;
-    let data = body_of(3 * 1024 * 1024 + 17);
+    // Larger than the loopback's socket buffers can hold, so the server cannot have handed the
+    // whole file to the connection before the client goes away.
+    let data = body_of(48 * 1024 * 1024 + 17);
     let path = share_via_upload(&app, &cookie, "big.bin", data.clone()).await;
 
     // The download breaks after its first chunk (the client goes away).
@@ -177,7 +179,7 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     let receipt = receipt_cookie(&res);
     let first = res.chunk().await.unwrap().expect("a first chunk");
     drop(res);
-    eventually(&pool, "select count(*) = 1 from share_deliveries where bytes_sent > 0 and completed_at is null").await;
+    eventually(&pool, "select count(*) = 1 from share_deliveries where bytes_sent > 0").await;
     let sent: i64 = sqlx::query_scalar("select bytes_sent from share_deliveries").fetch_one(&pool).await.unwrap();
     assert!(sent < data.len() as i64, "the broken download is not complete: {sent}");
 
