@@ -65,6 +65,7 @@ echo; bash benches/shares.sh
 echo; bash benches/lifecycle.sh
 echo; bash benches/s3.sh
 echo; bash benches/file-requests.sh
+echo; bash benches/spam.sh
 echo; bash benches/audit.sh
 echo; bash benches/retention.sh
 echo; bash benches/upkeep-lock.sh

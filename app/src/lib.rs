@@ -25,6 +25,7 @@ pub use {audit, auth, contact, holds, inbox, maintenance, requests, shares};
 pub fn personal_sources() -> kernel::personal::PersonalSources {
     kernel::personal::PersonalSources::new(vec![
         maintenance::personal::source(),
+        maintenance::personal::spam_source(),
         holds::personal::source(),
         contact::personal::source(),
         requests::personal::source(),

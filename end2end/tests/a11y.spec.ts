@@ -101,7 +101,10 @@ for (const lang of ['en', 'ja']) {
     const request = execFileSync('psql', ['-tAq', process.env.E2E_DATABASE_URL!, '-c',
       `insert into data_requests (kind, email, email_hash, received_on, due_on, note)
        values ('erasure', 'ada@example.com', md5('${name}'), current_date, current_date + 30, 'a11y') returning id`]).toString().trim();
-    const paths = ['/admin', '/admin/inbox', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account',
+    // A suspected spam row, so the Spam tab shows its table and its signals.
+    execFileSync('psql', ['-qc', `insert into suspected_spam (id, name, email, message, signals, score)
+       values (gen_random_uuid(), 'Spam ${lang}', 'spam@example.org', '<a href=x>cheap</a>', '{proof_missing,markup}', 14)`, process.env.E2E_DATABASE_URL!]);
+    const paths = ['/admin', '/admin/inbox', '/admin/inbox?tab=spam', '/admin/shares', '/admin/audit', '/admin/audit/archive', '/admin/retention', '/admin/settings', '/admin/account',
       '/admin/requests', `/admin/requests/${request}`, `/admin/requests/${request}?step=preview`];
     for (const scheme of SCHEMES) {
       await page.emulateMedia({ colorScheme: scheme });

@@ -80,6 +80,16 @@ pub struct Config {
     #[arg(long, env = "EBB_CONTACT_RATE_WINDOW_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub contact_rate_window_secs: u64,
 
+    /// The contact form's proof of work: how many numbers a browser may have to try (ALTCHA's
+    /// `maxnumber`; half on average). Higher costs bots more and slow phones too.
+    #[arg(long, env = "EBB_SPAM_POW_DIFFICULTY", default_value_t = app::contact::spam::DEFAULT_DIFFICULTY, value_parser = clap::value_parser!(u64).range(1_000..=50_000_000))]
+    pub spam_pow_difficulty: u64,
+
+    /// A contact submission sent sooner than this many seconds after the page was served counts
+    /// as a spam signal ("too_fast").
+    #[arg(long, env = "EBB_SPAM_MIN_FILL_SECS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub spam_min_fill_secs: u64,
+
     /// Largest request body accepted, in bytes; larger requests get 413.
     #[arg(long, env = "EBB_MAX_BODY_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1024..=16_777_216))]
     pub max_body_bytes: u64,

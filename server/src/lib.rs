@@ -209,6 +209,11 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
     let domains = Domains::default()
         .with(app::contact::ContactSettings {
             limit: app::ratelimit::Limit { name: "contact", max: config.contact_rate_limit, window: Duration::from_secs(config.contact_rate_window_secs) },
+            spam: app::contact::spam::SpamSettings {
+                difficulty: config.spam_pow_difficulty,
+                min_fill: Duration::from_secs(config.spam_min_fill_secs),
+                ..Default::default()
+            },
         })
         .with(app::contact::writer::Writer::new(pool.clone()))
         .with(app::auth::AuthSettings {

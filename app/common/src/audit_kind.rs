@@ -110,6 +110,9 @@ kinds! {
     ShareFetch = "share.fetch", KindShareFetch;
     SharePublish = "share.publish", KindSharePublish;
     ShareResume = "share.resume", KindShareResume;
+    InquiryRelease = "inquiry.release", KindInquiryRelease;
+    SpamDelete = "spam.delete", KindSpamDelete;
+    SpamRetentionChange = "settings.spam_retention_days", KindSpamRetentionChange;
 }
 
 texts! {
@@ -162,5 +165,8 @@ texts! {
     KindShareFetch { en: "Received file downloaded by an admin", ja: "受信ファイルの管理者ダウンロード" }
     KindSharePublish { en: "Received file shared", ja: "受信ファイルの共有" }
     KindShareResume { en: "Download resumed", ja: "ダウンロードの再開" }
+    KindInquiryRelease { en: "Suspected spam released to the inbox", ja: "スパムの疑いを受信箱へ移動" }
+    KindSpamDelete { en: "Suspected spam deleted", ja: "スパムの疑いの削除" }
+    KindSpamRetentionChange { en: "Spam retention changed", ja: "スパムの保管期間の変更" }
     }
 }

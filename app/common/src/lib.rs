@@ -16,5 +16,6 @@ pub mod live;
 pub mod personal;
 pub mod prefs;
 pub mod retention;
+pub mod spam;
 pub mod time;
 pub mod ui;

@@ -51,6 +51,12 @@ pub enum Promise {
     },
     /// Legal holds: kept until an admin lifts them.
     LegalHolds,
+    /// Suspected spam (the contact form's quarantine): deleted `days` after it arrived.
+    SuspectedSpam {
+        days: i64,
+    },
+    /// Proofs of work already used: deleted when their challenge expires.
+    SpentProofs,
 }
 
 impl Promise {
@@ -79,6 +85,8 @@ impl Promise {
             Promise::NotifyDigests { days } => fill(R::PromiseNotifyDigests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
             Promise::FileRequests { days } => fill(R::PromiseFileRequests.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
             Promise::LegalHolds => R::PromiseLegalHolds.get(lang).into(),
+            Promise::SuspectedSpam { days } => fill(R::PromiseSuspectedSpam.get(lang), &[("days", &unit(days, R::UnitDay, R::UnitDays))]),
+            Promise::SpentProofs => R::PromiseSpentProofs.get(lang).into(),
         }
     }
 }
@@ -101,6 +109,8 @@ pub fn kind_label(kind: &str) -> Option<PromiseT> {
         "data_requests" => R::KindDataRequests,
         "notify_digests" => R::KindNotifyDigests,
         "file_requests" => R::KindFileRequests,
+        "suspected_spam" => R::KindSuspectedSpam,
+        "spent_proofs" => R::KindSpentProofs,
         _ => return None,
     })
 }
@@ -121,6 +131,8 @@ texts! {
     KindDataRequests { en: "Data requests", ja: "データ請求" }
     KindNotifyDigests { en: "Notification email log", ja: "通知メールの送信記録" }
     KindFileRequests { en: "File requests (upload links)", ja: "ファイル依頼（アップロード用リンク）" }
+    KindSuspectedSpam { en: "Suspected spam", ja: "スパムの疑い" }
+    KindSpentProofs { en: "Used proofs of work", ja: "使用済みのプルーフ・オブ・ワーク" }
     UnitDay { en: "1 day", ja: "1 日" }
     UnitDays { en: "{n} days", ja: "{n} 日" }
     UnitHour { en: "1 hour", ja: "1 時間" }
@@ -141,6 +153,8 @@ texts! {
     PromiseDataRequests { en: "The person's address is removed {days} after the request is closed; the record keeps only a keyed hash of it.", ja: "請求の完了から {days}後に本人のアドレスが削除されます。記録にはアドレスの鍵付きハッシュのみが残ります。" }
     PromiseFileRequests { en: "Forgotten {days} after the link was used, expired or was revoked (a received file is kept as a share of its own).", ja: "リンクの使用・期限切れ・取り消しから {days}後に削除されます（受信したファイルは共有ファイルとして別に管理されます）。" }
     PromiseNotifyDigests { en: "Deleted {days} after the email was sent (it holds keyed hashes of senders' addresses, never addresses).", ja: "メールの送信から {days}後に削除されます（保存されるのは送信者アドレスの鍵付きハッシュのみで、アドレスそのものは保存されません）。" }
+    PromiseSuspectedSpam { en: "Deleted {days} after they arrive (spam retention setting on the inbox's Spam tab); never emailed.", ja: "受信から {days}後に削除されます（受信箱の「スパム」タブの保管期間設定）。メール通知はされません。" }
+    PromiseSpentProofs { en: "Deleted when their challenge expires (an hour); they hold no personal data.", ja: "チャレンジの期限切れ時（1 時間後）に削除されます。個人データは含みません。" }
     PromiseLegalHolds { en: "Kept until an admin lifts the hold.", ja: "管理者が保全を解除するまで保管されます。" }
     }
 }

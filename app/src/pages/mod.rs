@@ -59,6 +59,7 @@ pub fn DashboardPage() -> impl IntoView {
                 })}
             </Transition>
         </section>
+        <inbox::spam_ui::ContactFiguresCard/>
         <section class="card" aria-labelledby="dash-shares">
             <h2 id="dash-shares">{t(DashboardT::Shares)}</h2>
             <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>

@@ -10,6 +10,8 @@ use crate::helpers::{create_admin, session_cookie_for, spawn_app};
 /// Server functions anyone may call. Everything else must be under /api/admin/.
 const PUBLIC_SERVER_FNS: &[&str] = &[
     "/api/contact",
+    // A proof-of-work challenge for the contact form (signed, single use; nothing stored).
+    "/api/contact/challenge",
     "/api/auth/me",
     "/api/auth/invite",
     "/api/auth/invite/start",

@@ -67,9 +67,33 @@ impl TestApp {
         self.raw.put(key, bytes::Bytes::copy_from_slice(data)).await.unwrap();
     }
 
-    /// Posts the contact form as the hydrated client does (expects JSON, gets status codes).
+    /// Posts the contact form as the hydrated client does (expects JSON, gets status codes), with
+    /// what a person's browser adds: a solved proof of work and the page's time stamp from a
+    /// minute ago (unless `fields` bring their own `altcha`).
     pub async fn post_contact(&self, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut all: Vec<(String, String)> = fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        if !fields.iter().any(|(k, _)| *k == "altcha") {
+            all.push(("altcha".into(), self.solved_proof()));
+            all.push(("started".into(), self.page_stamp(60)));
+        }
+        self.post_contact_as_bot(&all).await
+    }
+
+    /// Posts the contact form with exactly `fields` (no proof of work unless given): a bot.
+    pub async fn post_contact_as_bot<K: serde::Serialize, V: serde::Serialize>(&self, fields: &[(K, V)]) -> reqwest::Response {
         self.client.post(self.url("/api/contact")).header("accept", "application/json").form(fields).send().await.expect("request sent")
+    }
+
+    /// A proof of work for a challenge this instance issued now.
+    pub fn solved_proof(&self) -> String {
+        let settings = self.state.domain::<app::contact::ContactSettings>().spam;
+        let c = app::contact::spam::challenge(&self.state, &settings, time::OffsetDateTime::now_utc()).unwrap();
+        solve_challenge(&c)
+    }
+
+    /// The page's signed time stamp, as if the form was served `secs_ago` seconds ago.
+    pub fn page_stamp(&self, secs_ago: i64) -> String {
+        app::contact::spam::stamp(&self.state, time::OffsetDateTime::now_utc() - time::Duration::seconds(secs_ago))
     }
 
     /// Posts the contact form as a browser without JavaScript does.
@@ -124,6 +148,10 @@ async fn spawn_with_storage(
 ) -> TestApp {
     let mut args: Vec<&str> = storage_args.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
+    // A puzzle the test's own solver (a debug build) finishes at once.
+    if !extra.contains(&"--spam-pow-difficulty") {
+        args.extend_from_slice(&["--spam-pow-difficulty", "1000"]);
+    }
     let config = test_config(&args);
     let faults = app::storage::faults::Faults::new();
     let store = app::storage::faults::FaultyStore::new(server::open_store(&config).unwrap(), faults.clone());
@@ -143,6 +171,19 @@ async fn spawn_with_storage(
     });
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     TestApp { base, state, client, storage, faults, raw, stop: Some(tx), handle: Some(handle) }
+}
+
+/// Solves a challenge (ALTCHA's reference solver) and encodes the payload as the widget does.
+pub fn solve_challenge(c: &app::contact::PowChallenge) -> String {
+    use base64::Engine;
+    let n = altcha_lib_rs::solve_challenge(&c.challenge, &c.salt, None, Some(c.maxnumber), 0).expect("solvable");
+    let json = serde_json::json!({"algorithm": c.algorithm, "challenge": c.challenge, "number": n, "salt": c.salt, "signature": c.signature});
+    base64::engine::general_purpose::STANDARD.encode(json.to_string())
+}
+
+/// Suspected spam rows.
+pub async fn spam_count(pool: &PgPool) -> i64 {
+    sqlx::query_scalar("select count(*) from suspected_spam").fetch_one(pool).await.unwrap()
 }
 
 pub async fn spawn_app(pool: PgPool) -> TestApp {

@@ -26,6 +26,7 @@ mod prefs;
 mod requests;
 mod retention;
 mod shares;
+mod spam;
 mod startup;
 mod storage;
 mod trail;

@@ -111,13 +111,24 @@ async fn run_requests(app: &TestApp) -> app::jobs::RunRecord {
 async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let ids = seed(&app, 10_000).await;
+    // One of their submissions is in the contact form's quarantine (suspected spam).
+    sqlx::query(
+        "insert into suspected_spam (id, name, email, message, signals, score) values (gen_random_uuid(), 'Ann', upper($1), 'hi', '{proof_missing}', 10)",
+    )
+    .bind(ADDRESS)
+    .execute(&pool)
+    .await
+    .unwrap();
     let cookie = session_cookie_for(&pool, create_admin(&pool, "Ada").await).await;
     // Typed as the person wrote it: found as the form stores it, whatever the case.
     let id = record_id(&app, &cookie, "erasure", "  ANN.person@example.org ").await;
 
     let found = find(&app, &cookie, id, false).await;
     assert_eq!(found["request"]["email"], ADDRESS);
-    assert_eq!(counts(&found), expect(&[("inquiries", (3, 1)), ("legal_holds", (1, 1)), ("notify_digests", (1, 0)), ("data_requests", (0, 0))]));
+    assert_eq!(
+        counts(&found),
+        expect(&[("inquiries", (3, 1)), ("suspected_spam", (1, 0)), ("legal_holds", (1, 1)), ("notify_digests", (1, 0)), ("data_requests", (0, 0))])
+    );
     let inquiries = &found["found"][0];
     assert!(inquiries["kept_why"][0].as_str().unwrap().contains("court case 12/2026"), "{inquiries}");
     assert!(inquiries["oldest"].as_str().unwrap() < inquiries["newest"].as_str().unwrap());
@@ -165,13 +176,16 @@ async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(po
     app.state.background.settle().await;
     assert_eq!(status(&pool, id).await, "done");
     let after = find(&app, &cookie, id, false).await;
-    assert_eq!(counts(&after), expect(&[("inquiries", (1, 1)), ("legal_holds", (1, 1)), ("notify_digests", (0, 0)), ("data_requests", (0, 0))]));
+    assert_eq!(
+        counts(&after),
+        expect(&[("inquiries", (1, 1)), ("suspected_spam", (0, 0)), ("legal_holds", (1, 1)), ("notify_digests", (0, 0)), ("data_requests", (0, 0))])
+    );
     let left: Vec<uuid::Uuid> = sqlx::query_scalar("select id from inquiries where lower(email) = $1").bind(ADDRESS).fetch_all(&pool).await.unwrap();
     assert_eq!(left, [ids[0]]);
     assert_eq!(inquiry_count(&pool).await, 10_001, "nobody else's inquiry was touched");
     let other_digests: i64 = sqlx::query_scalar("select count(*) from notify_digests where cardinality(address_hashes) = 1").fetch_one(&pool).await.unwrap();
     assert_eq!(other_digests, 2, "the digests keep the other senders' hashes");
-    assert_eq!(after["request"]["erased"], json!([["inquiries", 2], ["notify_digests", 1]]));
+    assert_eq!(after["request"]["erased"], json!([["inquiries", 2], ["notify_digests", 1], ["suspected_spam", 1]]));
     assert_eq!(after["request"]["kept"], json!([["inquiries", 1], ["legal_holds", 1]]));
     assert_eq!(events(&pool, "request.erased").await, 1);
 

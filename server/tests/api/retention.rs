@@ -200,7 +200,7 @@ async fn the_report_download_is_timestamped_and_recorded(pool: PgPool) {
     let disposition = res.headers()["content-disposition"].to_str().unwrap().to_string();
     assert!(disposition.starts_with("attachment; filename=\"ebb-retention-") && disposition.ends_with("Z.json\""), "{disposition}");
     let body: RetentionReport = res.json().await.unwrap();
-    assert_eq!(body.kinds.len(), 14);
+    assert_eq!(body.kinds.len(), 16);
     let recorded = scalar(&pool, &format!("select count(*) from audit_events where kind = 'retention.report' and admin_id = '{admin}'")).await;
     assert_eq!(recorded, 1);
     // Without a session: no report, nothing recorded.

@@ -42,6 +42,7 @@ async fn one_batch_counts_each_clients_hits_in_order_and_stores_only_those_withi
     assert!(results.iter().all(|r| match r {
         Submitted::Limited { retry_after_secs } => (1..=600).contains(retry_after_secs),
         Submitted::Stored(_) => true,
+        Submitted::Quarantined(_) => false,
     }));
     assert_eq!(stored_names(&pool).await, ["a0", "a1", "a2", "b1", "b2", "c1"]);
     // The ids answered are the rows stored.

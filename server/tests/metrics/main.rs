@@ -33,6 +33,8 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
     let res = app.client.get(app.url(&format!("/s/{token}"))).send().await.unwrap();
     assert_eq!(res.status(), 404);
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
+    // A bot's submission (no proof of work): quarantined, and counted as such per signal.
+    assert_eq!(app.post_contact_as_bot(&VALID).await.status(), 200);
     // Methods nobody should invent labels for.
     for i in 0..30 {
         let method = reqwest::Method::from_bytes(format!("ODD{i}").as_bytes()).unwrap();
@@ -46,5 +48,12 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
     assert!(!text.contains("ODD"), "no label made of a client's method: {text}");
     assert!(text.contains(r#"method="other""#), "{text}");
     assert!(text.contains("ebb_job_runs_total{"), "{text}");
+    for line in [
+        r#"ebb_contact_submissions_total{outcome="accepted"} 1"#,
+        r#"ebb_contact_submissions_total{outcome="quarantined"} 1"#,
+        r#"ebb_contact_spam_signals_total{signal="proof_missing"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} missing: {text}");
+    }
     assert!(text.contains("ebb_http_request_duration_seconds_bucket"), "{text}");
 }

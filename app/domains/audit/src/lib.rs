@@ -191,7 +191,10 @@ impl AuditRow {
                 | AuditKind::FileRequestReceive
                 | AuditKind::ShareFetch
                 | AuditKind::SharePublish
-                | AuditKind::ShareResume),
+                | AuditKind::ShareResume
+                | AuditKind::InquiryRelease
+                | AuditKind::SpamDelete
+                | AuditKind::SpamRetentionChange),
             ) => tf(A::SayFileEvent, &[("who", &who), ("what", &k.label()), ("subject", &subject)]),
             None => format!("{who}: {} {subject}", self.kind),
         }

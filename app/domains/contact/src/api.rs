@@ -7,36 +7,63 @@ use common::error::AppError;
 /// Honeypot field name: hidden from people, tempting to form-filling bots.
 pub const HONEYPOT_FIELD: &str = "website";
 
+/// The form field carrying the page's signed time stamp (minimum fill time).
+pub const STAMP_FIELD: &str = "started";
+/// The form field carrying the proof of work (ALTCHA's field name).
+pub const PROOF_FIELD: &str = "altcha";
+
 /// Receives the contact form. Works as a plain form post (no JavaScript: the browser is
 /// redirected to `/?sent=1`, or back to the form with the error) and from the hydrated page.
+///
+/// The spam defence never refuses: a submission whose signals weigh enough (no proof of work,
+/// which includes every submission without JavaScript; the honeypot; a replayed proof…) is kept
+/// as suspected spam, and the visitor sees the same thank-you either way.
 #[server(prefix = "/api", endpoint = "contact")]
-pub async fn submit_inquiry(name: String, email: String, message: String, website: Option<String>) -> Result<(), AppError> {
-    use crate::{db, parse_inquiry, ContactForm};
+pub async fn submit_inquiry(
+    name: String,
+    email: String,
+    message: String,
+    website: Option<String>,
+    started: Option<String>,
+    altcha: Option<String>,
+) -> Result<(), AppError> {
+    use crate::{db, parse_inquiry, spam, ContactForm};
+    use common::spam::Signal;
     use kernel::request::{client_key, is_plain_form_post};
     use kernel::state::AppState;
 
     let state = use_context::<AppState>().ok_or_else(|| AppError::internal("contact", "AppState missing from context"))?;
-
-    // A bot filled the hidden field: answer exactly as for a real submission, store nothing.
-    if website.as_deref().is_some_and(|w| !w.trim().is_empty()) {
-        tracing::info!(event = "contact.honeypot", "submission dropped by honeypot");
-        return finish_success(is_plain_form_post());
-    }
-
     let inquiry = parse_inquiry(&ContactForm { name, email, message }).map_err(AppError::Invalid)?;
 
-    // The rate limit's count and the insert: one statement, shared with the submissions that
-    // arrive at the same time (group commit), answered once it has committed.
-    let submission = db::Submission::new(&state.domain::<super::ContactSettings>().limit, &client_key(&state), inquiry);
+    let settings = state.domain::<super::ContactSettings>();
+    let now = time::OffsetDateTime::now_utc();
+    let mut signals = Vec::new();
+    // A bot filled the hidden field.
+    if website.as_deref().is_some_and(|w| !w.trim().is_empty()) {
+        signals.push(Signal::Honeypot);
+    }
+    let proof = spam::verify(&state, &settings.spam, altcha.as_deref(), now).map_err(|signal| signals.push(signal)).ok();
+    signals.extend(spam::check_stamp(&state, &settings.spam, started.as_deref(), now));
+    signals.extend(spam::content_signals(inquiry.message()));
+
+    // The rate limit's count, the replay check and the insert: one statement, shared with the
+    // submissions that arrive at the same time (group commit), answered once it has committed.
+    let submission = db::Submission::new(&settings.limit, &client_key(&state), inquiry).judged(signals, proof);
     let id = match state.domain::<super::writer::Writer>().submit(submission).await {
-        Ok(db::Submitted::Stored(id)) => id,
+        Ok(db::Submitted::Stored(id)) => {
+            tracing::info!(inquiry.id = %id, "inquiry received");
+            id
+        }
+        Ok(db::Submitted::Quarantined(id)) => {
+            tracing::info!(spam.id = %id, event = "contact.quarantined", "submission kept as suspected spam");
+            id
+        }
         Ok(db::Submitted::Limited { retry_after_secs }) => {
             tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");
             return Err(AppError::RateLimited { retry_after_secs });
         }
         Err(e) => return Err(AppError::internal("contact submission", e)),
     };
-    tracing::info!(inquiry.id = %id, "inquiry received");
     state.live.touch(common::live::Topic::Inquiry, Some(id.to_string()));
 
     // Best-effort after the response: prune if due (seed 000). Never affects this response.
@@ -45,6 +72,19 @@ pub async fn submit_inquiry(name: String, email: String, message: String, websit
     kernel::jobs::nudge_named(&state, crate::notify::JOB, kernel::jobs::Trigger::Contact);
 
     finish_success(is_plain_form_post())
+}
+
+/// A proof-of-work challenge for the contact form (ALTCHA's challenge JSON). Never cached: each
+/// one can be used once.
+#[server(prefix = "/api", endpoint = "contact/challenge", input = leptos::server_fn::codec::GetUrl)]
+pub async fn contact_challenge() -> Result<crate::PowChallenge, AppError> {
+    use kernel::state::AppState;
+    let state = use_context::<AppState>().ok_or_else(|| AppError::internal("contact", "AppState missing from context"))?;
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.insert_header(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    }
+    let settings = state.domain::<super::ContactSettings>();
+    crate::spam::challenge(&state, &settings.spam, time::OffsetDateTime::now_utc()).map_err(|e| AppError::internal("contact challenge", e))
 }
 
 /// For a plain form post, sends the browser to the thank-you state of the page (303, so a reload

@@ -12,6 +12,10 @@ mod mailer;
 pub mod notify;
 #[cfg(feature = "ssr")]
 pub mod personal;
+#[cfg(feature = "hydrate")]
+mod pow;
+#[cfg(feature = "ssr")]
+pub mod spam;
 pub mod ui;
 #[cfg(feature = "ssr")]
 pub mod writer;
@@ -27,6 +31,20 @@ use common::i18n::{t, tf, T};
 pub struct ContactSettings {
     /// Submissions allowed per client per window.
     pub limit: kernel::ratelimit::Limit,
+    /// The proof of work's difficulty and the minimum fill time.
+    pub spam: spam::SpamSettings,
+}
+
+/// A proof-of-work challenge as ALTCHA's widget receives it (`GET /api/contact/challenge`): find
+/// the `number` ≤ `maxnumber` with SHA-256(`salt` ‖ `number`) = `challenge`, then send the
+/// base64 of `{algorithm, challenge, number, salt, signature}` in the form's `altcha` field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowChallenge {
+    pub algorithm: String,
+    pub challenge: String,
+    pub maxnumber: u64,
+    pub salt: String,
+    pub signature: String,
 }
 
 /// Longest name accepted, in characters.

@@ -6,7 +6,7 @@ use leptos::server::SharedValue;
 use leptos::server_fn::ServerFn;
 use leptos_router::hooks::use_query_map;
 
-use super::api::{SubmitInquiry, HONEYPOT_FIELD};
+use super::api::{SubmitInquiry, HONEYPOT_FIELD, PROOF_FIELD, STAMP_FIELD};
 use super::{parse_email, parse_message, parse_name, MESSAGE_MAX_CHARS};
 use common::error::{AppError, FieldErrors};
 use common::i18n::{t, tf, T};
@@ -22,6 +22,94 @@ fn error_from_url() -> Option<AppError> {
         None
     });
     checked.into_inner()
+}
+
+/// The page's signed time stamp (when the form was served), for the minimum fill time: made by
+/// the server and sent with the page, so hydration keeps the same value.
+fn page_stamp() -> String {
+    let stamp = SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        return use_context::<kernel::state::AppState>().map(|s| crate::spam::stamp(&s, time::OffsetDateTime::now_utc())).unwrap_or_default();
+        #[cfg(not(feature = "ssr"))]
+        String::new()
+    });
+    stamp.into_inner()
+}
+
+/// The proof of work as the hydrated form holds it: solved in the background from the moment the
+/// client runs (while the visitor types); a submit before it is ready waits for it. A proof is
+/// used once: each send starts the next one.
+#[derive(Clone, Copy)]
+struct Pow {
+    /// The payload and when its challenge expires (ms since 1970).
+    solved: RwSignal<Option<(String, f64)>>,
+    solving: RwSignal<bool>,
+    /// Which solve is current (an older one's result is dropped).
+    generation: StoredValue<u32>,
+    /// A submit waiting for the proof.
+    queued: StoredValue<Option<SubmitInquiry>>,
+    waiting: RwSignal<bool>,
+}
+
+impl Pow {
+    fn new() -> Self {
+        Pow {
+            solved: RwSignal::new(None),
+            solving: RwSignal::new(false),
+            generation: StoredValue::new(0),
+            queued: StoredValue::new(None),
+            waiting: RwSignal::new(false),
+        }
+    }
+
+    /// Starts solving a new challenge; when done, sends a waiting submit with the proof or, if
+    /// none could be had, without (it is then only quarantined: nothing typed is lost).
+    fn start(self, action: ServerAction<SubmitInquiry>) {
+        self.generation.update_value(|g| *g += 1);
+        self.solving.set(true);
+        self.solved.set(None);
+        #[cfg(feature = "hydrate")]
+        {
+            let mine = self.generation.get_value();
+            leptos::task::spawn_local(async move {
+                let solved = crate::pow::fetch_and_solve().await.map(|s| (s.payload, s.expires_ms));
+                if self.generation.try_get_value() != Some(mine) {
+                    return;
+                }
+                self.solving.set(false);
+                self.solved.set(solved);
+                if let Some(input) = self.queued.try_update_value(Option::take).flatten() {
+                    self.waiting.set(false);
+                    self.send(input, action);
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = action;
+    }
+
+    /// Sends with the proof when one is ready (and not about to expire), else waits for it.
+    fn send(self, mut input: SubmitInquiry, action: ServerAction<SubmitInquiry>) {
+        #[cfg(feature = "hydrate")]
+        let fresh = |expires: f64| expires - 60_000.0 > js_sys::Date::now();
+        #[cfg(not(feature = "hydrate"))]
+        let fresh = |_: f64| true;
+        let solved = self.solved.get_untracked();
+        if let Some((payload, _)) = solved.clone().filter(|(_, e)| fresh(*e)) {
+            input.altcha = Some(payload);
+        } else if self.solving.get_untracked() || solved.is_some() {
+            // Being solved (or about to expire: solve a new one): send when it is ready.
+            self.queued.set_value(Some(input));
+            self.waiting.set(true);
+            if !self.solving.get_untracked() {
+                self.start(action);
+            }
+            return;
+        }
+        action.dispatch(input);
+        // A proof is used once: the next send needs a new one.
+        self.start(action);
+    }
 }
 
 /// The value a field holds in the page when the form is hydrated: what the visitor typed before
@@ -75,19 +163,17 @@ impl Fields {
     /// Hydrated submit: validate with the shared parse functions first (instant feedback,
     /// nothing sent while a field is wrong), then call the server function without a page load.
     /// Without JavaScript this never runs and the browser posts the form itself.
-    fn submit(self, ev: leptos::ev::SubmitEvent, action: ServerAction<SubmitInquiry>) {
+    fn submit(self, ev: leptos::ev::SubmitEvent, action: ServerAction<SubmitInquiry>, pow: Pow) {
         ev.prevent_default();
         self.touched.update(|t| t.extend(["name", "email", "message"]));
         let invalid = parse_name(&self.name.get_untracked()).is_err()
             || parse_email(&self.email.get_untracked()).is_err()
             || parse_message(&self.message.get_untracked()).is_err();
-        if invalid || action.pending().get_untracked() {
+        if invalid || action.pending().get_untracked() || pow.waiting.get_untracked() {
             return;
         }
         match <SubmitInquiry as leptos::form::FromFormData>::from_event(&ev) {
-            Ok(input) => {
-                action.dispatch(input);
-            }
+            Ok(input) => pow.send(input, action),
             Err(e) => leptos::logging::error!("contact form could not be read: {e}"),
         }
     }
@@ -116,7 +202,12 @@ pub fn ContactForm() -> impl IntoView {
     // A field's own validation is shown once the visitor has left it (or tried to submit).
     let touched = RwSignal::new(std::collections::BTreeSet::<&'static str>::new());
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
+    let pow = Pow::new();
+    let stamp = page_stamp();
+    Effect::new(move |_| {
+        hydrated.set(true);
+        pow.start(action);
+    });
 
     // The latest server answer: from the action (hydrated) or from the URL (plain form post).
     let server_error = Memo::new(move |_| match action.value().get() {
@@ -138,7 +229,8 @@ pub fn ContactForm() -> impl IntoView {
         })
     };
 
-    let on_submit = move |ev: leptos::ev::SubmitEvent| fields.submit(ev, action);
+    let on_submit = move |ev: leptos::ev::SubmitEvent| fields.submit(ev, action, pow);
+    let pending = Signal::derive(move || action.pending().get() || pow.waiting.get());
 
     let send_another = move || {
         action.value().set(None);
@@ -162,9 +254,12 @@ pub fn ContactForm() -> impl IntoView {
                 })}
                 <form action=SubmitInquiry::url() method="post" on:submit=on_submit
                     novalidate=move || hydrated.get() data-hydrated=move || hydrated.get().to_string()>
+                    <input type="hidden" name=STAMP_FIELD value=stamp.clone()/>
+                    <input type="hidden" name=PROOF_FIELD prop:value=move || pow.solved.get().map(|(p, _)| p).unwrap_or_default()
+                        data-testid="contact-proof" data-solving=move || pow.solving.get().to_string()/>
                     <ContactFields name set_name email set_email message set_message touch
                         errors=[Signal::derive(field_error("name")), Signal::derive(field_error("email")), Signal::derive(field_error("message"))]
-                        message_count=Signal::derive(message_count) pending=action.pending().into()/>
+                        message_count=Signal::derive(message_count) pending/>
                 </form>
             </Show>
         </section>

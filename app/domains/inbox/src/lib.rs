@@ -6,6 +6,8 @@ pub mod api;
 pub mod db;
 #[cfg(feature = "ssr")]
 pub mod export;
+pub mod spam;
+pub mod spam_ui;
 pub(crate) mod texts;
 pub mod ui;
 

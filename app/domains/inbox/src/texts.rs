@@ -53,5 +53,29 @@ texts! {
     SelectionSize { en: "select between 1 and 1,000 inquiries", ja: "お問い合わせは 1〜1,000 件の範囲で選択してください" }
     HeldOne { en: "This inquiry is on legal hold and cannot be deleted. Lift the hold first (Retention page).", ja: "このお問い合わせは法的保全中のため削除できません。先に保全を解除してください（保管期間ページ）。" }
     HeldSome { en: "{n} of the selected inquiries are on legal hold and cannot be deleted; nothing was deleted. Unselect them, or lift the hold first (Retention page).", ja: "選択したお問い合わせのうち {n} 件は法的保全中のため削除できません。何も削除していません。それらの選択を外すか、先に保全を解除してください（保管期間ページ）。" }
+
+
+    // The Spam tab (spam_ui.rs) and the dashboard's figures
+    TabInbox { en: "Inbox", ja: "受信箱" }
+    TabSpam { en: "Spam", ja: "スパム" }
+    TabsLabel { en: "Inbox or suspected spam", ja: "受信箱またはスパムの疑い" }
+    SpamIntro { en: "{n} suspected spam: submissions the spam signals flagged. They are not emailed and not counted in the inbox, and are deleted {days} days after they arrive. \"Not spam\" moves one to the inbox.", ja: "スパムの疑い {n} 件：スパムの兆候が検出された送信です。メール通知されず、受信箱の件数にも含まれません。受信から {days} 日後に削除されます。「スパムではない」で受信箱へ移動できます。" }
+    SpamEmpty { en: "No suspected spam.", ja: "スパムの疑いはありません。" }
+    ColSignals { en: "Signals", ja: "兆候" }
+    NotSpam { en: "Not spam", ja: "スパムではない" }
+    SpamReleased { en: "Moved to the inbox.", ja: "受信箱へ移動しました。" }
+    SpamDeleted { en: "Suspected spam deleted.", ja: "スパムの疑いを削除しました。" }
+    SpamGone { en: "This submission is no longer in quarantine: it was moved to the inbox or deleted.", ja: "この送信はもう隔離されていません。受信箱へ移動されたか、削除されました。" }
+    SpamRetentionLabel { en: "Delete suspected spam after (days)", ja: "スパムの疑いを削除するまでの日数" }
+    SpamRetentionSaved { en: "Suspected spam is now deleted {days} days after it arrives.", ja: "スパムの疑いは受信から {days} 日後に削除されるようになりました。" }
+    SpamRetentionInvalid { en: "Enter a whole number of days from 1 to 365.", ja: "1〜365 の整数で日数を入力してください。" }
+    Save { en: "Save", ja: "保存" }
+    FiguresHeading { en: "Contact form, per day", ja: "お問い合わせフォーム（日別）" }
+    FiguresDay { en: "Day (UTC)", ja: "日付（UTC）" }
+    FiguresAccepted { en: "Accepted", ja: "受付" }
+    FiguresQuarantined { en: "Quarantined", ja: "隔離" }
+    FiguresRefused { en: "Refused (rate limit)", ja: "拒否（レート制限）" }
+    FiguresSignals { en: "Signals that fired", ja: "検出された兆候" }
+    OpenSpam { en: "Open suspected spam", ja: "スパムの疑いを開く" }
 }
 }

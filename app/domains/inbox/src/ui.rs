@@ -115,8 +115,25 @@ impl Inbox {
     }
 }
 
+/// The inbox page: the inquiries, or (`?tab=spam`) the suspected spam.
 #[component]
 pub fn InboxPage() -> impl IntoView {
+    let query = leptos_router::hooks::use_query_map();
+    let spam = move || query.read().get("tab").as_deref() == Some("spam");
+    view! {
+        <Title text=format!("{}{}", t(InboxT::Heading), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(InboxT::Heading)}</h1>
+        <nav class="tabs" aria-label=t(InboxT::TabsLabel)>
+            <a href="/admin/inbox" aria-current=move || (!spam()).then_some("page")>{t(InboxT::TabInbox)}</a>
+            <a href="/admin/inbox?tab=spam" aria-current=move || spam().then_some("page") data-testid="spam-tab">{t(InboxT::TabSpam)}</a>
+        </nav>
+        {move || if spam() { view! { <super::spam_ui::SpamTab/> }.into_any() } else { view! { <InboxList/> }.into_any() }}
+    }
+}
+
+/// The inquiries: counts, search, export, the list and the detail.
+#[component]
+fn InboxList() -> impl IntoView {
     let search = RwSignal::new(String::new());
     let applied = RwSignal::new(String::new());
     let reload = RwSignal::new(0u32);
@@ -162,8 +179,6 @@ pub fn InboxPage() -> impl IntoView {
     });
 
     view! {
-        <Title text=format!("{}{}", t(InboxT::Heading), t(UiT::AdminTitleSuffix))/>
-        <h1>{t(InboxT::Heading)}</h1>
         <Transition fallback=|| ()>
             {move || counts.get().and_then(Result::ok).map(|c| view! { <CountsBar counts=c/> })}
         </Transition>

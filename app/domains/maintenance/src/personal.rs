@@ -111,3 +111,92 @@ impl PersonalData for Inquiries {
         })
     }
 }
+
+/// A person's suspected spam (the contact form's quarantine), by `lower(email)`: pruned after
+/// the spam retention, found, copied and erased for a data request like inquiries.
+pub struct SuspectedSpam;
+
+/// The quarantine's source, for the composition root's list.
+pub fn spam_source() -> Arc<dyn PersonalData> {
+    Arc::new(SuspectedSpam)
+}
+
+type SpamRow = (Uuid, OffsetDateTime, String, String, String, bool, Vec<String>);
+
+impl PersonalData for SuspectedSpam {
+    fn kind(&self) -> &'static str {
+        "suspected_spam"
+    }
+    fn columns(&self) -> &'static [&'static str] {
+        &["name", "email", "message", "on_legal_hold", "signals"]
+    }
+    fn promise<'a>(&'a self, ctx: &'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>> {
+        Box::pin(async move { Ok(Promise::SuspectedSpam { days: i64::from(prune::spam_retention_days(&ctx.state.pool).await?) }) })
+    }
+    fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>> {
+        Box::pin(async move {
+            let (count, kept, oldest, newest): (i64, i64, Option<OffsetDateTime>, Option<OffsetDateTime>) = sqlx::query_as(
+                "select count(*), count(*) filter (where held or exists (select 1 from legal_holds h where h.email = $1)), min(created_at), max(created_at)
+                 from suspected_spam where lower(email) = $1",
+            )
+            .bind(&who.email)
+            .fetch_one(&ctx.state.pool)
+            .await?;
+            let kept_why = if kept > 0 { vec!["legal hold".to_string()] } else { Vec::new() };
+            Ok(Found { kind: self.kind().into(), count, kept, kept_why, oldest, newest })
+        })
+    }
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        _request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+        Box::pin(async move {
+            let pool = &ctx.state.pool;
+            let days = i64::from(prune::spam_retention_days(pool).await?);
+            let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse().ok()).unwrap_or(Uuid::nil()));
+            let rows: Vec<SpamRow> = sqlx::query_as(
+                "select s.id, s.created_at, s.name, s.email, s.message,
+                        s.held or exists (select 1 from legal_holds h where h.email = $1), s.signals
+                 from suspected_spam s
+                 where lower(s.email) = $1 and (s.created_at, s.id) > ($2, $3)
+                 order by s.created_at, s.id limit $4",
+            )
+            .bind(&who.email)
+            .bind(at)
+            .bind(id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, at, name, email, message, held, signals)| Item {
+                    id: id.to_string(),
+                    at,
+                    fields: vec![name, email, message, held.to_string(), signals.join(" ")],
+                    kept: held.then(|| "legal hold".to_string()),
+                    deleted_by: (!held).then(|| at + time::Duration::days(days)),
+                })
+                .collect())
+        })
+    }
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let r = sqlx::query(
+                "delete from suspected_spam where id in (
+                     select id from suspected_spam where lower(email) = $1 and not held
+                        and not exists (select 1 from legal_holds h where h.email = $1)
+                      order by created_at, id limit $2 for update skip locked)
+                   and not held",
+            )
+            .bind(&who.email)
+            .bind(limit)
+            .execute(conn)
+            .await?;
+            Ok(r.rows_affected())
+        })
+    }
+}

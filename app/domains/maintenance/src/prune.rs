@@ -24,6 +24,11 @@ pub const STEP_RUNS: &str = "maintenance_runs";
 pub const STEP_CHALLENGES: &str = "passkey_challenges";
 pub const STEP_SESSIONS: &str = "sessions";
 pub const STEP_INVITES: &str = "admin_invites";
+pub const STEP_SPAM: &str = "suspected_spam";
+pub const STEP_SPENT_PROOFS: &str = "spam_proofs_spent";
+
+/// The contact form's daily figures are kept this many days.
+pub const FIGURES_KEEP_DAYS: i64 = 400;
 
 /// Rate-limit windows are deleted this many days after they start (no limit's window is longer).
 pub const RATE_LIMIT_KEEP_DAYS: i64 = 1;
@@ -91,13 +96,15 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Prune",
-        "Deletes inquiries older than the retention period, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.",
+        "Deletes inquiries older than the retention period, suspected spam older than its own retention, used proofs of work, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.",
         CLAIM_KEY,
         CLAIM_INTERVAL,
     )
     .budget(Budget { rows_per_step: 200_000, time: Duration::from_secs(45) })
     .traffic_budget(Budget { rows_per_step: 200_000, time: Duration::from_secs(45) })
     .step(step(STEP_INQUIRIES, "old inquiries", |pool, ctx| async move { delete_old_inquiries(&pool, ctx).await }))
+    .step(step(STEP_SPAM, "old suspected spam", |pool, ctx| async move { delete_old_spam(&pool, ctx).await }))
+    .step(step(STEP_SPENT_PROOFS, "used proofs of work and old contact figures", |pool, ctx| async move { delete_spent_proofs(&pool, ctx).await }))
     .step(step(STEP_RATE_LIMITS, "ended rate-limit windows", |pool, ctx| async move { delete_old_rate_limit_counters(&pool, ctx).await }))
     .step(step(STEP_RUNS, "old run records", |pool, ctx| async move { delete_old_maintenance_runs(&pool, ctx).await }))
     .step(step(STEP_CHALLENGES, "abandoned passkey challenges", |pool, ctx| async move { delete_expired_challenges(&pool, ctx).await }))
@@ -238,6 +245,45 @@ const EXPIRED_SESSIONS: Doomed = Doomed {
 /// Invites that expired unredeemed (redeemed ones stay as the record of who joined how).
 const EXPIRED_INVITES: Doomed =
     Doomed { table: "admin_invites", keys: &["id"], select: "select id from admin_invites where redeemed_at is null and expires_at < $1", lock: "" };
+
+/// Suspected spam older than its own retention (`spam_retention_days`), except on legal hold.
+const OLD_SPAM: Doomed = Doomed {
+    table: "suspected_spam",
+    keys: &["id"],
+    select: "select id from suspected_spam s where created_at < $1 and not held
+               and not exists (select 1 from legal_holds h where h.email = lower(s.email))
+             order by created_at",
+    lock: " for update skip locked",
+};
+/// Proofs of work whose challenge expired (a replay of them is refused as expired anyway).
+const SPENT_PROOFS: Doomed =
+    Doomed { table: "spam_proofs_spent", keys: &["challenge"], select: "select challenge from spam_proofs_spent where expires_at < $1", lock: "" };
+/// The contact form's figures older than [`FIGURES_KEEP_DAYS`].
+const OLD_FIGURES: Doomed = Doomed {
+    table: "contact_daily",
+    keys: &["day", "figure", "shard"],
+    select: "select day, figure, shard from contact_daily where day < ($1 at time zone 'UTC')::date",
+    lock: "",
+};
+
+/// Reads suspected spam's retention from `settings` (1–365 days; 14 when missing or invalid).
+pub async fn spam_retention_days(pool: &PgPool) -> Result<u32, sqlx::Error> {
+    let stored: Option<String> = sqlx::query_scalar("select value from settings where key = $1").bind(common::spam::RETENTION_KEY).fetch_optional(pool).await?;
+    Ok(common::spam::retention_days_or_default(stored.as_deref()))
+}
+
+/// Deletes suspected spam older than its retention (see [`OLD_SPAM`]).
+pub async fn delete_old_spam(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
+    let cutoff = ctx.now - time::Duration::days(i64::from(spam_retention_days(pool).await?));
+    OLD_SPAM.delete(pool, ctx, &[cutoff]).await
+}
+
+/// Deletes used proofs of work once their challenge expired, and old daily figures.
+pub async fn delete_spent_proofs(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
+    let proofs = SPENT_PROOFS.delete(pool, ctx, &[ctx.now]).await?;
+    let figures = OLD_FIGURES.delete(pool, ctx, &[ctx.now - time::Duration::days(FIGURES_KEEP_DAYS)]).await?;
+    Ok(StepReport { deleted: proofs.deleted + figures.deleted, batches: proofs.batches + figures.batches, more: proofs.more || figures.more })
+}
 
 /// Deletes inquiries older than the retention period (see [`OLD_INQUIRIES`]).
 pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {

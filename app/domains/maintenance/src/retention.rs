@@ -12,6 +12,8 @@ use crate::prune::{self, CLAIM_INTERVAL, JOB};
 pub fn kinds() -> Vec<Kind> {
     vec![
         Kind { kind: "inquiries", job: JOB, step: prune::STEP_INQUIRIES, read: inquiries },
+        Kind { kind: "suspected_spam", job: JOB, step: prune::STEP_SPAM, read: suspected_spam },
+        Kind { kind: "spent_proofs", job: JOB, step: prune::STEP_SPENT_PROOFS, read: spent_proofs },
         Kind { kind: "sessions", job: JOB, step: prune::STEP_SESSIONS, read: sessions },
         Kind { kind: "passkey_challenges", job: JOB, step: prune::STEP_CHALLENGES, read: challenges },
         Kind { kind: "invites", job: JOB, step: prune::STEP_INVITES, read: invites },
@@ -48,6 +50,44 @@ fn inquiries<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadErro
         let (count, estimated) = table_size(pool, "inquiries").await?;
         figures.count = count;
         Ok(Reading { promise: Promise::Inquiries { days: i64::from(days) }, figures, estimated })
+    })
+}
+
+/// Suspected spam: its own retention setting; held ones apart.
+fn suspected_spam<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
+    Box::pin(async move {
+        let pool = &ctx.state.pool;
+        let days = prune::spam_retention_days(pool).await?;
+        let cutoff = ctx.now - time::Duration::days(i64::from(days));
+        let (count, oldest_at, past, overdue, held): (i64, Option<time::OffsetDateTime>, i64, i64, i64) = sqlx::query_as(
+            "select count(*), min(created_at),
+                    count(*) filter (where created_at < $1 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email))),
+                    count(*) filter (where created_at < $2 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email))),
+                    count(*) filter (where held or exists (select 1 from legal_holds h where h.email = lower(s.email)))
+             from suspected_spam s",
+        )
+        .bind(cutoff)
+        .bind(cutoff - ctx.every(JOB, CLAIM_INTERVAL))
+        .fetch_one(pool)
+        .await?;
+        let figures = Figures { count, oldest_at, past, overdue, held };
+        Ok(Reading { promise: Promise::SuspectedSpam { days: i64::from(days) }, figures, estimated: false })
+    })
+}
+
+/// Used proofs of work: until their challenge expires.
+fn spent_proofs<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
+    Box::pin(async move {
+        let (count, oldest_at, past, overdue): (i64, Option<time::OffsetDateTime>, i64, i64) = sqlx::query_as(
+            "select count(*), min(expires_at), count(*) filter (where expires_at < $1),
+                    count(*) filter (where expires_at < $1::timestamptz - make_interval(secs => $2))
+             from spam_proofs_spent",
+        )
+        .bind(ctx.now)
+        .bind(ctx.every(JOB, CLAIM_INTERVAL).as_seconds_f64())
+        .fetch_one(&ctx.state.pool)
+        .await?;
+        Ok(Reading { promise: Promise::SpentProofs, figures: Figures { count, oldest_at, past, overdue, held: 0 }, estimated: false })
     })
 }
 

@@ -39,13 +39,15 @@ const JOBS: [(&str, SettingsT, SettingsT); 8] = [
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 30] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 32] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
     ("prune", "passkey_challenges", SettingsT::LabelPasskeyChallenges),
     ("prune", "sessions", SettingsT::LabelExpiredSessions),
     ("prune", "admin_invites", SettingsT::LabelExpiredInvites),
+    ("prune", "suspected_spam", SettingsT::LabelOldSpam),
+    ("prune", "spam_proofs_spent", SettingsT::LabelSpentProofs),
     ("prune", "retention_check", SettingsT::LabelRetentionCheck),
     ("share_gc", "purge", SettingsT::LabelSharePurge),
     ("share_gc", "reconcile", SettingsT::LabelShareReconcile),

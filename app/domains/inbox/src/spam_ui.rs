@@ -1,0 +1,205 @@
+//! The inbox's "Spam" tab (suspected spam: "Not spam", "Delete", the quarantine's retention) and
+//! the dashboard's card of the contact form's figures per day.
+
+use leptos::prelude::*;
+use uuid::Uuid;
+
+use super::spam::{contact_figures, delete_spam, list_spam, release_spam, save_spam_retention, SpamItem};
+use super::texts::InboxT;
+use common::error::AppError;
+use common::i18n::{num, t, tf, T};
+use common::live::{live_version, Topic};
+use common::ui::{describe, Outcome};
+
+fn describe_spam(err: &AppError) -> String {
+    match err {
+        AppError::NotFound => t(InboxT::SpamGone).into(),
+        other => describe(other),
+    }
+}
+
+/// The quarantine: newest first, each with the signals that put it there.
+#[component]
+pub fn SpamTab() -> impl IntoView {
+    let live = live_version(&[Topic::Inquiry, Topic::Job]);
+    let reload = RwSignal::new(0u32);
+    let page = Resource::new(move || (reload.get(), live()), |_| list_spam(None));
+    let more = RwSignal::new(Vec::<SpamItem>::new());
+    let next = RwSignal::new(None::<String>);
+    let removed = RwSignal::new(std::collections::BTreeSet::<Uuid>::new());
+    let message = RwSignal::new(None::<Result<String, String>>);
+    Effect::new(move |_| {
+        if let Some(Ok(p)) = page.get() {
+            more.set(Vec::new());
+            next.set(p.next.clone());
+        }
+    });
+    let load_more = move || {
+        let cursor = next.get_untracked();
+        leptos::task::spawn_local_scoped(async move {
+            match list_spam(cursor).await {
+                Ok(p) => {
+                    more.update(|m| m.extend(p.items));
+                    next.set(p.next);
+                }
+                Err(e) => message.set(Some(Err(describe_spam(&e)))),
+            }
+        });
+    };
+    let released_text = t(InboxT::SpamReleased);
+    let deleted_text = t(InboxT::SpamDeleted);
+    let release = move |id: Uuid| {
+        leptos::task::spawn_local_scoped(async move {
+            let result = release_spam(id).await;
+            removed.update(|r| {
+                r.insert(id);
+            });
+            message.set(Some(result.map(|()| released_text.to_string()).map_err(|e| describe_spam(&e))));
+        });
+    };
+    let delete = move |id: Uuid| {
+        leptos::task::spawn_local_scoped(async move {
+            match delete_spam(vec![id]).await {
+                Ok(_) => {
+                    removed.update(|r| {
+                        r.insert(id);
+                    });
+                    message.set(Some(Ok(deleted_text.to_string())));
+                }
+                Err(e) => message.set(Some(Err(describe_spam(&e)))),
+            }
+        });
+    };
+    let rows = Signal::derive(move || {
+        let gone = removed.get();
+        let mut all = page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
+        all.extend(more.get());
+        all.into_iter().filter(|r| !gone.contains(&r.id)).collect::<Vec<_>>()
+    });
+    view! {
+        <Outcome message testid="spam-message"/>
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || page.get().map(|r| match r {
+                Err(e) => view! { <p class="notice error">{describe_spam(&e)}</p> }.into_any(),
+                Ok(p) => view! {
+                    <p class="hint" data-testid="spam-intro">{tf(InboxT::SpamIntro, &[("n", &num(p.total)), ("days", &p.retention_days)])}</p>
+                    <SpamRetention days=p.retention_days message reload/>
+                    <table class="list inbox" data-testid="spam">
+                        <thead><tr>
+                            <th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th>{t(InboxT::ColSignals)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
+                        </tr></thead>
+                        <tbody>
+                            <For each=move || rows.get() key=|r| r.id let:row>
+                                <SpamRow row on_release=release on_delete=delete/>
+                            </For>
+                        </tbody>
+                    </table>
+                    <Show when=move || rows.get().is_empty()>
+                        <p class="empty">{t(InboxT::SpamEmpty)}</p>
+                    </Show>
+                    <Show when=move || next.get().is_some()>
+                        <button type="button" class="secondary" on:click=move |_| load_more()>{t(InboxT::ShowOlder)}</button>
+                    </Show>
+                }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn SpamRow(row: SpamItem, on_release: impl Fn(Uuid) + Copy + Send + Sync + 'static, on_delete: impl Fn(Uuid) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let id = row.id;
+    let held = row.held;
+    view! {
+        <tr data-testid="spam-row">
+            <td class="nowrap"><common::time::LocalTime at={row.created_at}/></td>
+            <td>
+                <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
+                {held.then(|| view! { <span class="badge held">{t(InboxT::OnHold)}</span> })}
+            </td>
+            // Text, never HTML (spam carries markup on purpose).
+            <td class="preview message">{row.message.clone()}</td>
+            <td data-testid="spam-signals">
+                <ul class="plain">
+                    {row.signals.iter().map(|s| view! { <li><span class="badge" title=s.clone()>{common::spam::label_of(s)}</span></li> }).collect_view()}
+                </ul>
+            </td>
+            <td class="actions">
+                <button type="button" class="secondary small" on:click=move |_| on_release(id)>{t(InboxT::NotSpam)}</button>
+                <button type="button" class="danger small" disabled=held on:click=move |_| on_delete(id)>{t(InboxT::Delete)}</button>
+            </td>
+        </tr>
+    }
+}
+
+/// The quarantine's retention, in days.
+#[component]
+fn SpamRetention(days: u32, message: RwSignal<Option<Result<String, String>>>, reload: RwSignal<u32>) -> impl IntoView {
+    let value = RwSignal::new(days.to_string());
+    let saved = t(InboxT::SpamRetentionSaved);
+    let save = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let days = value.get_untracked().trim().parse::<i64>().unwrap_or(0);
+        leptos::task::spawn_local_scoped(async move {
+            match save_spam_retention(days).await {
+                Ok(d) => {
+                    message.set(Some(Ok(common::i18n::fill(saved, &[("days", &d)]))));
+                    reload.update(|n| *n += 1);
+                }
+                Err(AppError::Invalid(fields)) => message.set(Some(Err(fields.values().next().cloned().unwrap_or_default()))),
+                Err(e) => message.set(Some(Err(describe(&e)))),
+            }
+        });
+    };
+    view! {
+        <form class="inline tight" on:submit=save>
+            <label for="spam-retention">{t(InboxT::SpamRetentionLabel)}</label>
+            <input id="spam-retention" type="number" min="1" max="365" required inputmode="numeric" class="narrow"
+                prop:value=value on:input=move |ev| value.set(event_target_value(&ev))/>
+            <button type="submit" class="small">{t(InboxT::Save)}</button>
+        </form>
+    }
+}
+
+/// The dashboard's card: the last week of the contact form, per day.
+#[component]
+pub fn ContactFiguresCard() -> impl IntoView {
+    let live = live_version(&[Topic::Inquiry]);
+    let figures = Resource::new(live, |_| contact_figures());
+    view! {
+        <section class="card" aria-labelledby="dash-contact">
+            <h2 id="dash-contact">{t(InboxT::FiguresHeading)}</h2>
+            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+                {move || figures.get().map(|r| match r {
+                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
+                    Ok(days) => view! {
+                        <table class="list figures" data-testid="contact-figures">
+                            <thead><tr>
+                                <th scope="col">{t(InboxT::FiguresDay)}</th>
+                                <th scope="col" class="num">{t(InboxT::FiguresAccepted)}</th>
+                                <th scope="col" class="num">{t(InboxT::FiguresQuarantined)}</th>
+                                <th scope="col" class="num">{t(InboxT::FiguresRefused)}</th>
+                                <th scope="col">{t(InboxT::FiguresSignals)}</th>
+                            </tr></thead>
+                            <tbody>
+                                {days.into_iter().take(7).map(|d| {
+                                    let signals = d.signals.iter().map(|(s, n)| format!("{} ({})", common::spam::label_of(s), num(*n))).collect::<Vec<_>>().join(", ");
+                                    view! {
+                                        <tr data-testid="figures-row" data-day=d.day.clone()>
+                                            <th scope="row" class="nowrap">{d.day.clone()}</th>
+                                            <td class="num" data-testid="fig-accepted">{num(d.accepted)}</td>
+                                            <td class="num" data-testid="fig-quarantined">{num(d.quarantined)}</td>
+                                            <td class="num" data-testid="fig-refused">{num(d.refused)}</td>
+                                            <td class="muted" data-testid="fig-signals">{signals}</td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                        <a href="/admin/inbox?tab=spam">{t(InboxT::OpenSpam)}</a>
+                    }.into_any(),
+                })}
+            </Transition>
+        </section>
+    }
+}
