@@ -206,7 +206,9 @@ pub fn RequestPage() -> impl IntoView {
     let erasing = RwSignal::new(false);
     let trigger = move || (id.get(), preview.get(), erase.version().get(), close.version().get(), if erasing.get() { jobs() } else { 0 });
     let findings = Resource::new(trigger, move |(id, preview, ..)| find_request(id, preview));
-    let title = move || tf(RequestsT::RequestTitle, &[("id", &id.get())]);
+    // `try_get`: the document's title may be read after a HEAD request's page was dropped (its
+    // signals disposed); that must not panic the render.
+    let title = move || tf(RequestsT::RequestTitle, &[("id", &id.try_get().unwrap_or_default())]);
     view! {
         <Title text=move || format!("{}{}", title(), t(UiT::AdminTitleSuffix))/>
         <p><a href="/admin/requests">{t(RequestsT::Back)}</a></p>
