@@ -202,12 +202,9 @@ pub fn ContactForm() -> impl IntoView {
     // A field's own validation is shown once the visitor has left it (or tried to submit).
     let touched = RwSignal::new(std::collections::BTreeSet::<&'static str>::new());
     let hydrated = RwSignal::new(false);
-    let pow = Pow::new();
-    let stamp = page_stamp();
-    Effect::new(move |_| {
-        hydrated.set(true);
-        pow.start(action);
-    });
+    let (pow, stamp) = (Pow::new(), page_stamp());
+    // Once the client runs: hydrated, and the first proof of work solves while the visitor types.
+    Effect::new(move |_| (hydrated.set(true), pow.start(action)));
 
     // The latest server answer: from the action (hydrated) or from the URL (plain form post).
     let server_error = Memo::new(move |_| match action.value().get() {
@@ -223,11 +220,7 @@ pub fn ContactForm() -> impl IntoView {
 
     let fields = Fields { name, email, message, touched };
     let field_error = move |field: &'static str| move || fields.error(field, server_field_errors().get(field).cloned());
-    let touch = move |field: &'static str| {
-        touched.update(|t| {
-            t.insert(field);
-        })
-    };
+    let touch = move |field: &'static str| touched.update(|t| _ = t.insert(field));
 
     let on_submit = move |ev: leptos::ev::SubmitEvent| fields.submit(ev, action, pow);
     let pending = Signal::derive(move || action.pending().get() || pow.waiting.get());
@@ -254,9 +247,7 @@ pub fn ContactForm() -> impl IntoView {
                 })}
                 <form action=SubmitInquiry::url() method="post" on:submit=on_submit
                     novalidate=move || hydrated.get() data-hydrated=move || hydrated.get().to_string()>
-                    <input type="hidden" name=STAMP_FIELD value=stamp.clone()/>
-                    <input type="hidden" name=PROOF_FIELD prop:value=move || pow.solved.get().map(|(p, _)| p).unwrap_or_default()
-                        data-testid="contact-proof" data-solving=move || pow.solving.get().to_string()/>
+                    <SpamFields stamp=stamp.clone() pow/>
                     <ContactFields name set_name email set_email message set_message touch
                         errors=[Signal::derive(field_error("name")), Signal::derive(field_error("email")), Signal::derive(field_error("message"))]
                         message_count=Signal::derive(message_count) pending/>
@@ -266,6 +257,16 @@ pub fn ContactForm() -> impl IntoView {
     }
     // Type erasure keeps the view's type shallow enough for the compiler's default limits.
     .into_any()
+}
+
+/// The spam defence's hidden fields: the page's signed time stamp and the proof of work.
+#[component]
+fn SpamFields(stamp: String, pow: Pow) -> impl IntoView {
+    view! {
+        <input type="hidden" name=STAMP_FIELD value=stamp/>
+        <input type="hidden" name=PROOF_FIELD prop:value=move || pow.solved.get().map(|(p, _)| p).unwrap_or_default()
+            data-testid="contact-proof" data-solving=move || pow.solving.get().to_string()/>
+    }
 }
 
 /// The form's fields: each with its label and the message of its own validation (`errors`, in

@@ -46,30 +46,7 @@ pub fn SpamTab() -> impl IntoView {
             }
         });
     };
-    let released_text = t(InboxT::SpamReleased);
-    let deleted_text = t(InboxT::SpamDeleted);
-    let release = move |id: Uuid| {
-        leptos::task::spawn_local_scoped(async move {
-            let result = release_spam(id).await;
-            removed.update(|r| {
-                r.insert(id);
-            });
-            message.set(Some(result.map(|()| released_text.to_string()).map_err(|e| describe_spam(&e))));
-        });
-    };
-    let delete = move |id: Uuid| {
-        leptos::task::spawn_local_scoped(async move {
-            match delete_spam(vec![id]).await {
-                Ok(_) => {
-                    removed.update(|r| {
-                        r.insert(id);
-                    });
-                    message.set(Some(Ok(deleted_text.to_string())));
-                }
-                Err(e) => message.set(Some(Err(describe_spam(&e)))),
-            }
-        });
-    };
+    let (release, delete) = row_actions(removed, message);
     let rows = Signal::derive(move || {
         let gone = removed.get();
         let mut all = page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
@@ -104,6 +81,40 @@ pub fn SpamTab() -> impl IntoView {
             })}
         </Transition>
     }
+}
+
+/// "Not spam" and "Delete" for one row: the row goes from the list, the outcome is said.
+fn row_actions(
+    removed: RwSignal<std::collections::BTreeSet<Uuid>>,
+    message: RwSignal<Option<Result<String, String>>>,
+) -> (impl Fn(Uuid) + Copy + Send + Sync + 'static, impl Fn(Uuid) + Copy + Send + Sync + 'static) {
+    let released_text = t(InboxT::SpamReleased);
+    let deleted_text = t(InboxT::SpamDeleted);
+    let gone = move |id: Uuid| {
+        removed.update(|r| {
+            r.insert(id);
+        })
+    };
+    let release = move |id: Uuid| {
+        leptos::task::spawn_local_scoped(async move {
+            let result = release_spam(id).await;
+            // Moved now, or by someone else before: either way it is no longer here.
+            gone(id);
+            message.set(Some(result.map(|()| released_text.to_string()).map_err(|e| describe_spam(&e))));
+        });
+    };
+    let delete = move |id: Uuid| {
+        leptos::task::spawn_local_scoped(async move {
+            match delete_spam(vec![id]).await {
+                Ok(_) => {
+                    gone(id);
+                    message.set(Some(Ok(deleted_text.to_string())));
+                }
+                Err(e) => message.set(Some(Err(describe_spam(&e)))),
+            }
+        });
+    };
+    (release, delete)
 }
 
 #[component]
