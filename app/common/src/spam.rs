@@ -106,9 +106,11 @@ impl Signal {
         match self {
             Signal::Honeypot | Signal::ProofMissing | Signal::ProofInvalid | Signal::ProofExpired | Signal::ProofReplayed => 10,
             Signal::Links => 5,
-            Signal::Markup | Signal::MixedScript => 4,
-            // A fast fill alone is a person with autofill (or a test suite) as often as a bot.
-            Signal::TooFast | Signal::StampInvalid | Signal::ScriptMismatch => 3,
+            Signal::MixedScript | Signal::StampInvalid => 3,
+            // Each alone is a person as often as a bot: a fast fill (autofill, a test suite), a
+            // pasted snippet of HTML, a message in another script. Two of them are still not
+            // enough; with a forged stamp or look-alike letters they are.
+            Signal::TooFast | Signal::Markup | Signal::ScriptMismatch => 2,
         }
     }
 
@@ -182,10 +184,13 @@ mod tests {
             assert!(is_suspect(&[s]), "{s:?}");
         }
         assert!(is_suspect(&[Signal::TooFast, Signal::StampInvalid]));
+        assert!(is_suspect(&[Signal::Markup, Signal::MixedScript]));
+        // A person pasting HTML quickly (or a test suite doing so) stays in the inbox.
+        assert!(!is_suspect(&[Signal::TooFast, Signal::Markup]));
         for s in [Signal::Markup, Signal::MixedScript, Signal::TooFast, Signal::StampInvalid, Signal::ScriptMismatch] {
             assert!(!is_suspect(&[s]), "{s:?}");
         }
-        assert!(is_suspect(&[Signal::Markup, Signal::ScriptMismatch]));
+        assert!(is_suspect(&[Signal::Markup, Signal::TooFast, Signal::ScriptMismatch]));
         assert!(!is_suspect(&[]));
     }
 }
