@@ -40,9 +40,17 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   await shares.open();
   const link = await shares.share({ name: 'Quarterly report.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(240_000, 7) }, '1 day', 'For Ann');
   await shoot(admin, 'admin-shares-en', true);
+  // A bot's submission (no proof of work, a link farm) for the Spam tab.
+  await admin.request.post('/api/contact', {
+    form: { name: 'Win Big', email: 'promo@example.net', message: 'Cheap watches http://a.example http://b.example http://c.example' },
+    headers: { accept: 'application/json' },
+  });
   await admin.goto('/admin');
   await waitForAdminHydration(admin);
-  await shoot(admin, 'admin-dashboard-en');
+  await shoot(admin, 'admin-dashboard-en', true);
+  await admin.goto('/admin/inbox?tab=spam');
+  await waitForAdminHydration(admin);
+  await shoot(admin, 'admin-spam-en');
   await admin.emulateMedia({ colorScheme: 'dark' });
   await admin.goto('/admin/inbox');
   await waitForAdminHydration(admin);

@@ -59,9 +59,9 @@ pub fn SpamTab() -> impl IntoView {
             {move || page.get().map(|r| match r {
                 Err(e) => view! { <p class="notice error">{describe_spam(&e)}</p> }.into_any(),
                 Ok(p) => view! {
-                    <p class="hint" data-testid="spam-intro">{tf(InboxT::SpamIntro, &[("n", &num(p.total)), ("days", &p.retention_days)])}</p>
+                    <p class="intro" data-testid="spam-intro">{tf(InboxT::SpamIntro, &[("n", &num(p.total)), ("days", &p.retention_days)])}</p>
                     <SpamRetention days=p.retention_days message reload/>
-                    <table class="list inbox" data-testid="spam">
+                    <table class="list spam" data-testid="spam">
                         <thead><tr>
                             <th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th>{t(InboxT::ColSignals)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
                         </tr></thead>
@@ -129,10 +129,10 @@ fn SpamRow(row: SpamItem, on_release: impl Fn(Uuid) + Copy + Send + Sync + 'stat
                 {held.then(|| view! { <span class="badge held">{t(InboxT::OnHold)}</span> })}
             </td>
             // Text, never HTML (spam carries markup on purpose).
-            <td class="preview message">{row.message.clone()}</td>
+            <td class="message">{row.message.clone()}</td>
             <td data-testid="spam-signals">
-                <ul class="plain">
-                    {row.signals.iter().map(|s| view! { <li><span class="badge" title=s.clone()>{common::spam::label_of(s)}</span></li> }).collect_view()}
+                <ul class="signals">
+                    {row.signals.iter().map(|s| view! { <li><span class="badge info" title=s.clone()>{common::spam::label_of(s)}</span></li> }).collect_view()}
                 </ul>
             </td>
             <td class="actions">
