@@ -200,7 +200,8 @@ fn script_mismatch(message: &str) -> bool {
 /// word filters: "pаypal" with a Cyrillic "а").
 fn mixed_script_word(message: &str) -> bool {
     let latin = |c: char| c.is_ascii_alphabetic();
-    let lookalike = |c: char| matches!(c as u32, 0x370..=0x3FF | 0x400..=0x4FF);
+    // Greek (U+0370–03FF) and Cyrillic (U+0400–04FF).
+    let lookalike = |c: char| matches!(c as u32, 0x370..=0x4FF);
     message.split(|c: char| !c.is_alphanumeric()).any(|w| w.chars().any(latin) && w.chars().any(lookalike))
 }
 
