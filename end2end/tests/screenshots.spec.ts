@@ -47,7 +47,7 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   });
   await admin.goto('/admin');
   await waitForAdminHydration(admin);
-  await shoot(admin, 'admin-dashboard-en', true);
+  await shoot(admin, 'admin-dashboard-en');
   await admin.goto('/admin/inbox?tab=spam');
   await waitForAdminHydration(admin);
   await shoot(admin, 'admin-spam-en');
