@@ -4,7 +4,10 @@
 # EBB_STORAGE=s3 and EBB_S3_ENDPOINT unset, a project-local S3 server (garage) too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+T0=$(date +%s)
+elapsed() { local s=$(( $(date +%s) - T0 )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+# Only what running needs: no test browser, and garage only for EBB_STORAGE=s3 without an endpoint.
+bash scripts/setup.sh --run
 . scripts/env.sh
 if [ -z "${DATABASE_URL:-}" ]; then
   eval "$(bash scripts/pg-local.sh start)"
@@ -21,7 +24,24 @@ fi
 # Shared files live outside the served folder; created here, never by Ebb itself.
 export EBB_STORAGE_DIR=${EBB_STORAGE_DIR:-$PWD/.data/blobs}
 mkdir -p "$EBB_STORAGE_DIR"
-bash scripts/build-client.sh
-cargo build -q --release -p server --bin ebb
-echo "run: Ebb on ${EBB_PUBLIC_URL:-http://localhost:3000} (Ctrl-C stops it)"
+# The client (wasm) and the server build side by side: each ends in a long single-threaded step
+# (whole-program optimisation, linking) that leaves a core free for the other.
+if [ -x "$CARGO_TARGET_DIR/release/ebb" ]; then
+  echo "run: [$(elapsed)] checking the client and server builds (seconds when nothing changed)"
+else
+  echo "run: [$(elapsed)] building the client and the server (first run: about 12 minutes on 2 cores)"
+fi
+CLIENT_LOG=$(mktemp "${TMPDIR:-/tmp}/ebb-client-build.XXXXXX")
+bash scripts/build-client.sh >"$CLIENT_LOG" 2>&1 &
+CLIENT_PID=$!
+if ! cargo build -q --release -p server --bin ebb; then
+  kill "$CLIENT_PID" 2>/dev/null || true
+  echo "run: the server did not build (above)" >&2; exit 1
+fi
+echo "run: [$(elapsed)] server built; waiting for the client"
+if ! wait "$CLIENT_PID"; then
+  cat "$CLIENT_LOG" >&2; echo "run: the client did not build (above)" >&2; exit 1
+fi
+cat "$CLIENT_LOG"; rm -f "$CLIENT_LOG"
+echo "run: [$(elapsed)] Ebb on ${EBB_PUBLIC_URL:-http://localhost:3000} (Ctrl-C stops it)"
 exec "$CARGO_TARGET_DIR/release/ebb" serve

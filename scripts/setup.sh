@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Installs everything Ebb needs to build, run and test on a fresh Debian 12 machine (run as root,
-# or as a user with sudo). Idempotent: a second run checks and changes nothing.
+# Installs what Ebb needs on a fresh Debian 12 machine (run as root, or as a user with sudo).
+# Idempotent: a second run checks and changes nothing.
+#   scripts/setup.sh           → everything: build, run, test, bench (make test, make bench)
+#   scripts/setup.sh --run     → only what `make run` needs: no test browser, no Playwright, and the
+#                                local S3 server (garage) only when EBB_STORAGE=s3 with no endpoint
+# Each step says what it does and roughly how long it takes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=all; [ "${1:-}" = "--run" ] && MODE=run
+step() { echo "setup: $*" >&2; }
 
 WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen pinned in Cargo.toml / Cargo.lock
 
@@ -10,15 +16,19 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_pkgs=()
-for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 rustfmt-web rust-web-clippy \
-         chromium postgresql postgresql-client wrk pkg-config curl ca-certificates gzip brotli time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk; do
+# Building and running: the compiler with the wasm32 std sources, the linker, PostgreSQL, brotli.
+pkgs=(rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 postgresql postgresql-client
+      pkg-config curl ca-certificates gzip brotli)
+# Testing and benchmarks: lints, the browser and its fonts, load generators, the SMTP test server.
+[ "$MODE" = run ] || pkgs+=(rustfmt-web rust-web-clippy chromium wrk time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk)
+for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # Node.js may come from elsewhere (these machines ship Node 20 + npm 11); only add Debian's when absent.
 command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
-  echo "setup: installing Debian packages: ${need_pkgs[*]}"
+  step "installing Debian packages (1-3 minutes): ${need_pkgs[*]}"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_pkgs[@]}"
 fi
@@ -31,20 +41,24 @@ export RUSTUP_TOOLCHAIN=debian-1.96
 
 if ! command -v wasm-bindgen >/dev/null 2>&1 || \
    [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
-  echo "setup: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (5-10 minutes once)"
+  step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes, once)"
   # Not --locked: its lockfile wants a webpki-roots version that crates.io no longer serves.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  # --debug: it compiles in half the time, and still rewrites the client in about a second.
+  cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
 fi
 
 if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -x tools/node_modules/.bin/esbuild ]; then
-  echo "setup: installing binaryen (wasm-opt) and esbuild from tools/package-lock.json"
+  step "installing binaryen (wasm-opt) and esbuild from tools/package-lock.json (under a minute)"
   (cd tools && npm ci --no-audit --no-fund >/dev/null)
 fi
 
-if [ -f end2end/package-lock.json ] && [ ! -d end2end/node_modules/playwright-core ]; then
-  echo "setup: installing end2end npm packages"
+if [ "$MODE" = all ] && [ -f end2end/package-lock.json ] && [ ! -d end2end/node_modules/playwright-core ]; then
+  step "installing the end-to-end tests' npm packages (under a minute)"
   (cd end2end && npm ci --no-audit --no-fund >/dev/null)
 fi
-# The local S3 server (garage) for `make test` and `EBB_STORAGE=s3 make run`.
-bash scripts/s3-local.sh install
-echo "setup: ok"
+# The local S3 server (garage): for `make test`, and for `EBB_STORAGE=s3 make run` without an
+# endpoint of its own. A local-folder installation never uses it.
+if [ "$MODE" = all ] || { [ "${EBB_STORAGE:-local}" = s3 ] && [ -z "${EBB_S3_ENDPOINT+set}" ]; }; then
+  bash scripts/s3-local.sh install
+fi
+step "ok"
