@@ -1,5 +1,5 @@
 # Ebb. The two commands people need: `make run` and `make test`. Both install what is missing.
-.PHONY: run test e2e screenshots setup client server bench sqlx-prepare fmt clean-db
+.PHONY: run test e2e screenshots setup client server bench dist doctor sqlx-prepare fmt clean-db
 
 run:
 	bash scripts/run.sh
@@ -27,6 +27,10 @@ screenshots:
 
 bench:
 	bash benches/run.sh
+
+# Release artefacts in dist/: tarball, Debian package, container image (see the README).
+dist:
+	bash scripts/dist.sh
 
 # After changing a query or a migration: regenerate the offline query data in .sqlx/.
 sqlx-prepare:

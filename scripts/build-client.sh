@@ -28,10 +28,12 @@ rm -rf "$STAGE"; mkdir -p "$STAGE"
 RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
   cargo rustc -q -p frontend --lib --target wasm32-unknown-unknown --profile "$PROFILE" \
   -Zbuild-std=std,panic_abort --target-dir "$FRONT" -- -C link-arg=--emit-relocs
-cargo build -q -p wasm-split --release
+# The splitter builds in the client's own target folder: `make run` builds the server beside the
+# client, and a shared folder's lock would make the client wait for the whole server build.
+cargo build -q -p wasm-split --release --target-dir "$FRONT"
 # Main module + one module per group of lazy routes (app::admin_routes) and the chunks they share,
 # the loader, and the manifest the server would read to preload a page's files.
-"$CARGO_TARGET_DIR/release/wasm-split" "$FRONT/wasm32-unknown-unknown/$PROFILE/frontend.wasm" \
+"$FRONT/release/wasm-split" "$FRONT/wasm32-unknown-unknown/$PROFILE/frontend.wasm" \
   "$FRONT/frontend_split.wasm" "$STAGE" ebb >/dev/null
 # The chunks import the main module's table, memory and functions through the lld exports.
 wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$STAGE" --out-name ebb "$FRONT/frontend_split.wasm"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Ebb needs on a fresh Debian 12 machine (run as root, or as a user with sudo).
 # Idempotent: a second run checks and changes nothing.
-#   scripts/setup.sh           → everything: build, run, test, bench (make test, make bench)
-#   scripts/setup.sh --run     → only what `make run` needs: no test browser, no Playwright, and the
+#   scripts/setup.sh           → everything: build, run, test, bench, dist (the test browser,
+#                                Playwright, garage, cargo-deb, cargo-about, podman, nginx)
+#   scripts/setup.sh --run     → only what `make run` needs: no test or release tools, and the
 #                                local S3 server (garage) only when EBB_STORAGE=s3 with no endpoint
 # Each step says what it does and roughly how long it takes on a 2-core machine.
 set -euo pipefail
@@ -21,6 +22,8 @@ pkgs=(rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 
       pkg-config curl ca-certificates gzip brotli)
 # Testing and benchmarks: lints, the browser and its fonts, load generators, the SMTP test server.
 [ "$MODE" = run ] || pkgs+=(rustfmt-web rust-web-clippy chromium wrk time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk)
+# Release artefacts and their tests: the container tool, dpkg's helpers, the TLS proxy.
+[ "$MODE" = run ] || pkgs+=(podman dpkg-dev binutils nginx-light caddy openssl libnss3-tools)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
@@ -29,8 +32,10 @@ command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   step "installing Debian packages (1-3 minutes): ${need_pkgs[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_pkgs[@]}"
+  APT_LOG=$(mktemp "${TMPDIR:-/tmp}/ebb-apt.XXXXXX")
+  { $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_pkgs[@]}"; } >"$APT_LOG" 2>&1 ||
+    { cat "$APT_LOG" >&2; step "apt-get failed (above)"; exit 1; }
+  rm -f "$APT_LOG"
 fi
 
 # One compiler (Debian's 1.96, which matches the wasm32 std sources) for server and client.
@@ -52,13 +57,20 @@ if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -x tools/node_modules/.bin/e
   (cd tools && npm ci --no-audit --no-fund >/dev/null)
 fi
 
-if [ "$MODE" = all ] && [ -f end2end/package-lock.json ] && [ ! -d end2end/node_modules/playwright-core ]; then
+if [ "$MODE" != run ] && [ -f end2end/package-lock.json ] && [ ! -d end2end/node_modules/playwright-core ]; then
   step "installing the end-to-end tests' npm packages (under a minute)"
   (cd end2end && npm ci --no-audit --no-fund >/dev/null)
 fi
 # The local S3 server (garage): for `make test`, and for `EBB_STORAGE=s3 make run` without an
 # endpoint of its own. A local-folder installation never uses it.
-if [ "$MODE" = all ] || { [ "${EBB_STORAGE:-local}" = s3 ] && [ -z "${EBB_S3_ENDPOINT+set}" ]; }; then
+if [ "$MODE" != run ] || { [ "${EBB_STORAGE:-local}" = s3 ] && [ -z "${EBB_S3_ENDPOINT+set}" ]; }; then
   bash scripts/s3-local.sh install
+fi
+# The release tools (`make dist`), pinned.
+if [ "$MODE" != run ]; then
+  command -v cargo-deb >/dev/null 2>&1 && [ "$(cargo-deb --version | awk '{print $2}')" = 3.6.2 ] || {
+    step "installing cargo-deb 3.6.2 (about 2 minutes, once)"; cargo install -q --locked cargo-deb --version 3.6.2; }
+  command -v cargo-about >/dev/null 2>&1 && [ "$(cargo-about --version | awk '{print $2}')" = 0.8.4 ] || {
+    step "installing cargo-about 0.8.4 (about 4 minutes, once)"; cargo install -q --locked cargo-about --version 0.8.4; }
 fi
 step "ok"

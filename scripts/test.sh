@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: install what is missing, then run every layer: unit, database and HTTP tests
-# (cargo test, real PostgreSQL), then Playwright end-to-end tests in Debian's Chromium against a
-# freshly built server. S3 tests run against a throwaway local garage (scripts/s3-local.sh).
+# (cargo test, real PostgreSQL; the upgrade test against the previous release's binary), then
+# Playwright end-to-end tests in Debian's Chromium against a freshly built server, the same
+# behind nginx over https, and the release artefacts (tarball, .deb, image) of that build. S3
+# tests run against a throwaway local garage (scripts/s3-local.sh).
 # Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +42,10 @@ python3 scripts/check-cycles.py --functions --max 80
 SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)
 cargo clippy -q "${SERVER_CRATES[@]}" --all-targets --features server/failpoints -- -D warnings
 
+echo "== the previous release (for the upgrade test)"
+EBB_PREVIOUS_BIN=$(bash scripts/previous-release.sh)
+export EBB_PREVIOUS_BIN
+
 echo "== unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
 # The failpoints feature lets the crash tests pause a real `ebb` at a chosen point and kill it;
@@ -54,3 +60,12 @@ echo "== end-to-end tests (Playwright, Debian's Chromium)"
 # again with `cargo build` would resolve the features differently and recompile the workspace.
 test -x "$CARGO_TARGET_DIR/debug/ebb"
 bash scripts/e2e.sh "$CARGO_TARGET_DIR/debug/ebb"
+
+echo "== behind nginx, then Caddy, over https, two instances (Playwright)"
+bash scripts/proxy-e2e.sh nginx "$CARGO_TARGET_DIR/debug/ebb"
+# The 1 GiB round trip once (behind nginx) is enough: Caddy streams the same way.
+bash scripts/proxy-e2e.sh caddy "$CARGO_TARGET_DIR/debug/ebb" --grep-invert "1 GiB"
+
+echo "== release artefacts: tarball, Debian package, container image (of the tests' build)"
+EBB_DIST_DIRTY=1 EBB_DIST_BIN="$CARGO_TARGET_DIR/debug/ebb" EBB_DIST_SITE="$LEPTOS_SITE_ROOT" bash scripts/dist.sh
+bash scripts/dist-test.sh

@@ -427,6 +427,14 @@ impl Config {
     }
 
     /// The public origin without a trailing slash (`http://localhost:3000`).
+    /// The S3 settings are complete when S3 is the store (`ebb doctor`).
+    pub fn s3_settings_if_used(&self) -> Result<(), String> {
+        match self.storage {
+            StorageKind::S3 => self.s3.settings().map(|_| ()),
+            StorageKind::Local => Ok(()),
+        }
+    }
+
     pub fn public_origin(&self) -> String {
         self.public_url.origin().ascii_serialization()
     }

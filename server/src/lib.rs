@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod config;
 pub mod deliver;
+pub mod doctor;
 pub mod errors;
 pub mod export;
 pub mod file_requests;
@@ -12,6 +13,7 @@ pub mod http;
 pub mod live;
 pub mod maintenance;
 pub mod requests;
+pub mod restore;
 pub mod s3;
 pub mod security;
 pub mod shares;

@@ -15,7 +15,7 @@ use tokio::sync::broadcast::error::RecvError;
 /// How soon a browser reconnects after the stream dropped.
 const RECONNECT: Duration = Duration::from_secs(2);
 
-pub async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn events(State(state): State<AppState>) -> ([(&'static str, &'static str); 1], Sse<impl Stream<Item = Result<Event, Infallible>>>) {
     let rx = state.live.subscribe();
     // "ready" means listening: what happens after it reaches this page. A database that does not
     // answer delays it by at most a few seconds (the page then works without live updates).
@@ -33,5 +33,6 @@ pub async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Res
         Some((Ok(event), rx))
     });
     let stream = futures::stream::once(async { Ok(ready) }).chain(changes).take_until(state.live.closing.clone().cancelled_owned());
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    // A reverse proxy must pass each event on at once (nginx buffers responses unless told).
+    ([("x-accel-buffering", "no")], Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -22,7 +22,24 @@ enum Command {
     /// Apply migrations and serve (the default).
     Serve,
     /// Apply pending database migrations and exit.
-    Migrate,
+    Migrate {
+        /// Only list the pending migrations (and any the database has that this binary does not
+        /// know); change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Check this installation: configuration, database and migrations, clocks, storage and its
+    /// marker, the S3 lifecycle rule, SMTP, the public URL, open alerts and overdue retention.
+    /// Prints a report; exits 1 when something needs fixing.
+    Doctor {
+        /// After restoring a backup: also check every live share's file and every archived
+        /// month against the database, and redo the deletions recorded since the backup.
+        #[arg(long)]
+        after_restore: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Maintenance jobs.
     Maintenance {
         #[command(subcommand)]
@@ -194,9 +211,23 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         _ => {}
     }
+    if let Some(Command::Doctor { after_restore, json }) = &cli.command {
+        // The doctor reports an unreachable database instead of stopping at it.
+        let report = server::doctor::run(&config, *after_restore).await;
+        return server::doctor::print(&report, *json, &mut std::io::stdout());
+    }
     let pool = server::connect(&config).await?;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Migrate => {
+        Command::Migrate { dry_run: true } => {
+            let plan = server::doctor::migration_plan(&pool).await?;
+            print!("{}", plan.describe());
+            if plan.unknown.is_empty() {
+                Ok(())
+            } else {
+                Err("the database has migrations this binary does not know: it belongs to a newer Ebb".into())
+            }
+        }
+        Command::Migrate { dry_run: false } => {
             migrate(&pool).await?;
             println!("migrations applied");
             Ok(())
@@ -212,7 +243,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             migrate(&pool).await?;
             server::maintenance::retention_report(&state, json, &mut std::io::stdout()).await
         }
-        Command::Storage { .. } => unreachable!("handled before connecting"),
+        Command::Storage { .. } | Command::Doctor { .. } => unreachable!("handled before connecting"),
         Command::Admin { command: AdminCommand::Invite { name } } => {
             migrate(&pool).await?;
             let invite = server::create_invite(&pool, &config, name.as_deref()).await?;

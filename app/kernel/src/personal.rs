@@ -95,9 +95,16 @@ pub trait PersonalData: Send + Sync {
         after: Option<After>,
         limit: i64,
     ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>>;
-    /// Erases up to `limit` of the items an erasure removes, in the caller's transaction; how
-    /// many. Items on hold (or kept as a record) are never touched.
-    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>>;
+    /// Erases up to `limit` of the items an erasure removes, in the caller's transaction; the
+    /// ids of the rows erased (the deletion journal keeps them). Items on hold (or kept as a
+    /// record) are never touched.
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>>;
+    /// After a restore (`ebb doctor --after-restore`): erases again the rows an erasure erased
+    /// (`ids`, as [`PersonalData::erase`] returned them, for the address hashed `hash`); how
+    /// many were back. Sources that erase nothing keep the default.
+    fn redo<'a>(&'a self, _conn: &'a mut PgConnection, _hash: &'a str, _ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async { Ok(0) })
+    }
 }
 
 /// Every kind of data that can hold an address, in the order the page and the copy list them.

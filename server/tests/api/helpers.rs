@@ -41,12 +41,13 @@ impl TestApp {
         format!("{}{}", self.base, path)
     }
 
-    /// Keys of every object in the store (but its marker and the audit trail's signed digests,
-    /// which the audit seal job writes beside whatever a test does; trail.rs checks those), in
-    /// order.
+    /// Keys of every object in the store (but its marker, the audit trail's signed digests,
+    /// which the audit seal job writes beside whatever a test does, and the deletion journal;
+    /// trail.rs and restore.rs check those), in order.
     pub async fn stored_files(&self) -> Vec<String> {
+        use app::storage::Namespace;
         let mut keys = Vec::new();
-        for ns in app::storage::Namespace::ALL.into_iter().filter(|ns| *ns != app::storage::Namespace::AuditDigests) {
+        for ns in Namespace::ALL.into_iter().filter(|ns| !matches!(ns, Namespace::AuditDigests | Namespace::Deletions)) {
             keys.extend(self.raw.list(ns, None, 1000).await.unwrap().objects.into_iter().map(|o| o.key));
         }
         keys

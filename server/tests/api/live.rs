@@ -22,6 +22,7 @@ impl Events {
         assert_eq!(res.status(), 200);
         assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
         assert!(res.headers().get("content-encoding").is_none(), "a stream is never compressed (it would be buffered)");
+        assert_eq!(res.headers()["x-accel-buffering"], "no", "a proxy passes each event on at once");
         Events { body: res.bytes_stream().boxed(), buffer: String::new() }
     }
 

@@ -76,16 +76,28 @@ impl PersonalData for Digests {
                 .collect())
         })
     }
-    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
         Box::pin(async move {
-            let r = sqlx::query(
+            let ids: Vec<i64> = sqlx::query_scalar(
                 "update notify_digests set address_hashes = array_remove(address_hashes, $1)
-                 where id in (select id from notify_digests where address_hashes @> array[$1] order by id limit $2 for update)",
+                 where id in (select id from notify_digests where address_hashes @> array[$1] order by id limit $2 for update)
+                 returning id",
             )
             .bind(&who.hash)
             .bind(limit)
-            .execute(conn)
+            .fetch_all(conn)
             .await?;
+            Ok(ids.into_iter().map(|i| i.to_string()).collect())
+        })
+    }
+    fn redo<'a>(&'a self, conn: &'a mut PgConnection, hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let ids: Vec<i64> = ids.iter().filter_map(|i| i.parse().ok()).collect();
+            let r = sqlx::query("update notify_digests set address_hashes = array_remove(address_hashes, $1) where id = any($2) and address_hashes @> array[$1]")
+                .bind(hash)
+                .bind(&ids)
+                .execute(conn)
+                .await?;
             Ok(r.rows_affected())
         })
     }

@@ -80,7 +80,7 @@ impl PersonalData for Holds {
                 .collect())
         })
     }
-    fn erase<'a>(&'a self, _conn: &'a mut PgConnection, _who: &'a Address, _request: i64, _limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(async { Ok(0) })
+    fn erase<'a>(&'a self, _conn: &'a mut PgConnection, _who: &'a Address, _request: i64, _limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
 }

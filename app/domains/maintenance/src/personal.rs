@@ -92,21 +92,29 @@ impl PersonalData for Inquiries {
                 .collect())
         })
     }
-    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
         Box::pin(async move {
             // The outer `not held` is checked again on each locked row: a hold placed meanwhile
             // (an UPDATE of the row) keeps the inquiry, as with prune.
-            let r = sqlx::query(
+            let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
                 "delete from inquiries where id in (
                      select id from inquiries where lower(email) = $1 and not held
                         and not exists (select 1 from legal_holds h where h.email = $1)
                       order by created_at, id limit $2 for update skip locked)
-                   and not held",
+                   and not held
+                 returning id",
             )
             .bind(&who.email)
             .bind(limit)
-            .execute(conn)
+            .fetch_all(conn)
             .await?;
+            Ok(ids.into_iter().map(|i| i.to_string()).collect())
+        })
+    }
+    fn redo<'a>(&'a self, conn: &'a mut PgConnection, _hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let ids: Vec<uuid::Uuid> = ids.iter().filter_map(|i| i.parse().ok()).collect();
+            let r = sqlx::query("delete from inquiries where id = any($1)").bind(&ids).execute(conn).await?;
             Ok(r.rows_affected())
         })
     }
@@ -183,19 +191,27 @@ impl PersonalData for SuspectedSpam {
                 .collect())
         })
     }
-    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
         Box::pin(async move {
-            let r = sqlx::query(
+            let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
                 "delete from suspected_spam where id in (
                      select id from suspected_spam where lower(email) = $1 and not held
                         and not exists (select 1 from legal_holds h where h.email = $1)
                       order by created_at, id limit $2 for update skip locked)
-                   and not held",
+                   and not held
+                 returning id",
             )
             .bind(&who.email)
             .bind(limit)
-            .execute(conn)
+            .fetch_all(conn)
             .await?;
+            Ok(ids.into_iter().map(|i| i.to_string()).collect())
+        })
+    }
+    fn redo<'a>(&'a self, conn: &'a mut PgConnection, _hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let ids: Vec<uuid::Uuid> = ids.iter().filter_map(|i| i.parse().ok()).collect();
+            let r = sqlx::query("delete from suspected_spam where id = any($1)").bind(&ids).execute(conn).await?;
             Ok(r.rows_affected())
         })
     }

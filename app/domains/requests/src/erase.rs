@@ -70,8 +70,15 @@ pub async fn erase_request(ctx: &StepCtx, id: i64, who: &Address) -> Result<(u64
                 return Ok((erased, false));
             }
             let mut tx = state.pool.begin().await?;
-            let n = source.erase(&mut tx, who, id, BATCH).await?;
+            let ids = source.erase(&mut tx, who, id, BATCH).await?;
+            let n = ids.len() as u64;
             if n > 0 {
+                // Journaled before the commit: a database restored from an older backup gets
+                // these rows erased again (`ebb doctor --after-restore`).
+                let deletion = kernel::storage::journal::Deletion::Erasure { request: id, source: source.kind().into(), hash: who.hash.clone(), ids };
+                kernel::storage::journal::record(&*state.blobs, deletion)
+                    .await
+                    .map_err(|e| StepError::new(format!("cannot write the deletion journal ({e}); nothing erased")))?;
                 sqlx::query(
                     "update data_requests set erased = jsonb_set(erased, array[$2], to_jsonb(coalesce((erased ->> $2)::bigint, 0) + $3))
                      where id = $1",

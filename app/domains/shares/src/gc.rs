@@ -10,6 +10,7 @@ use sqlx::PgPool;
 use super::lifecycle::{mark_purge_failed, mark_purged, select_purgeable};
 use kernel::alerts::{self, AlertKind, AlertMessage};
 use kernel::jobs::{Budget, Job, Step, StepCtx, StepError, StepReport, Trigger};
+use kernel::storage::journal::{self, Deletion};
 use kernel::storage::{BlobError, BlobStore};
 
 /// The job's name (CLI argument, metric label, run records).
@@ -123,6 +124,7 @@ async fn purge_step(ctx: StepCtx) -> Result<StepReport, StepError> {
         let report = collect(&ctx.state.pool, store, n, settings.gc).await.map_err(|e| match e {
             CollectError::Database(e) => StepError::from(e),
             CollectError::Marker => StepError::new("storage marker missing; nothing deleted"),
+            CollectError::Journal(e) => StepError::new(format!("cannot write the deletion journal ({e}); nothing deleted")),
         })?;
         total += report;
         if report.purged + report.failed < n as u64 {
@@ -140,6 +142,9 @@ pub enum CollectError {
     /// The store's marker vanished: nothing was (or will be) marked purged.
     #[error("storage marker missing")]
     Marker,
+    /// The deletion journal could not be written: nothing was deleted.
+    #[error("cannot write the deletion journal: {0}")]
+    Journal(String),
 }
 
 /// Purges up to `limit` eligible shares. A file that cannot be deleted keeps its share
@@ -148,7 +153,18 @@ pub enum CollectError {
 /// Idempotent: after a crash between the delete and the update, the next run finishes the job.
 pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: GcRules) -> Result<GcReport, CollectError> {
     let mut report = GcReport::default();
-    for share in select_purgeable(pool, limit, rules.delivery_grace).await? {
+    let batch = select_purgeable(pool, limit, rules.delivery_grace).await?;
+    if !batch.is_empty() {
+        // Journaled before any delete: a database restored from an older backup gets these
+        // shares purged again (`ebb doctor --after-restore`), not served from a stale row.
+        let deletion = Deletion::SharePurge { ids: batch.iter().map(|s| s.id).collect(), keys: batch.iter().map(|s| s.blob_key.clone()).collect() };
+        match journal::record(store, deletion).await {
+            Ok(()) => {}
+            Err(BlobError::MarkerMissing) => return Err(CollectError::Marker),
+            Err(e) => return Err(CollectError::Journal(e.to_string())),
+        }
+    }
+    for share in batch {
         match store.delete(&share.blob_key).await {
             Ok(()) => {}
             // Not the share's fault: stop, count no attempt, mark nothing.

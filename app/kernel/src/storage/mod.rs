@@ -15,6 +15,7 @@ use bytes::Bytes;
 use futures::{future::BoxFuture, stream::BoxStream, StreamExt, TryStreamExt};
 
 pub mod faults;
+pub mod journal;
 mod local;
 mod marked;
 pub mod signed;
@@ -60,10 +61,15 @@ pub enum Namespace {
     /// `audit-digests/key-<16 hex>.json` (the public keys that signed them): written once, never
     /// overwritten or deleted by Ebb.
     AuditDigests,
+    /// `deletions/<YYYYMMDDhhmmss>-<32 hex>.json`: the deletion journal — what erasures and
+    /// purges removed, by id, written before they commit, so `ebb doctor --after-restore` can
+    /// redo them on a database restored from an older backup ([`journal`]).
+    Deletions,
 }
 
 impl Namespace {
-    pub const ALL: [Namespace; 5] = [Namespace::Shares, Namespace::AuditArchive, Namespace::Exports, Namespace::SelfCheck, Namespace::AuditDigests];
+    pub const ALL: [Namespace; 6] =
+        [Namespace::Shares, Namespace::AuditArchive, Namespace::Exports, Namespace::SelfCheck, Namespace::AuditDigests, Namespace::Deletions];
 
     /// The key prefix, with its slash.
     pub fn prefix(self) -> &'static str {
@@ -73,6 +79,7 @@ impl Namespace {
             Namespace::Exports => "exports/",
             Namespace::SelfCheck => "selfcheck/",
             Namespace::AuditDigests => "audit-digests/",
+            Namespace::Deletions => "deletions/",
         }
     }
 
@@ -129,6 +136,7 @@ pub fn check_key(key: &str) -> Result<Namespace, BlobError> {
         Namespace::AuditArchive => is_archive_name(name),
         Namespace::Exports => is_export_name(name),
         Namespace::AuditDigests => is_digest_name(name),
+        Namespace::Deletions => journal::is_entry_name(name),
     };
     ok.then_some(ns).ok_or(BlobError::InvalidKey)
 }

@@ -1,0 +1,111 @@
+//! The deletion journal: what erasures and purges removed, by id, written to the store *before*
+//! the deletion commits. The database is backed up and restored as a whole; a restore brings
+//! back everything deleted since the backup was taken. The journal lives in the store (which a
+//! restore does not roll back: see the README's backup section), so `ebb doctor --after-restore`
+//! can redo each entry on the restored database. Written before the commit, an entry may name a
+//! deletion that then failed and was retried: redoing it removes what was to be removed anyway.
+//!
+//! Entries hold ids and keyed address hashes only: no names, addresses or messages.
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::{BlobError, BlobStore, Namespace};
+
+/// One recorded deletion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Deletion {
+    /// A batch of an erasure: the rows `source` (a personal-data kind) erased for the address
+    /// whose keyed hash is `hash`, in data request `request`.
+    Erasure { request: i64, source: String, hash: String, ids: Vec<String> },
+    /// Shares whose files the GC deletes (ids and their objects).
+    SharePurge { ids: Vec<i64>, keys: Vec<String> },
+}
+
+/// A journal entry as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    #[serde(flatten)]
+    pub deletion: Deletion,
+}
+
+/// `<YYYYMMDDhhmmss>-<32 hex>.json`: listing order is time order.
+pub(super) fn is_entry_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".json") else { return false };
+    let b = stem.as_bytes();
+    b.len() == 14 + 1 + 32 && b[14] == b'-' && b[..14].iter().all(u8::is_ascii_digit) && b[15..].iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+fn entry_key(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}{:04}{:02}{:02}{:02}{:02}{:02}-{}.json",
+        Namespace::Deletions.prefix(),
+        at.year(),
+        at.month() as u8,
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Writes one entry (before the deletion it names commits).
+pub async fn record(store: &dyn BlobStore, deletion: Deletion) -> Result<(), BlobError> {
+    let entry = Entry { at: OffsetDateTime::now_utc(), deletion };
+    let body = serde_json::to_vec(&entry).map_err(|e| BlobError::Service(format!("journal entry: {e}")))?;
+    store.put(&entry_key(entry.at), Bytes::from(body)).await.map(|_| ())
+}
+
+/// Every entry, oldest first; `(entries, unreadable keys)`.
+pub async fn read_all(store: &dyn BlobStore) -> Result<(Vec<Entry>, Vec<String>), BlobError> {
+    let mut entries = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store.list(Namespace::Deletions, after.as_deref(), 1000).await?;
+        for o in &page.objects {
+            match store.get(&o.key).await? {
+                Some(bytes) => match serde_json::from_slice::<Entry>(&bytes) {
+                    Ok(e) => entries.push(e),
+                    Err(_) => unreadable.push(o.key.clone()),
+                },
+                None => {}
+            }
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    Ok((entries, unreadable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_names_sort_by_time_and_are_valid_keys() {
+        let a = entry_key(time::macros::datetime!(2026-12-04 09:05:07 UTC));
+        let b = entry_key(time::macros::datetime!(2026-12-04 10:00:00 UTC));
+        assert!(a.starts_with("deletions/20261204090507-"), "{a}");
+        assert!(a < b);
+        assert_eq!(super::super::check_key(&a).unwrap(), Namespace::Deletions);
+        assert!(super::super::check_key("deletions/../x.json").is_err());
+        assert!(super::super::check_key("deletions/2026120409050-x.json").is_err());
+    }
+
+    #[test]
+    fn entries_round_trip() {
+        let e = Entry { at: time::macros::datetime!(2026-12-04 09:05:07 UTC), deletion: Deletion::SharePurge { ids: vec![1, 2], keys: vec!["shares/a".into(), "shares/b".into()] } };
+        let text = serde_json::to_string(&e).unwrap();
+        assert!(text.contains(r#""kind":"share_purge""#), "{text}");
+        assert_eq!(serde_json::from_str::<Entry>(&text).unwrap(), e);
+    }
+}

@@ -1,0 +1,138 @@
+//! `ebb doctor --after-restore`: after the database was restored from a backup, redo what was
+//! deleted since (the deletion journal in the store), run every job once (what passed its promise
+//! since the backup goes again), and check that nothing live was lost: every live share's file,
+//! every archived month's object against the ledger.
+
+use app::storage::journal::{self, Deletion};
+use app::storage::BlobError;
+
+use crate::config::Config;
+use crate::doctor::{Report, Status};
+
+/// The after-restore checks, added to `report`.
+pub async fn after_restore(config: &Config, state: &app::state::AppState, report: &mut Report) {
+    // The marker (adopted by nothing here: a wrong store fails), the signing and hashing secrets.
+    if let Err(e) = crate::check_storage(state, config).await {
+        report.push("after restore", Status::Fail, e);
+        return;
+    }
+    let redo = redo_deletions(state).await;
+    let redone_ok = redo.is_ok();
+    report.result("deletions redone", redo);
+    if !redone_ok {
+        report.push("jobs re-run", Status::Skipped, "the deletion journal must be redone first");
+    } else {
+        let mut out = Vec::new();
+        match crate::maintenance::run_now(state, &[], true, &mut out).await {
+            Ok(()) => report.push("jobs re-run", Status::Ok, "every job ran once: what passed its promise since the backup was removed again"),
+            Err(e) => report.push("jobs re-run", Status::Fail, format!("{e}: {}", String::from_utf8_lossy(&out).trim())),
+        }
+    }
+    report.result("live shares", live_shares(state).await);
+    report.result("archived months", archived_months(state).await);
+}
+
+/// Every journal entry applied to the restored database. Idempotent: a row already gone is
+/// skipped, so the doctor can run again.
+async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String), String> {
+    let store = &*state.blobs;
+    let (entries, unreadable) = journal::read_all(store).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
+    let sources = state.domain::<app::kernel::personal::PersonalSources>().clone();
+    let (mut erased, mut purged) = (0u64, 0u64);
+    for entry in &entries {
+        match &entry.deletion {
+            Deletion::Erasure { source, hash, ids, .. } => {
+                let Some(s) = sources.get(source) else { continue };
+                let mut tx = state.pool.begin().await.map_err(db)?;
+                erased += s.redo(&mut tx, hash, ids).await.map_err(db)?;
+                tx.commit().await.map_err(db)?;
+            }
+            Deletion::SharePurge { ids, keys } => {
+                for (id, key) in ids.iter().zip(keys) {
+                    if purge_again(state, *id, key).await? {
+                        purged += 1;
+                    }
+                }
+            }
+        }
+    }
+    let words = format!("{} journal entries read: {erased} erased row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
+    if unreadable.is_empty() {
+        Ok((Status::Ok, words))
+    } else {
+        Ok((Status::Warn, format!("{words}; {} entries could not be read ({})", unreadable.len(), unreadable.join(", "))))
+    }
+}
+
+/// A share the journal says was purged: its file deleted (again) and its row marked purged.
+async fn purge_again(state: &app::state::AppState, id: i64, key: &str) -> Result<bool, String> {
+    let live: Option<String> = sqlx::query_scalar("select blob_key from shares where id = $1 and status <> 'purged'").bind(id).fetch_optional(&state.pool).await.map_err(db)?;
+    match live {
+        Some(k) if k == key => {}
+        _ => return Ok(false),
+    }
+    // A file already absent counts as deleted (the store's marker proved it is the real store).
+    state.blobs.delete(key).await.map_err(|e: BlobError| format!("cannot delete share {id}'s file again: {e}"))?;
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    sqlx::query("update shares set status = 'purged', purged_at = coalesce(purged_at, now()) where id = $1 and status <> 'purged'")
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), app::kernel::audit::AuditKind::SharePurge, Some(("share", &id.to_string())), Some("purged again after a restore"))
+        .await
+        .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(true)
+}
+
+/// Every share that can still be downloaded (or received) has its file.
+async fn live_shares(state: &app::state::AppState) -> Result<(Status, String), String> {
+    let rows: Vec<(i64, String)> = sqlx::query_as("select id, blob_key from shares where status <> 'purged' order by id").fetch_all(&state.pool).await.map_err(db)?;
+    let mut missing = Vec::new();
+    for (id, key) in &rows {
+        if !state.blobs.exists(key).await.map_err(|e| format!("cannot check share {id}'s file: {e}"))? {
+            missing.push(id.to_string());
+        }
+    }
+    if missing.is_empty() {
+        Ok((Status::Ok, format!("all {} live share(s) have their file", rows.len())))
+    } else {
+        Err(format!(
+            "{} of {} live share(s) have no file (ids {}): restore the storage's shares/ folder from the same backup, or delete these shares",
+            missing.len(),
+            rows.len(),
+            missing.join(", ")
+        ))
+    }
+}
+
+/// Every verified month of the audit archive: its object, with the size and CRC32C the ledger
+/// recorded.
+async fn archived_months(state: &app::state::AppState) -> Result<(Status, String), String> {
+    let rows: Vec<(time::Date, String, Option<i64>, Option<i64>)> =
+        sqlx::query_as("select period, object_key, bytes, crc32c from audit_partition_archives where status = 'verified' order by period")
+            .fetch_all(&state.pool)
+            .await
+            .map_err(db)?;
+    let mut bad = Vec::new();
+    for (period, key, bytes, crc) in &rows {
+        let head = state.blobs.head(key).await.map_err(|e| format!("cannot check {key}: {e}"))?;
+        let month = format!("{}-{:02}", period.year(), period.month() as u8);
+        match head {
+            None => bad.push(format!("{month}: object missing")),
+            Some(h) if Some(h.size as i64) != *bytes => bad.push(format!("{month}: {} bytes, the ledger says {}", h.size, bytes.unwrap_or(0))),
+            Some(h) if h.crc32c.is_some_and(|c| Some(i64::from(c)) != *crc) => bad.push(format!("{month}: CRC32C differs from the ledger's")),
+            Some(_) => {}
+        }
+    }
+    if bad.is_empty() {
+        Ok((Status::Ok, format!("all {} archived month(s) match the ledger (size and CRC32C)", rows.len())))
+    } else {
+        Err(format!("{} archived month(s) do not match the ledger: {}; restore audit-archive/ from the storage backup", bad.len(), bad.join("; ")))
+    }
+}
+
+fn db(e: sqlx::Error) -> String {
+    format!("database error: {e}")
+}

@@ -1,0 +1,200 @@
+//! `ebb doctor` and `ebb migrate --dry-run` as the operator runs them (the real binary), and the
+//! backup → changes → restore → `ebb doctor --after-restore` cycle: nothing deleted since the
+//! backup comes back, nothing live is lost.
+
+use std::process::Command;
+
+use sqlx::PgPool;
+
+use crate::archive::crash::{database_url, ebb};
+use crate::helpers::{spawn_app, TestApp};
+use crate::shares::{admin_cookie, share_via_upload};
+
+/// `(success, stdout)` of `ebb ARGS` on `db` and `app`'s storage folder.
+fn doctor_on(db_pool: &PgPool, app: &TestApp, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out = ebb(db_pool, app.storage.path(), args, env).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+fn line<'a>(text: &'a str, check: &str) -> &'a str {
+    // `STATUS NAME(18) detail`: the name column, exactly.
+    text.lines().find(|l| l.get(6..24).map(str::trim) == Some(check)).unwrap_or_else(|| panic!("no line for {check:?} in:\n{text}"))
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_healthy_installation_passes_and_each_problem_is_named(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[]);
+    assert!(ok, "{text}");
+    for check in ["configuration", "database", "migrations", "clock", "storage", "storage marker", "S3 lifecycle", "SMTP", "alerts", "retention"] {
+        assert!(line(&text, check).starts_with("ok "), "{check}: {text}");
+    }
+    // http on localhost works on this machine only: a warning, not a failure.
+    assert!(line(&text, "public URL").starts_with("WARN"), "{text}");
+
+    // The public URL people use must be https with a host name.
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_PUBLIC_URL", "http://ebb.example.org")]);
+    assert!(!ok && line(&text, "public URL").starts_with("FAIL") && text.contains("not https"), "{text}");
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_PUBLIC_URL", "https://192.0.2.7")]);
+    assert!(!ok && text.contains("not an IP address"), "refused when the settings are read: {text}");
+
+    // An open alert is a problem.
+    app::alerts::raise(&pool, app::common::alerts::AlertKind::StorageMarkerMissing, "", &app::common::alerts::AlertMessage::StorageMarker).await.unwrap();
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[]);
+    assert!(!ok && line(&text, "alerts").starts_with("FAIL"), "{text}");
+    sqlx::query("update alerts set resolved_at = now()").execute(&pool).await.unwrap();
+
+    // The wrong storage folder (a share was stored in the real one): the marker says so.
+    let cookie = admin_cookie(&pool).await;
+    share_via_upload(&app, &cookie, "a.txt", b"hello".to_vec()).await;
+    let other = tempfile::tempdir().unwrap();
+    let out = ebb(&pool, other.path(), &["doctor"], &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(!out.status.success() && line(&text, "storage marker").starts_with("FAIL") && text.contains("marker is missing"), "{text}");
+    // Nothing was adopted: the folder holds no marker afterwards.
+    assert!(!other.path().join(app::storage::MARKER_KEY).exists());
+
+    // No database: said, and the rest that needs it skipped; the storage is still checked.
+    let out = ebb(&pool, app.storage.path(), &["doctor"], &[("DATABASE_URL", "postgres://postgres@127.0.0.1:1/nothing")]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(!out.status.success(), "{text}");
+    assert!(line(&text, "database").starts_with("FAIL") && line(&text, "migrations").starts_with("skip") && line(&text, "storage").starts_with("ok"), "{text}");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn migrate_dry_run_lists_pending_migrations_and_changes_nothing(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let known = server::MIGRATOR.iter().count();
+    let (ok, text) = doctor_on(&pool, &app, &["migrate", "--dry-run"], &[]);
+    assert!(ok, "{text}");
+    assert!(text.starts_with(&format!("{known} migrations applied; 0 pending")), "{text}");
+
+    // An empty database: everything pending, listed by version, and still nothing applied.
+    let empty = format!("{}_empty", pool.connect_options().get_database().unwrap());
+    sqlx::query(&format!("create database {empty}")).execute(&pool).await.unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ebb")).env_clear().env("DATABASE_URL", database_url(&empty)).args(["migrate", "--dry-run"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with(&format!("0 migrations applied; {known} pending")), "{text}");
+    assert!(text.contains("pending  20261130000001 inquiries and settings"), "{text}");
+    let empty_pool = PgPool::connect(&database_url(&empty)).await.unwrap();
+    let tables: i64 = sqlx::query_scalar("select count(*) from pg_tables where schemaname = 'public'").fetch_one(&empty_pool).await.unwrap();
+    assert_eq!(tables, 0, "a dry run creates nothing");
+    // The doctor says migrations are pending and skips what needs them.
+    let out = Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .env_clear()
+        .env("DATABASE_URL", database_url(&empty))
+        .env("EBB_STORAGE_DIR", app.storage.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(line(&text, "migrations").starts_with("WARN") && line(&text, "alerts").starts_with("skip"), "{text}");
+    empty_pool.close().await;
+    sqlx::query(&format!("drop database {empty} with (force)")).execute(&pool).await.unwrap();
+
+    // A database a newer Ebb migrated: refused by name.
+    sqlx::query("insert into _sqlx_migrations (version, description, success, checksum, execution_time) values (29991231000000, 'from the future', true, '\\x00', 0)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (ok, text) = doctor_on(&pool, &app, &["migrate", "--dry-run"], &[]);
+    assert!(!ok && text.contains("UNKNOWN  29991231000000"), "{text}");
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[]);
+    assert!(!ok && line(&text, "migrations").contains("newer Ebb"), "{text}");
+}
+
+const ERASED: &str = "leaving@example.org";
+const KEPT: &str = "staying@example.org";
+
+async fn count(pool: &PgPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+async fn insert_inquiry(pool: &PgPool, email: &str) {
+    sqlx::query("insert into inquiries (name, email, message) values ('A Person', $1, 'hello')").bind(email).execute(pool).await.unwrap();
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let cookie = admin_cookie(&pool).await;
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    // Before the backup: two inquiries of a person who will be erased, one of someone who stays;
+    // a share that stays and one that will be downloaded and purged.
+    insert_inquiry(&pool, ERASED).await;
+    insert_inquiry(&pool, ERASED).await;
+    insert_inquiry(&pool, KEPT).await;
+    share_via_upload(&app, &cookie, "stays.txt", b"staying file".to_vec()).await;
+    let goes = share_via_upload(&app, &cookie, "goes.txt", b"going file".to_vec()).await;
+    let (kept_key, gone_key): (String, String) = (
+        sqlx::query_scalar("select blob_key from shares where file_name = 'stays.txt'").fetch_one(&pool).await.unwrap(),
+        sqlx::query_scalar("select blob_key from shares where file_name = 'goes.txt'").fetch_one(&pool).await.unwrap(),
+    );
+
+    // The backup, as the README says: pg_dump's custom format.
+    let backup = tempfile::tempdir().unwrap();
+    let dump = backup.path().join("ebb.dump");
+    run(Command::new("pg_dump").args(["--format=custom", "--file", dump.to_str().unwrap(), &database_url(&db)]));
+
+    // After the backup: the share is downloaded and purged, the person is erased.
+    let res = app.client.post(app.url(&goes)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap().as_ref(), b"going file");
+    sqlx::query("update shares set consumed_at = now() - interval '1 day', last_download_at = now() - interval '1 day' where file_name = 'goes.txt'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let gc = app::shares::gc::collect(&pool, &*app.state.blobs, 10, app::shares::gc::GcRules::default()).await.unwrap();
+    assert_eq!(gc.purged, 1);
+    assert!(app.read_stored(&gone_key).await.is_none());
+    server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
+    assert_eq!(count(&pool, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0);
+    // The journal holds ids, never the address.
+    let (entries, _) = app::storage::journal::read_all(&*app.raw).await.unwrap();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    for e in &entries {
+        assert!(!serde_json::to_string(e).unwrap().contains("leaving"), "{e:?}");
+    }
+
+    // Disaster: the database is restored from the backup (into a new database, as pg_restore
+    // does on a new server); the storage is the live one.
+    let restored_name = format!("{db}_restored");
+    sqlx::query(&format!("create database {restored_name}")).execute(&pool).await.unwrap();
+    run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&restored_name), dump.to_str().unwrap()]));
+    let restored = PgPool::connect(&database_url(&restored_name)).await.unwrap();
+    // Without the doctor, the deleted would be back.
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 2);
+    assert_eq!(count(&restored, "select count(*) from shares where file_name = 'goes.txt' and status = 'active'").await, 1);
+
+    let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
+    assert!(ok, "{text}");
+    assert!(line(&text, "deletions redone").contains("2 erased row(s) and 1 purged share(s) were back"), "{text}");
+    for check in ["jobs re-run", "live shares", "archived months"] {
+        assert!(line(&text, check).starts_with("ok "), "{check}: {text}");
+    }
+    // Nothing deleted came back; nothing live was lost.
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0);
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
+    assert_eq!(count(&restored, "select count(*) from shares where file_name = 'goes.txt' and status = 'purged'").await, 1);
+    assert_eq!(count(&restored, "select count(*) from shares where file_name = 'stays.txt' and status = 'active'").await, 1);
+    assert_eq!(app.read_stored(&kept_key).await.as_deref(), Some(&b"staying file"[..]));
+
+    // Again: idempotent, nothing more to redo.
+    let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
+    assert!(ok && line(&text, "deletions redone").contains("0 erased row(s) and 0 purged share(s)"), "{text}");
+
+    // A live share whose file the storage lost is named, and the doctor fails.
+    app.remove_stored(&kept_key).await;
+    let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
+    assert!(!ok && line(&text, "live shares").starts_with("FAIL") && line(&text, "live shares").contains("1 of 1"), "{text}");
+
+    restored.close().await;
+    sqlx::query(&format!("drop database {restored_name} with (force)")).execute(&pool).await.unwrap();
+}

@@ -1,0 +1,145 @@
+//! An upgrade from the previous release: its binary (built from the commit in
+//! `scripts/PREVIOUS_RELEASE` by `scripts/previous-release.sh`; `make test` passes its path in
+//! `EBB_PREVIOUS_BIN`) creates and fills a database through its own HTTP API; this version then
+//! migrates it, runs every job, and finds every item intact.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+use crate::archive::crash::database_url;
+use crate::helpers::{create_admin, session_cookie_for, solve_challenge};
+
+fn previous_bin() -> String {
+    std::env::var("EBB_PREVIOUS_BIN").unwrap_or_else(|_| {
+        panic!("EBB_PREVIOUS_BIN must name the previous release's ebb: `bash scripts/previous-release.sh` builds it and prints its path (make test does this)")
+    })
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `bin serve` on `db` and `storage`, waiting until it answers.
+async fn serve(bin: &str, db: &str, storage: &std::path::Path) -> Server {
+    let port = free_port();
+    let base = format!("http://localhost:{port}");
+    let child = Command::new(bin)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", database_url(db))
+        .env("EBB_STORAGE_DIR", storage)
+        .env("LEPTOS_SITE_ROOT", std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".into()))
+        .env("EBB_BIND", format!("127.0.0.1:{port}"))
+        .env("EBB_PUBLIC_URL", &base)
+        .env("EBB_METRICS_BIND", "")
+        .env("EBB_SPAM_POW_DIFFICULTY", "1000")
+        .env("EBB_SPAM_MIN_FILL_SECS", "0")
+        .args(["serve"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
+            return Server { child, base };
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{bin} did not start");
+}
+
+/// A person's message through the running server's own form: the page's stamp, a solved
+/// challenge, the post.
+async fn submit(client: &reqwest::Client, base: &str, name: &str, message: &str) {
+    let page = client.get(format!("{base}/")).send().await.unwrap().text().await.unwrap();
+    let at = page.find(r#"name="started""#).expect("the form's stamp");
+    let input = &page[page[..at].rfind('<').unwrap()..at + page[at..].find('>').unwrap()];
+    let value = input.split(r#"value=""#).nth(1).and_then(|v| v.split('"').next()).expect("the stamp's value").replace("&amp;", "&");
+    let challenge: app::contact::PowChallenge = client.get(format!("{base}/api/contact/challenge")).send().await.unwrap().json().await.unwrap();
+    let form = [("name", name), ("email", "person@example.org"), ("message", message), ("started", &value), ("altcha", &solve_challenge(&challenge))];
+    let res = client.post(format!("{base}/api/contact")).header("accept", "application/json").form(&form).send().await.unwrap();
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+}
+
+fn ebb(db: &str, storage: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", database_url(db))
+        .env("EBB_STORAGE_DIR", storage)
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[sqlx::test(migrations = false)]
+async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool: PgPool) {
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    let storage = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+
+    // The previous release migrates the empty database and is used as people use it.
+    let old = serve(&previous_bin(), &db, storage.path()).await;
+    let messages: Vec<String> = (0..3).map(|i| format!("Message {i} written before the upgrade")).collect();
+    for (i, m) in messages.iter().enumerate() {
+        submit(&client, &old.base, &format!("Person {i}"), m).await;
+    }
+    let admin = create_admin(&pool, "Olga").await;
+    let cookie = session_cookie_for(&pool, admin).await;
+    let body = b"a file shared before the upgrade".to_vec();
+    let form = reqwest::multipart::Form::new()
+        .text("expires_hours", "24")
+        .text("note", "")
+        .part("file", reqwest::multipart::Part::bytes(body.clone()).file_name("before.txt").mime_str("text/plain").unwrap());
+    let res = client.post(format!("{}/api/admin/shares/upload", old.base)).header("cookie", &cookie).header("accept", "application/json").multipart(form).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap_or_default());
+    let link: serde_json::Value = res.json().await.unwrap();
+    let path = link["url"].as_str().unwrap().split_once("/s/").map(|(_, t)| format!("/s/{t}")).unwrap();
+    let old_version: i64 = sqlx::query_scalar("select max(version) from _sqlx_migrations").fetch_one(&pool).await.unwrap();
+    drop(old);
+
+    // This version: what it would apply, then the upgrade itself.
+    let (ok, plan) = ebb(&db, storage.path(), &["migrate", "--dry-run"]);
+    assert!(ok, "{plan}");
+    let pending = server::MIGRATOR.iter().filter(|m| m.version > old_version).count();
+    assert!(plan.contains(&format!("; {pending} pending")), "{plan}");
+    let (ok, out) = ebb(&db, storage.path(), &["migrate"]);
+    assert!(ok, "{out}");
+    // Every job runs on the upgraded data.
+    let (ok, out) = ebb(&db, storage.path(), &["maintenance", "run", "--force"]);
+    assert!(ok, "{out}");
+    assert!(!out.contains("failed"), "{out}");
+
+    // Every item is intact, read through the new version's own pages and routes.
+    let new = serve(env!("CARGO_BIN_EXE_ebb"), &db, storage.path()).await;
+    let csv = client.get(format!("{}/admin/inbox/export.csv", new.base)).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(csv.status(), 200);
+    let csv = csv.text().await.unwrap();
+    for m in &messages {
+        assert!(csv.contains(m.as_str()), "{m} is missing from the export: {csv}");
+    }
+    let got = client.post(format!("{}{path}", new.base)).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.bytes().await.unwrap().as_ref(), body.as_slice());
+    drop(new);
+    let (ok, out) = ebb(&db, storage.path(), &["audit", "verify"]);
+    assert!(ok, "the audit trail verifies across the upgrade: {out}");
+    let (ok, out) = ebb(&db, storage.path(), &["doctor"]);
+    assert!(ok, "{out}");
+}
