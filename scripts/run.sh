@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make run`: install what is missing, build (profile `run`), migrate and serve on http://localhost:3000.
+# `make run`: install what is missing, build (profile `fast-release`), migrate and serve on http://localhost:3000.
 # With DATABASE_URL unset, a project-local PostgreSQL cluster is created and started; with
 # EBB_STORAGE=s3 and EBB_S3_ENDPOINT unset, a project-local S3 server (garage) too.
 set -euo pipefail
@@ -26,8 +26,8 @@ export EBB_STORAGE_DIR=${EBB_STORAGE_DIR:-$PWD/.data/blobs}
 mkdir -p "$EBB_STORAGE_DIR"
 # The client (wasm) and the server build side by side: each ends in a long single-threaded step
 # (whole-program optimisation, linking) that leaves a core free for the other.
-# The server's profile: `run` (quicker to compile; see Cargo.toml) unless EBB_BUILD_PROFILE says.
-PROFILE=${EBB_BUILD_PROFILE:-run}
+# The server's profile: `fast-release` (quicker to compile; see Cargo.toml) unless EBB_BUILD_PROFILE says.
+PROFILE=${EBB_BUILD_PROFILE:-fast-release}
 if [ -x "$CARGO_TARGET_DIR/$PROFILE/ebb" ]; then
   echo "run: [$(elapsed)] checking the client and server builds (seconds when nothing changed)"
 else

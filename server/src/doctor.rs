@@ -226,11 +226,21 @@ impl MigrationPlan {
 
     fn status(&self) -> (Status, String) {
         if !self.unknown.is_empty() {
-            (Status::Fail, format!("the database has {} migration(s) this binary does not know ({:?}): it belongs to a newer Ebb", self.unknown.len(), self.unknown))
+            (
+                Status::Fail,
+                format!("the database has {} migration(s) this binary does not know ({:?}): it belongs to a newer Ebb", self.unknown.len(), self.unknown),
+            )
         } else if !self.changed.is_empty() {
             (Status::Fail, format!("migration(s) {:?} were applied with other contents than this binary's", self.changed))
         } else if !self.pending.is_empty() {
-            (Status::Warn, format!("{} applied, {} pending (`ebb migrate --dry-run` lists them; `ebb migrate` or `ebb serve` applies them)", self.applied, self.pending.len()))
+            (
+                Status::Warn,
+                format!(
+                    "{} applied, {} pending (`ebb migrate --dry-run` lists them; `ebb migrate` or `ebb serve` applies them)",
+                    self.applied,
+                    self.pending.len()
+                ),
+            )
         } else if self.just_applied > 0 {
             (Status::Ok, format!("{} applied, none pending ({} applied now: the backup was older than this version)", self.applied, self.just_applied))
         } else {
@@ -240,9 +250,13 @@ impl MigrationPlan {
 }
 
 pub async fn migration_plan(pool: &PgPool) -> Result<MigrationPlan, String> {
-    let exists: bool = sqlx::query_scalar("select to_regclass('_sqlx_migrations') is not null").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
+    let exists: bool =
+        sqlx::query_scalar("select to_regclass('_sqlx_migrations') is not null").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
     let applied: Vec<(i64, Vec<u8>)> = if exists {
-        sqlx::query_as("select version, checksum from _sqlx_migrations where success order by version").fetch_all(pool).await.map_err(|e| format!("database error: {e}"))?
+        sqlx::query_as("select version, checksum from _sqlx_migrations where success order by version")
+            .fetch_all(pool)
+            .await
+            .map_err(|e| format!("database error: {e}"))?
     } else {
         Vec::new()
     };
@@ -263,7 +277,8 @@ pub async fn migration_plan(pool: &PgPool) -> Result<MigrationPlan, String> {
 /// and sent are Ebb's.
 async fn clock(pool: &PgPool) -> Result<(Status, String), String> {
     let before = SystemTime::now();
-    let db: f64 = sqlx::query_scalar("select extract(epoch from clock_timestamp())::float8").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
+    let db: f64 =
+        sqlx::query_scalar("select extract(epoch from clock_timestamp())::float8").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
     let after = SystemTime::now();
     let secs = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let mid = (secs(before) + secs(after)) / 2.0;
@@ -293,7 +308,10 @@ async fn storage(config: &Config, report: &mut Report) -> bool {
 /// The marker proves the store is this installation's (read only: nothing is adopted here).
 async fn marker(config: &Config, pool: &PgPool) -> Result<(Status, String), String> {
     let store = crate::open_store(config)?;
-    let db: Option<String> = sqlx::query_scalar("select value from settings where key = 'storage_marker_id'").fetch_optional(pool).await.map_err(|e| format!("database error: {e}"))?;
+    let db: Option<String> = sqlx::query_scalar("select value from settings where key = 'storage_marker_id'")
+        .fetch_optional(pool)
+        .await
+        .map_err(|e| format!("database error: {e}"))?;
     let stored = store.get(app::storage::MARKER_KEY).await.map_err(|e| format!("cannot read the storage marker: {e}"))?;
     let stored = stored.map(|b| String::from_utf8_lossy(&b).trim().to_owned());
     match (db, stored) {

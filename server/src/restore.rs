@@ -4,7 +4,7 @@
 //! every archived month's object against the ledger.
 
 use app::storage::journal::{self, Deletion};
-use app::storage::BlobError;
+use app::storage::{BlobError, BlobStore};
 
 use crate::config::Config;
 use crate::doctor::{Report, Status};
@@ -19,8 +19,11 @@ pub async fn after_restore(config: &Config, state: &app::state::AppState, report
     let redo = redo_deletions(state).await;
     let redone_ok = redo.is_ok();
     report.result("deletions redone", redo);
-    if !redone_ok {
-        report.push("jobs re-run", Status::Skipped, "the deletion journal must be redone first");
+    let digests = audit_digests(state).await;
+    let digests_ok = digests.is_ok();
+    report.result("audit digests", digests);
+    if !redone_ok || !digests_ok {
+        report.push("jobs re-run", Status::Skipped, "the deletion journal and the audit digests must be in order first");
     } else {
         let mut out = Vec::new();
         match crate::maintenance::run_now(state, &[], true, &mut out).await {
@@ -66,7 +69,8 @@ async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String)
 
 /// A share the journal says was purged: its file deleted (again) and its row marked purged.
 async fn purge_again(state: &app::state::AppState, id: i64, key: &str) -> Result<bool, String> {
-    let live: Option<String> = sqlx::query_scalar("select blob_key from shares where id = $1 and status <> 'purged'").bind(id).fetch_optional(&state.pool).await.map_err(db)?;
+    let live: Option<String> =
+        sqlx::query_scalar("select blob_key from shares where id = $1 and status <> 'purged'").bind(id).fetch_optional(&state.pool).await.map_err(db)?;
     match live {
         Some(k) if k == key => {}
         _ => return Ok(false),
@@ -79,16 +83,37 @@ async fn purge_again(state: &app::state::AppState, id: i64, key: &str) -> Result
         .execute(&mut *tx)
         .await
         .map_err(db)?;
-    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), app::kernel::audit::AuditKind::SharePurge, Some(("share", &id.to_string())), Some("purged again after a restore"))
-        .await
-        .map_err(db)?;
+    app::kernel::audit::record(
+        &mut tx,
+        &app::kernel::audit::Actor::system(),
+        app::kernel::audit::AuditKind::SharePurge,
+        Some(("share", &id.to_string())),
+        Some("purged again after a restore"),
+    )
+    .await
+    .map_err(db)?;
     tx.commit().await.map_err(db)?;
     Ok(true)
 }
 
+/// The store's digests written after the backup: kept as superseded, the restore recorded.
+async fn audit_digests(state: &app::state::AppState) -> Result<(Status, String), String> {
+    match app::audit::chain::digest::supersede_after_restore(state, &app::kernel::audit::Actor::system()).await? {
+        None => Ok((Status::Ok, "the store's signed digests end where the database's do".into())),
+        Some((first, last)) => Ok((
+            Status::Warn,
+            format!(
+                "digests {first} to {last} were signed after the backup: the audit events they covered since the backup are lost with it; \
+                 they are kept as superseded and the restore is recorded in the audit log (the next digest follows them)"
+            ),
+        )),
+    }
+}
+
 /// Every share that can still be downloaded (or received) has its file.
 async fn live_shares(state: &app::state::AppState) -> Result<(Status, String), String> {
-    let rows: Vec<(i64, String)> = sqlx::query_as("select id, blob_key from shares where status <> 'purged' order by id").fetch_all(&state.pool).await.map_err(db)?;
+    let rows: Vec<(i64, String)> =
+        sqlx::query_as("select id, blob_key from shares where status <> 'purged' order by id").fetch_all(&state.pool).await.map_err(db)?;
     let mut missing = Vec::new();
     for (id, key) in &rows {
         if !state.blobs.exists(key).await.map_err(|e| format!("cannot check share {id}'s file: {e}"))? {

@@ -43,6 +43,7 @@ macro_rules! kinds {
                     AuditKind::RetentionReport => "report",
                     AuditKind::AuditVerify => "chain",
                     AuditKind::AuditKeyRotate => "key",
+                    AuditKind::AuditRestore => "digests",
                     AuditKind::RequestRecord
                     | AuditKind::RequestFind
                     | AuditKind::RequestExport
@@ -97,6 +98,7 @@ kinds! {
     AuditExport = "audit.export", KindAuditExport;
     AuditVerify = "audit.verify", KindAuditVerify;
     AuditKeyRotate = "audit.key_rotate", KindAuditKeyRotate;
+    AuditRestore = "audit.restore", KindAuditRestore;
     RequestRecord = "request.record", KindRequestRecord;
     RequestFind = "request.find", KindRequestFind;
     RequestExport = "request.export", KindRequestExport;
@@ -152,6 +154,7 @@ texts! {
     KindRetentionReport { en: "Retention report downloaded", ja: "保管期間レポートのダウンロード" }
     KindAuditVerify { en: "Audit trail verified", ja: "監査証跡の検証" }
     KindAuditKeyRotate { en: "Signing key rotated", ja: "署名鍵の更新" }
+    KindAuditRestore { en: "Restored from a backup", ja: "バックアップからの復元" }
     KindRequestRecord { en: "Data request recorded", ja: "データ請求の記録" }
     KindRequestFind { en: "Data request: search", ja: "データ請求: 検索" }
     KindRequestExport { en: "Data request: copy downloaded", ja: "データ請求: コピーのダウンロード" }

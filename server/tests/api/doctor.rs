@@ -71,7 +71,8 @@ async fn migrate_dry_run_lists_pending_migrations_and_changes_nothing(pool: PgPo
     assert!(text.starts_with(&format!("{known} migrations applied; 0 pending")), "{text}");
 
     // An empty database: everything pending, listed by version, and still nothing applied.
-    let empty = format!("{}_empty", pool.connect_options().get_database().unwrap());
+    // (Test databases' names are already as long as PostgreSQL allows: a short name of its own.)
+    let empty = format!("ebb_empty_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     sqlx::query(&format!("create database {empty}")).execute(&pool).await.unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ebb")).env_clear().env("DATABASE_URL", database_url(&empty)).args(["migrate", "--dry-run"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -95,10 +96,12 @@ async fn migrate_dry_run_lists_pending_migrations_and_changes_nothing(pool: PgPo
     sqlx::query(&format!("drop database {empty} with (force)")).execute(&pool).await.unwrap();
 
     // A database a newer Ebb migrated: refused by name.
-    sqlx::query("insert into _sqlx_migrations (version, description, success, checksum, execution_time) values (29991231000000, 'from the future', true, '\\x00', 0)")
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "insert into _sqlx_migrations (version, description, success, checksum, execution_time) values (29991231000000, 'from the future', true, '\\x00', 0)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     let (ok, text) = doctor_on(&pool, &app, &["migrate", "--dry-run"], &[]);
     assert!(!ok && text.contains("UNKNOWN  29991231000000"), "{text}");
     let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[]);
@@ -156,6 +159,13 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     assert!(app.read_stored(&gone_key).await.is_none());
     server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
     assert_eq!(count(&pool, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0);
+    // A signed digest covers the events since (as the audit job writes one every hour).
+    let sealed =
+        app::audit::chain::seal::seal_all(&pool, 1000, std::time::Duration::from_secs(300), std::time::Instant::now() + std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+    assert!(sealed.sealed > 0);
+    app::audit::chain::digest::write(&app.state, app::audit::chain::digest::Reason::Asked, true).await.unwrap();
     // The journal holds ids, never the address.
     let (entries, _) = app::storage::journal::read_all(&*app.raw).await.unwrap();
     assert_eq!(entries.len(), 2, "{entries:?}");
@@ -165,7 +175,7 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
 
     // Disaster: the database is restored from the backup (into a new database, as pg_restore
     // does on a new server); the storage is the live one.
-    let restored_name = format!("{db}_restored");
+    let restored_name = format!("ebb_restored_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     sqlx::query(&format!("create database {restored_name}")).execute(&pool).await.unwrap();
     run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&restored_name), dump.to_str().unwrap()]));
     let restored = PgPool::connect(&database_url(&restored_name)).await.unwrap();
@@ -173,9 +183,19 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 2);
     assert_eq!(count(&restored, "select count(*) from shares where file_name = 'goes.txt' and status = 'active'").await, 1);
 
+    // The store holds signed digests written after the backup (the audit job wrote them).
+    let db_digests = count(&restored, "select count(*) from audit_digests").await;
     let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
     assert!(ok, "{text}");
     assert!(line(&text, "deletions redone").contains("2 erased row(s) and 1 purged share(s) were back"), "{text}");
+    // Those digests are kept as superseded, the restore is an audit event, and the trail
+    // verifies (with every archived month) and grows on.
+    assert!(count(&restored, "select count(*) from audit_digests where superseded_at is not null").await >= 1, "{text}");
+    assert!(line(&text, "audit digests").starts_with("WARN") && line(&text, "audit digests").contains("superseded"), "{text}");
+    assert_eq!(count(&restored, "select count(*) from audit_events where kind = 'audit.restore'").await, 1);
+    assert!(count(&restored, "select count(*) from audit_digests").await > db_digests, "the digests written since the backup are known");
+    let (ok, out) = doctor_on(&restored, &app, &["audit", "verify", "--archive"], &[]);
+    assert!(ok, "{out}");
     for check in ["jobs re-run", "live shares", "archived months"] {
         assert!(line(&text, check).starts_with("ok "), "{check}: {text}");
     }
@@ -189,6 +209,7 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     // Again: idempotent, nothing more to redo.
     let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
     assert!(ok && line(&text, "deletions redone").contains("0 erased row(s) and 0 purged share(s)"), "{text}");
+    assert!(line(&text, "audit digests").starts_with("ok "), "{text}");
 
     // A live share whose file the storage lost is named, and the doctor fails.
     app.remove_stored(&kept_key).await;

@@ -107,7 +107,14 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
         .text("expires_hours", "24")
         .text("note", "")
         .part("file", reqwest::multipart::Part::bytes(body.clone()).file_name("before.txt").mime_str("text/plain").unwrap());
-    let res = client.post(format!("{}/api/admin/shares/upload", old.base)).header("cookie", &cookie).header("accept", "application/json").multipart(form).send().await.unwrap();
+    let res = client
+        .post(format!("{}/api/admin/shares/upload", old.base))
+        .header("cookie", &cookie)
+        .header("accept", "application/json")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 201, "{}", res.text().await.unwrap_or_default());
     let link: serde_json::Value = res.json().await.unwrap();
     let path = link["url"].as_str().unwrap().split_once("/s/").map(|(_, t)| format!("/s/{t}")).unwrap();

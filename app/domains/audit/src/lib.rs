@@ -185,6 +185,7 @@ impl AuditRow {
                 | AuditKind::RequestClose),
             ) => tf(A::SayRequest, &[("who", &who), ("what", &k.label()), ("subject", &subject), ("detail", &detail)]),
             Some(AuditKind::AuditKeyRotate) => say(A::SayAuditKeyRotate),
+            Some(AuditKind::AuditRestore) => say_detail(A::SayAuditRestore, A::SayAuditRestoreDetail),
             Some(
                 k @ (AuditKind::FileRequestCreate
                 | AuditKind::FileRequestRevoke
@@ -556,6 +557,8 @@ texts! {
     SayAuditVerifyDetail { en: "{who} verified the audit trail: {detail}", ja: "{who} が監査証跡を検証しました: {detail}" }
     SayFileEvent { en: "{who} — {what} ({subject})", ja: "{who} — {what}（{subject}）" }
     SayRequest { en: "{who} — {what}, request #{subject}: {detail}", ja: "{who} — {what}（請求 #{subject}）: {detail}" }
+    SayAuditRestore { en: "{who} restored Ebb from a backup", ja: "{who} が Ebb をバックアップから復元しました" }
+    SayAuditRestoreDetail { en: "{who} restored Ebb from a backup: {detail}", ja: "{who} が Ebb をバックアップから復元しました: {detail}" }
     SayAuditKeyRotate { en: "{who} rotated the digest signing key (new key {subject})", ja: "{who} がダイジェストの署名鍵を更新しました（新しい鍵 {subject}）" }
 
     // The viewer's filter errors (`AuditFilter::parse`) and the export range's (exports.rs)

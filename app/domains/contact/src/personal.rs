@@ -93,11 +93,12 @@ impl PersonalData for Digests {
     fn redo<'a>(&'a self, conn: &'a mut PgConnection, hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
         Box::pin(async move {
             let ids: Vec<i64> = ids.iter().filter_map(|i| i.parse().ok()).collect();
-            let r = sqlx::query("update notify_digests set address_hashes = array_remove(address_hashes, $1) where id = any($2) and address_hashes @> array[$1]")
-                .bind(hash)
-                .bind(&ids)
-                .execute(conn)
-                .await?;
+            let r =
+                sqlx::query("update notify_digests set address_hashes = array_remove(address_hashes, $1) where id = any($2) and address_hashes @> array[$1]")
+                    .bind(hash)
+                    .bind(&ids)
+                    .execute(conn)
+                    .await?;
             Ok(r.rows_affected())
         })
     }

@@ -103,7 +103,10 @@ mod tests {
 
     #[test]
     fn entries_round_trip() {
-        let e = Entry { at: time::macros::datetime!(2026-12-04 09:05:07 UTC), deletion: Deletion::SharePurge { ids: vec![1, 2], keys: vec!["shares/a".into(), "shares/b".into()] } };
+        let e = Entry {
+            at: time::macros::datetime!(2026-12-04 09:05:07 UTC),
+            deletion: Deletion::SharePurge { ids: vec![1, 2], keys: vec!["shares/a".into(), "shares/b".into()] },
+        };
         let text = serde_json::to_string(&e).unwrap();
         assert!(text.contains(r#""kind":"share_purge""#), "{text}");
         assert_eq!(serde_json::from_str::<Entry>(&text).unwrap(), e);

@@ -140,8 +140,10 @@ pub async fn store_keys(store: &dyn BlobStore) -> Result<Vec<PublicKey>, BlobErr
 }
 
 /// Reads and checks every digest in the store: signature by a trusted key, numbers without gaps
-/// from 1, each one's back-link to the previous one's bytes.
-pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey]) -> Result<Digests, BlobError> {
+/// from 1, each one's back-link to the previous one's bytes. The `superseded` ones (written after
+/// the backup a database was restored from; `ebb doctor --after-restore`) are checked the same
+/// way, but their month counts are not compared with the chains: those events were lost.
+pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey], superseded: &std::collections::BTreeSet<i64>) -> Result<Digests, BlobError> {
     let mut out = Digests::default();
     let mut numbered: Vec<(i64, String)> = list_all(store, Namespace::AuditDigests)
         .await?
@@ -181,6 +183,9 @@ pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey]) -> Result<Digest
         }
         previous = Some(checked.sha256);
         out.found.insert(n, checked.sha256);
+        if superseded.contains(&n) {
+            continue;
+        }
         for m in checked.body.months {
             let rec = out.months.entry(m.month.clone()).or_default();
             rec.checkpoints.push((n, m.count, m.head.clone()));
@@ -287,7 +292,9 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
     let db = |e: sqlx::Error| format!("database: {e}");
     let storage = |e: BlobError| format!("storage: {e}");
     let keys = super::keys::published(pool).await.map_err(db)?;
-    let found = digests(store, &keys).await.map_err(storage)?;
+    let superseded: std::collections::BTreeSet<i64> =
+        sqlx::query_scalar!("select number from audit_digests where superseded_at is not null").fetch_all(pool).await.map_err(db)?.into_iter().collect();
+    let found = digests(store, &keys, &superseded).await.map_err(storage)?;
     let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
     // The newest digests: recorded here, so their removal from the store is seen too.
     for r in sqlx::query!("select number, sha256 from audit_digests order by number").fetch_all(pool).await.map_err(db)? {
@@ -646,7 +653,7 @@ pub async fn offline(store: &dyn BlobStore, keys: Option<Vec<PublicKey>>) -> Res
         Some(k) => k,
         None => store_keys(store).await.map_err(storage)?,
     };
-    let found = digests(store, &keys).await.map_err(storage)?;
+    let found = digests(store, &keys, &Default::default()).await.map_err(storage)?;
     let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
     archived_objects(store, &found, &mut report).await.map_err(storage)?;
     Ok(report)
