@@ -17,6 +17,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-dist-test.XXXXXX")
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  pkill -TERM -u ebb 2>/dev/null || true
   wait 2>/dev/null || true
   if dpkg-query -W -f='${Status}' ebb 2>/dev/null | grep -q installed; then dpkg --purge ebb >/dev/null 2>&1 || true; fi
   podman rm -f ebb-dist-test >/dev/null 2>&1 || true
@@ -49,7 +50,7 @@ done
 grep -q 'Permission is hereby granted' "$D/THIRD-PARTY-LICENSES.html" || fail "the MIT licence text is missing"
 mkdir "$D/blobs"
 URL=$(bash scripts/fresh-db.sh ebb_dist_tar)
-(cd "$D" && env -i PATH=/usr/bin:/bin DATABASE_URL="$URL" LEPTOS_SITE_ROOT=site EBB_STORAGE_DIR=blobs \
+(cd "$D" && exec env -i PATH=/usr/bin:/bin DATABASE_URL="$URL" LEPTOS_SITE_ROOT=site EBB_STORAGE_DIR=blobs \
   EBB_BIND=127.0.0.1:3301 EBB_PUBLIC_URL=http://localhost:3301 bin/ebb serve >"$WORK/tar.log" 2>&1) &
 PIDS+=($!)
 check_site 3301 "$WORK/tar.log"
@@ -73,7 +74,10 @@ as_ebb ebb migrate | grep -q 'migrations applied' || fail "ebb migrate from the 
 as_ebb EBB_BIND=127.0.0.1:3302 EBB_PUBLIC_URL=http://localhost:3302 ebb serve >"$WORK/deb.log" 2>&1 &
 PIDS+=($!)
 check_site 3302 "$WORK/deb.log"
-kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
+# runuser waits for its child: stop every process of the user, as systemd would.
+pkill -TERM -u ebb || true
+for _ in $(seq 1 50); do pgrep -u ebb >/dev/null || break; sleep 0.2; done
+wait "${PIDS[-1]}" 2>/dev/null || true
 dpkg --purge ebb >/dev/null
 ! getent passwd ebb >/dev/null || fail "purging left the ebb user"
 [ ! -e /usr/bin/ebb ] || fail "purging left /usr/bin/ebb"
@@ -90,7 +94,7 @@ if [ -f "$IMG" ]; then
   [ "$v" = "ebb $VERSION" ] || fail "ebb --version said: $v"
   URL=$(bash scripts/fresh-db.sh ebb_dist_image)
   # The image's own libraries and certificates, talking to PostgreSQL over TCP.
-  out=$(env -i DATABASE_URL="$URL" chroot "$WORK/rootfs" /usr/bin/ebb migrate --dry-run 2>&1) || { echo "$out" >&2; fail "ebb migrate --dry-run under chroot"; }
+  out=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DATABASE_URL="$URL" chroot "$WORK/rootfs" /usr/bin/ebb migrate --dry-run 2>&1) || { echo "$out" >&2; fail "ebb migrate --dry-run under chroot"; }
   grep -q '^0 migrations applied; [0-9]* pending' <<<"$out" || fail "ebb migrate --dry-run under chroot said: $out"
   [ "$(podman image inspect --format '{{.Config.User}}' "localhost/ebb:$VERSION")" = ebb ] || fail "the image does not run as ebb"
   say "container image: ok"

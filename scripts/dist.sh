@@ -56,7 +56,7 @@ https://www.gnu.org/licenses/agpl-3.0.html). The crates Ebb is built from keep t
 licences: see THIRD-PARTY-LICENSES.html.
 TXT
 say "licence notices (cargo-about)"
-cargo about generate --offline --locked --config scripts/dist/about.toml -m server/Cargo.toml \
+cargo about generate --locked --config scripts/dist/about.toml -m server/Cargo.toml \
   -o "$ROOT/usr/share/doc/ebb/THIRD-PARTY-LICENSES.html" scripts/dist/about.hbs 2>target/dist/about.log ||
   { cat target/dist/about.log >&2; exit 1; }
 
