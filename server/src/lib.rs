@@ -3,6 +3,7 @@
 #![recursion_limit = "256"]
 
 pub mod assets;
+pub mod checks;
 pub mod config;
 pub mod deliver;
 pub mod doctor;

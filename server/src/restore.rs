@@ -6,8 +6,8 @@
 use app::storage::journal::{self, Deletion};
 use app::storage::{BlobError, BlobStore};
 
+use crate::checks::{Report, Status};
 use crate::config::Config;
-use crate::doctor::{Report, Status};
 
 /// The after-restore checks, added to `report`.
 pub async fn after_restore(config: &Config, state: &app::state::AppState, report: &mut Report) {
@@ -98,7 +98,7 @@ async fn purge_again(state: &app::state::AppState, id: i64, key: &str) -> Result
 
 /// The store's digests written after the backup: kept as superseded, the restore recorded.
 async fn audit_digests(state: &app::state::AppState) -> Result<(Status, String), String> {
-    match app::audit::chain::digest::supersede_after_restore(state, &app::kernel::audit::Actor::system()).await? {
+    match app::audit::chain::restore::supersede_after_restore(state, &app::kernel::audit::Actor::system()).await? {
         None => Ok((Status::Ok, "the store's signed digests end where the database's do".into())),
         Some((first, last)) => Ok((
             Status::Warn,

@@ -70,12 +70,11 @@ pub async fn read_all(store: &dyn BlobStore) -> Result<(Vec<Entry>, Vec<String>)
     loop {
         let page = store.list(Namespace::Deletions, after.as_deref(), 1000).await?;
         for o in &page.objects {
-            match store.get(&o.key).await? {
-                Some(bytes) => match serde_json::from_slice::<Entry>(&bytes) {
+            if let Some(bytes) = store.get(&o.key).await? {
+                match serde_json::from_slice::<Entry>(&bytes) {
                     Ok(e) => entries.push(e),
                     Err(_) => unreadable.push(o.key.clone()),
-                },
-                None => {}
+                }
             }
         }
         match page.next {

@@ -14,6 +14,7 @@ pub mod digest;
 pub mod encode;
 pub mod job;
 pub mod keys;
+pub mod restore;
 pub mod seal;
 pub mod verify;
 
