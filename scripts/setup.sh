@@ -49,7 +49,9 @@ if ! command -v wasm-bindgen >/dev/null 2>&1 || \
   step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes, once)"
   # Not --locked: its lockfile wants a webpki-roots version that crates.io no longer serves.
   # --debug: it compiles in half the time, and still rewrites the client in about a second.
-  cargo install -q wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
+  # --force: cargo may list it as installed while its binary is gone (this runs only then, or for
+  # another version).
+  cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
 fi
 
 if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -x tools/node_modules/.bin/esbuild ]; then
