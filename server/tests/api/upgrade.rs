@@ -105,12 +105,10 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
     let admin = create_admin(&pool, "Olga").await;
     let cookie = session_cookie_for(&pool, admin).await;
     let body = b"a file shared before the upgrade".to_vec();
-    let form = reqwest::multipart::Form::new()
-        .text("expires_hours", "24")
-        .text("note", "")
-        .part("file", reqwest::multipart::Part::bytes(body.clone()).file_name("before.txt").mime_str("text/plain").unwrap());
+    // The admin upload as the shares tests send it (their form), to the old server.
+    let form = crate::shares::form("before.txt", body.clone(), "24", "");
     let res = client
-        .post(format!("{}/api/admin/shares/upload", old.base))
+        .post(format!("{}{}", old.base, server::shares::UPLOAD_PATH))
         .header("cookie", &cookie)
         .header("accept", "application/json")
         .multipart(form)
