@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Server-side rendering: GET / (the landing page, rendered by Leptos on every request) at 32 connections
-# with wrk for 10 s: requests/s and latency p50 / p99, beside Debian's nginx serving the same rendered
-# HTML (fetched once with curl) as a static index.html, in the same run. No Accept-Encoding on either.
+# Server-side rendering: GET / (the landing page) at 32 connections with wrk for 10 s: requests/s and
+# latency p50 / p99, beside Debian's nginx serving the same rendered HTML (fetched once with curl) as
+# a static index.html, in the same run. No Accept-Encoding on either. Ebb is measured twice: `/`
+# (from its page cache, `server::page_cache`: a new nonce and stamp filled in per answer) and
+# `/?render` (a query is never cached: Leptos renders the same page for every request).
 # Expects: scripts/env.sh sourced, DATABASE_URL (admin), the server binary (BIN, default the
 # release one) and the client built into $LEPTOS_SITE_ROOT (scripts/build-client.sh).
 set -euo pipefail
@@ -67,19 +69,22 @@ run() { # name url → BENCH line
 }
 echo "bench: GET / at $CONNS connections, ${SECS} s each (2 s warm-up): Ebb (SSR), then nginx (static, $HTML_BYTES bytes)"
 EBB=$(run ebb "http://127.0.0.1:$PORT/")
+RENDER=$(run ebb-render "http://127.0.0.1:$PORT/?render")
 NGX=$(run nginx "http://127.0.0.1:$NGINX_PORT/")
 kv() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
 
 awk -v c="$CONNS" -v s="$SECS" -v html="$HTML_BYTES" \
     -v er="$(kv "$EBB" requests)" -v ed="$(kv "$EBB" duration_us)" -v e50="$(kv "$EBB" p50_us)" -v e99="$(kv "$EBB" p99_us)" \
     -v ebad="$(( $(kv "$EBB" non2xx) + $(kv "$EBB" errors) ))" \
+    -v rr="$(kv "$RENDER" requests)" -v rd="$(kv "$RENDER" duration_us)" -v r50="$(kv "$RENDER" p50_us)" -v r99="$(kv "$RENDER" p99_us)" \
+    -v rbad="$(( $(kv "$RENDER" non2xx) + $(kv "$RENDER" errors) ))" \
     -v nr="$(kv "$NGX" requests)" -v nd="$(kv "$NGX" duration_us)" -v n50="$(kv "$NGX" p50_us)" -v n99="$(kv "$NGX" p99_us)" \
     -v nbad="$(( $(kv "$NGX" non2xx) + $(kv "$NGX" errors) ))" 'BEGIN {
-  erps = er / (ed / 1e6); nrps = nr / (nd / 1e6);
-  printf "\n%-44s %16s %16s\n", "GET / (" html " bytes), " c " connections, " s " s", "Ebb (SSR)", "nginx (static)";
-  printf "%-44s %16.0f %16.0f\n", "requests per second", erps, nrps;
-  printf "%-44s %16.2f %16.2f\n", "latency p50 (ms)", e50 / 1000, n50 / 1000;
-  printf "%-44s %16.2f %16.2f\n", "latency p99 (ms)", e99 / 1000, n99 / 1000;
-  printf "%-44s %15.1f%%\n", "Ebb as a share of the static rate", 100 * erps / nrps;
-  printf "%-44s %16d %16d\n", "non-2xx responses / socket errors", ebad, nbad;
+  erps = er / (ed / 1e6); nrps = nr / (nd / 1e6); rrps = rr / (rd / 1e6);
+  printf "\n%-44s %16s %16s %16s\n", "GET / (" html " bytes), " c " connections, " s " s", "Ebb (cached)", "Ebb (rendered)", "nginx (static)";
+  printf "%-44s %16.0f %16.0f %16.0f\n", "requests per second", erps, rrps, nrps;
+  printf "%-44s %16.2f %16.2f %16.2f\n", "latency p50 (ms)", e50 / 1000, r50 / 1000, n50 / 1000;
+  printf "%-44s %16.2f %16.2f %16.2f\n", "latency p99 (ms)", e99 / 1000, r99 / 1000, n99 / 1000;
+  printf "%-44s %15.1f%% %15.1f%%\n", "Ebb as a share of the static rate", 100 * erps / nrps, 100 * rrps / nrps;
+  printf "%-44s %16d %16d %16d\n", "non-2xx responses / socket errors", ebad, rbad, nbad;
 }'

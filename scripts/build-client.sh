@@ -36,6 +36,7 @@ cargo build -q -p wasm-split --release --target-dir "$FRONT"
 "$FRONT/release/wasm-split" "$FRONT/wasm32-unknown-unknown/$PROFILE/frontend.wasm" \
   "$FRONT/frontend_split.wasm" "$STAGE" ebb >/dev/null
 # The chunks import the main module's table, memory and functions through the lld exports.
+bash scripts/wasm-bindgen.sh
 wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$STAGE" --out-name ebb "$FRONT/frontend_split.wasm"
 if [ $OPT -eq 1 ]; then
   # binaryen does not know rustc's label names (name subsection 3) and warns once per chunk; it

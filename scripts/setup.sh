@@ -11,8 +11,6 @@ cd "$(dirname "$0")/.."
 MODE=all; [ "${1:-}" = "--run" ] && MODE=run
 step() { echo "setup: $*" >&2; }
 
-WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen pinned in Cargo.toml / Cargo.lock
-
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
@@ -44,15 +42,9 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 export RUSTUP_TOOLCHAIN=debian-1.96
 
-if ! command -v wasm-bindgen >/dev/null 2>&1 || \
-   [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
-  step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 3 minutes, once)"
-  # Not --locked: its lockfile wants a webpki-roots version that crates.io no longer serves.
-  # --debug: it compiles in half the time, and still rewrites the client in about a second.
-  # --force: cargo may list it as installed while its binary is gone (this runs only then, or for
-  # another version).
-  cargo install -q --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
-fi
+# wasm-bindgen-cli: `make run` leaves it to the client's build, which installs it after compiling
+# the client, while the server still compiles (scripts/wasm-bindgen.sh).
+[ "$MODE" = run ] || bash scripts/wasm-bindgen.sh
 
 if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -x tools/node_modules/.bin/esbuild ]; then
   step "installing binaryen (wasm-opt) and esbuild from tools/package-lock.json (under a minute)"

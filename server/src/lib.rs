@@ -13,6 +13,7 @@ pub mod file_requests;
 pub mod http;
 pub mod live;
 pub mod maintenance;
+pub mod page_cache;
 pub mod requests;
 pub mod restore;
 pub mod s3;
@@ -295,6 +296,12 @@ pub fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
 
 /// The complete router: pages, server functions, health checks and static files.
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let cache = page_cache::PageCache::new(state.clone());
+    router_with_cache(state, max_body_bytes, cache)
+}
+
+/// [`router`] with the home page's cache given (`serve` keeps it following the settings).
+pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cache::PageCache) -> Router {
     let routes = route_list();
     let context_state = state.clone();
     let shell_options = (*state.leptos_options).clone();
@@ -323,6 +330,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             tower::ServiceBuilder::new().layer(axum::middleware::from_fn(assets::refuse_impossible_names)).service(assets::pkg_service(&state.leptos_options)),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // GET / rendered once per language and colour scheme (`page_cache`).
+        .layer(axum::middleware::from_fn_with_state(cache, page_cache::serve))
         // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
         .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate))
         // 413 before any handler reads a byte when Content-Length is too large; a streamed body
@@ -396,7 +405,10 @@ pub async fn serve(
     telemetry::recorder();
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker = maintenance_interval.map(|every| tokio::spawn(maintenance::ticker(state.clone(), every, stop.clone())));
-    let app = router(state.clone(), max_body_bytes);
+    // The home page's templates are dropped when a setting changes on any instance.
+    let cache = page_cache::PageCache::new(state.clone());
+    tokio::spawn(cache.clone().follow_settings());
+    let app = router_with_cache(state.clone(), max_body_bytes, cache);
     // Open live streams end first, so their connections can drain.
     let closing = state.live.closing.clone();
     let shutdown = async move {

@@ -24,6 +24,7 @@ use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream as S3Body;
 use aws_sdk_s3::types::{ChecksumAlgorithm, ChecksumMode, ChecksumType, CompletedMultipartUpload, CompletedPart, StorageClass};
 use aws_sdk_s3::Client;
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use base64::Engine as _;
 use bytes::{Bytes, BytesMut};
 use futures::{future::BoxFuture, StreamExt};
@@ -89,7 +90,9 @@ fn to_system_time(t: Option<&aws_sdk_s3::primitives::DateTime>) -> SystemTime {
 impl S3Store {
     pub fn new(settings: S3Settings) -> Self {
         let credentials = Credentials::new(&settings.access_key_id, &settings.secret_access_key, None, None, "ebb-settings");
+        let https = aws_smithy_http_client::Builder::new().tls_provider(Provider::Rustls(CryptoMode::Ring)).build_https();
         let mut config = aws_sdk_s3::Config::builder()
+            .http_client(https)
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new(settings.region.clone()))
             .credentials_provider(credentials)

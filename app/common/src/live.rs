@@ -26,10 +26,13 @@ pub enum Topic {
     Share,
     /// A lifecycle job finished a run.
     Job,
+    /// An admin changed a setting: every instance drops the pages it keeps rendered
+    /// (`server::page_cache`), and admin pages fetch again.
+    Settings,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 3] = [Topic::Inquiry, Topic::Share, Topic::Job];
+    pub const ALL: [Topic; 4] = [Topic::Inquiry, Topic::Share, Topic::Job, Topic::Settings];
 
     /// The SSE event name.
     pub fn as_str(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Topic {
             Topic::Inquiry => "inquiry",
             Topic::Share => "share",
             Topic::Job => "job",
+            Topic::Settings => "settings",
         }
     }
 
@@ -62,13 +66,13 @@ pub const ALSO_MAX: usize = 50;
 /// Per topic, how many changes this page has heard of (grows on `resync` too). Provided once per
 /// page frame (the admin layout), so a page opens one stream whatever it shows.
 #[derive(Clone, Copy)]
-pub struct LiveVersions([leptos::prelude::RwSignal<u64>; 3]);
+pub struct LiveVersions([leptos::prelude::RwSignal<u64>; 4]);
 
 /// Opens the page's live stream (hydrated only) and provides its counters to the page's parts.
 /// On the server, and until the stream opens, the counters stay 0: hydration matches the HTML.
 pub fn provide_live() {
     use leptos::prelude::*;
-    let versions = LiveVersions([RwSignal::new(0), RwSignal::new(0), RwSignal::new(0)]);
+    let versions = LiveVersions([RwSignal::new(0), RwSignal::new(0), RwSignal::new(0), RwSignal::new(0)]);
     provide_context(versions);
     #[cfg(feature = "hydrate")]
     {

@@ -30,7 +30,7 @@ type Gathered = (Option<String>, Vec<String>);
 pub struct Live {
     pool: PgPool,
     /// Per topic: `Some(latest id)` when something changed and is not yet notified.
-    pending: Mutex<[Option<Gathered>; 3]>,
+    pending: Mutex<[Option<Gathered>; Topic::ALL.len()]>,
     wake: Notify,
     publisher: OnceLock<()>,
     listener: OnceLock<()>,
@@ -45,7 +45,7 @@ impl Live {
     pub fn new(pool: PgPool) -> Arc<Live> {
         Arc::new(Live {
             pool,
-            pending: Mutex::new([None, None, None]),
+            pending: Mutex::new(Default::default()),
             wake: Notify::new(),
             publisher: OnceLock::new(),
             listener: OnceLock::new(),

@@ -23,6 +23,7 @@ mod instances;
 mod lifecycle;
 mod live;
 mod notify;
+mod page_cache;
 mod prefs;
 mod requests;
 mod retention;

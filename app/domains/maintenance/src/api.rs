@@ -47,6 +47,8 @@ pub async fn save_retention(days: i64) -> Result<u32, AppError> {
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
+    // Every instance drops the pages it keeps rendered (the public retention page shows it).
+    state.live.touch(kernel::live::Topic::Settings, None);
     Ok(days)
 }
 
