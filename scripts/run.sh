@@ -31,7 +31,7 @@ PROFILE=${EBB_BUILD_PROFILE:-fast-release}
 if [ -x "$CARGO_TARGET_DIR/$PROFILE/ebb" ]; then
   echo "run: [$(elapsed)] checking the client and server builds (seconds when nothing changed)"
 else
-  echo "run: [$(elapsed)] building the client and the server side by side (first run: about 25 minutes on 2 cores; cargo shows its progress)"
+  echo "run: [$(elapsed)] building the client and the server side by side (first run: about 17 minutes on 2 cores; cargo shows its progress)"
 fi
 CLIENT_LOG=$(mktemp "${TMPDIR:-/tmp}/ebb-client-build.XXXXXX")
 bash scripts/build-client.sh >"$CLIENT_LOG" 2>&1 &

@@ -8,18 +8,87 @@ use std::future::Future;
 use bytes::Bytes;
 use futures::Stream;
 
+/// Whether a spreadsheet would run `cell` as a formula: it starts with `=`, `+`, `-`, `@`, a tab
+/// or a carriage return.
+#[inline]
+fn is_formula(cell: &str) -> bool {
+    matches!(cell.as_bytes().first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'))
+}
+
 /// A cell as written to CSV: text a spreadsheet would run as a formula (leading `=`, `+`, `-`,
 /// `@`, tab or carriage return) gets a leading apostrophe, so it is shown, not executed.
+#[inline]
 pub fn neutralise_formula(cell: &str) -> std::borrow::Cow<'_, str> {
-    match cell.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => std::borrow::Cow::Owned(format!("'{cell}")),
-        _ => std::borrow::Cow::Borrowed(cell),
+    if is_formula(cell) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
     }
 }
 
-fn csv_chunk(write: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> Result<Bytes, std::io::Error> {
+/// What writing a cell gives: an error only if the writer fails.
+pub type Written = csv::Result<()>;
+
+/// One row being written: its cells in order, straight into the page's CSV writer (no owned
+/// copy of a cell unless it must change).
+pub struct RowWriter<'a> {
+    w: &'a mut csv::Writer<Vec<u8>>,
+    scratch: &'a mut Vec<u8>,
+}
+
+impl RowWriter<'_> {
+    /// Text from outside (a visitor's, an admin's): neutralised against formulas.
+    #[inline]
+    pub fn text(&mut self, cell: &str) -> Written {
+        if is_formula(cell) {
+            self.scratch.clear();
+            self.scratch.push(b'\'');
+            self.scratch.extend_from_slice(cell.as_bytes());
+            self.w.write_field(&*self.scratch)
+        } else {
+            self.w.write_field(cell)
+        }
+    }
+
+    /// A value Ebb made (a kind, a hash, a number), written as it is.
+    #[inline]
+    pub fn plain(&mut self, cell: impl AsRef<[u8]>) -> Written {
+        self.w.write_field(cell)
+    }
+
+    /// A number.
+    #[inline]
+    pub fn int(&mut self, n: i64) -> Written {
+        use std::io::Write;
+        self.scratch.clear();
+        let _ = write!(self.scratch, "{n}");
+        self.w.write_field(&*self.scratch)
+    }
+
+    /// An id, hyphenated and lower case.
+    #[inline]
+    pub fn uuid(&mut self, id: uuid::Uuid) -> Written {
+        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        self.w.write_field(id.hyphenated().encode_lower(&mut buf))
+    }
+
+    /// A time in RFC 3339 (empty for one RFC 3339 cannot write: a year past 9999).
+    #[inline]
+    pub fn time(&mut self, at: time::OffsetDateTime) -> Written {
+        self.scratch.clear();
+        if at.format_into(&mut *self.scratch, &time::format_description::well_known::Rfc3339).is_err() {
+            self.scratch.clear();
+        }
+        self.w.write_field(&*self.scratch)
+    }
+}
+
+/// Bytes reserved per row of a page (a page rarely grows its buffer).
+const ROW_BYTES: usize = 512;
+
+fn csv_chunk(rows: usize, write: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>) -> Result<Bytes, std::io::Error> {
     // RFC 4180: every field quoted when needed, CRLF line ends.
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::with_capacity(64 * 1024));
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::with_capacity(rows.max(1) * ROW_BYTES));
     write(&mut w).map_err(std::io::Error::other)?;
     w.into_inner().map(Bytes::from).map_err(|e| std::io::Error::other(e.to_string()))
 }
@@ -40,17 +109,20 @@ pub trait Pages: Send + Sync + 'static {
     /// Up to [`Pages::PAGE_ROWS`] rows after `after`.
     fn page(&self, after: Option<Self::Cursor>) -> impl Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send;
     fn cursor(row: &Self::Row) -> Self::Cursor;
-    /// The row's cells (pass text through [`neutralise_formula`]).
-    fn cells(row: &Self::Row) -> Vec<String>;
+    /// The row's cells, in the header's order (text from outside through [`RowWriter::text`]).
+    fn write_row(row: &Self::Row, out: &mut RowWriter<'_>) -> Written;
     /// A page of rows as CSV bytes: by default RFC 4180 through the `csv` crate, with the cells
-    /// of [`Pages::cells`].
+    /// of [`Pages::write_row`].
     fn encode(rows: &[Self::Row]) -> Result<Bytes, std::io::Error>
     where
         Self: Sized,
     {
-        csv_chunk(|w| {
+        let mut scratch = Vec::with_capacity(256);
+        csv_chunk(rows.len(), |w| {
             for r in rows {
-                w.write_record(Self::cells(r))?;
+                Self::write_row(r, &mut RowWriter { w, scratch: &mut scratch })?;
+                // Ends the record.
+                w.write_record(None::<&[u8]>)?;
             }
             Ok(())
         })
@@ -72,7 +144,7 @@ pub fn stream<P: Pages>(pages: P, bom: bool) -> impl Stream<Item = Result<Bytes,
             match state {
                 State::Done => None,
                 State::Header => {
-                    let chunk = csv_chunk(|w| w.write_record(pages.header())).map(|b| {
+                    let chunk = csv_chunk(1, |w| w.write_record(pages.header())).map(|b| {
                         if bom {
                             let mut with_bom = Vec::with_capacity(b.len() + 3);
                             with_bom.extend_from_slice("\u{feff}".as_bytes());
@@ -152,6 +224,33 @@ mod tests {
         }
         assert_eq!(neutralise_formula("Hello = world"), "Hello = world");
         assert_eq!(neutralise_formula(""), "");
+    }
+
+    #[test]
+    fn rows_are_rfc4180_with_outside_text_neutralised() {
+        let mut scratch = Vec::new();
+        let id = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        let at = time::macros::datetime!(2026-12-04 06:30:01.5 UTC);
+        let bytes = csv_chunk(2, |w| {
+            for text in ["=1+1", "a, \"b\"\nc"] {
+                {
+                    let mut row = RowWriter { w: &mut *w, scratch: &mut scratch };
+                    row.uuid(id)?;
+                    row.time(at)?;
+                    row.text(text)?;
+                    row.plain("-made-by-ebb")?;
+                    row.int(-42)?;
+                }
+                w.write_record(None::<&[u8]>)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            std::str::from_utf8(&bytes).unwrap(),
+            "01234567-89ab-cdef-0123-456789abcdef,2026-12-04T06:30:01.5Z,'=1+1,-made-by-ebb,-42\r\n\
+             01234567-89ab-cdef-0123-456789abcdef,2026-12-04T06:30:01.5Z,\"a, \"\"b\"\"\nc\",-made-by-ebb,-42\r\n"
+        );
     }
 
     #[tokio::test]

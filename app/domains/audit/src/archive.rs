@@ -236,7 +236,7 @@ impl Pages for PendingRows {
         (r.tx, r.row.id, r.row.occurred_at)
     }
 
-    fn cells(_: &ArchiveRow) -> Vec<String> {
+    fn write_row(_: &ArchiveRow, _: &mut kernel::csv_export::RowWriter<'_>) -> kernel::csv_export::Written {
         unreachable!("the archive encodes its own lines")
     }
 

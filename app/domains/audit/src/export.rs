@@ -11,7 +11,7 @@ use futures::Stream;
 use sqlx::PgPool;
 
 use super::{AuditFilter, AuditRow};
-use kernel::csv_export::{neutralise_formula, Pages};
+use kernel::csv_export::{Pages, RowWriter};
 
 /// Rows per query.
 pub const PAGE_ROWS: i64 = 200;
@@ -27,19 +27,19 @@ struct Events {
 
 /// An event's CSV cells, in [`HEADER`]'s order (text cells neutralised against formulas). The
 /// export, the export requests and the archive write the same columns.
-pub fn cells(r: &AuditRow) -> Vec<String> {
-    let text = |v: &Option<String>| neutralise_formula(v.as_deref().unwrap_or("")).into_owned();
-    vec![
-        r.id.to_string(),
-        r.occurred_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
-        r.kind.clone(),
-        r.admin_id.map(|a| a.to_string()).unwrap_or_default(),
-        text(&r.admin_name),
-        text(&r.subject_type),
-        text(&r.subject_id),
-        text(&r.detail),
-        r.client_hash.clone().unwrap_or_default(),
-    ]
+pub fn write_row(r: &AuditRow, out: &mut RowWriter<'_>) -> kernel::csv_export::Written {
+    out.int(r.id)?;
+    out.time(r.occurred_at)?;
+    out.plain(&r.kind)?;
+    match r.admin_id {
+        Some(a) => out.uuid(a)?,
+        None => out.plain("")?,
+    }
+    out.text(r.admin_name.as_deref().unwrap_or(""))?;
+    out.text(r.subject_type.as_deref().unwrap_or(""))?;
+    out.text(r.subject_id.as_deref().unwrap_or(""))?;
+    out.text(r.detail.as_deref().unwrap_or(""))?;
+    out.plain(r.client_hash.as_deref().unwrap_or(""))
 }
 
 impl Pages for Events {
@@ -59,8 +59,8 @@ impl Pages for Events {
         (r.occurred_at, r.id)
     }
 
-    fn cells(r: &AuditRow) -> Vec<String> {
-        cells(r)
+    fn write_row(r: &AuditRow, out: &mut RowWriter<'_>) -> kernel::csv_export::Written {
+        write_row(r, out)
     }
 
     fn on_page(&self, rows: usize) {

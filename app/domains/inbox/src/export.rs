@@ -9,7 +9,7 @@ use futures::Stream;
 use sqlx::PgPool;
 
 use super::{db, Cursor};
-use kernel::csv_export::{neutralise_formula, Pages};
+use kernel::csv_export::{Pages, RowWriter};
 
 /// Rows per export query.
 pub const EXPORT_PAGE_ROWS: i64 = 200;
@@ -49,15 +49,12 @@ impl Pages for Inquiries {
         Cursor { created_at: r.created_at, id: r.id }
     }
 
-    fn cells(r: &db::ExportRow) -> Vec<String> {
-        let received = r.created_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
-        vec![
-            r.id.to_string(),
-            received,
-            neutralise_formula(&r.name).into_owned(),
-            neutralise_formula(&r.email).into_owned(),
-            neutralise_formula(&r.message).into_owned(),
-        ]
+    fn write_row(r: &db::ExportRow, out: &mut RowWriter<'_>) -> kernel::csv_export::Written {
+        out.uuid(r.id)?;
+        out.time(r.created_at)?;
+        out.text(&r.name)?;
+        out.text(&r.email)?;
+        out.text(&r.message)
     }
 
     fn on_page(&self, rows: usize) {
