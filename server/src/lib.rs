@@ -454,7 +454,7 @@ mod tests {
     #[test]
     fn every_plain_route_of_the_router_is_listed() {
         let source = include_str!("lib.rs");
-        let router = &source[source.find("pub fn router(").expect("the router")..];
+        let router = &source[source.find("pub fn router_with_cache(").expect("the router")..];
         let router = &router[..router.find("\n}\n").expect("its end")];
         let mut found = 0;
         for call in router.split(".route(").skip(1) {
