@@ -27,7 +27,7 @@ cleanup() { bash scripts/s3-local.sh stop "$GARAGE" 2>/dev/null || true; rm -rf 
 trap cleanup EXIT
 fail() { echo "bench: $*" >&2; tail -n 20 "$LOG" >&2 2>/dev/null || true; exit 1; }
 
-echo "bench: starting a throwaway garage (S3 API on 127.0.0.1:$S3_PORT)"
+echo "bench: starting a throwaway garage, ${EBB_GARAGE_PROFILE:-debug} build (S3 API on 127.0.0.1:$S3_PORT)"
 bash scripts/s3-local.sh start "$GARAGE" "$S3_PORT" >>"$LOG" 2>&1
 set -a; . "$GARAGE/env"; set +a
 S3_CURL=(--aws-sigv4 "aws:amz:$EBB_S3_REGION:s3" --user "$EBB_S3_ACCESS_KEY_ID:$EBB_S3_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")

@@ -105,7 +105,7 @@ stop_ebb
 ratio_table "upload of a $SIZE_MB MiB file, local" "curl PUT → nginx WebDAV" 0.7 "$WORK/ebb-local.times" "$WORK/disk.times" "$IDLE_RSS" "$PEAK_RSS"
 
 echo
-echo "bench: starting a throwaway garage (S3 API on 127.0.0.1:$S3_PORT_BASE)"
+echo "bench: starting a throwaway garage, ${EBB_GARAGE_PROFILE:-debug} build (S3 API on 127.0.0.1:$S3_PORT_BASE)"
 bash scripts/s3-local.sh start "$GARAGE" "$S3_PORT_BASE" >/dev/null
 set -a; . "$GARAGE/env"; set +a
 # The same database meets a new store: Ebb adopts it only once told the old one is gone on purpose.

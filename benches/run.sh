@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . scripts/env.sh
+# The S3 benches talk to a release build of garage (built once into ~/.cache/ebb/garage-release):
+# the debug build that `make test` uses moves about 16 MB/s and would bound both Ebb and curl.
+export EBB_GARAGE_PROFILE=${EBB_GARAGE_PROFILE:-release}
 eval "$(bash scripts/test-db.sh)"
 CONNS=${BENCH_CONNECTIONS:-32}
 SECS=${BENCH_SECONDS:-10}

@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "bench: $*" >&2; echo "bench: the end of $LOG:" >&2; tail -n 20 "$LOG" >&2 2>/dev/null || true; exit 1; }
 
-echo "bench: starting a throwaway garage (S3 API on 127.0.0.1:$S3_PORT_BASE)"
+echo "bench: starting a throwaway garage, ${EBB_GARAGE_PROFILE:-debug} build (S3 API on 127.0.0.1:$S3_PORT_BASE)"
 bash scripts/s3-local.sh start "$GARAGE" "$S3_PORT_BASE"
 set -a; . "$GARAGE/env"; set +a
 

@@ -2,20 +2,30 @@
 # A local S3 server (garage 2.5.0, one node, no system service), for `make test` (a throwaway one)
 # and for `EBB_STORAGE=s3 make run` (a persistent one in .data/garage).
 #   scripts/s3-local.sh install               → cargo-installs garage 2.5.0 into ~/.cargo/bin if missing
+#                                               (a debug build: quick to build, about 16 MB/s)
 #   scripts/s3-local.sh start DIR [PORT_BASE] → starts the garage of DIR (created, configured and given
 #                                               key `ebb` and bucket `ebb` on first use); writes DIR/env
 #   scripts/s3-local.sh stop DIR              → stops it and waits until the process has exited
 #   scripts/s3-local.sh env DIR               → prints DIR/env (EBB_S3_* lines, secret included)
 # Ports: PORT_BASE (default 3900) is the S3 API, +1 garage's RPC, +3 its admin API; all on 127.0.0.1.
+# EBB_GARAGE_PROFILE=release (set by `make bench`): the same version built with cargo's release
+# profile into ~/.cache/ebb/garage-release (built once, kept), used by install and start alike, so
+# the S3 benches measure Ebb and curl rather than a debug build of the server they both talk to.
 set -euo pipefail
-export PATH="$HOME/.cargo/bin:$PATH"
 GARAGE_VERSION=2.5.0
+GARAGE_PROFILE=${EBB_GARAGE_PROFILE:-debug}
+case "$GARAGE_PROFILE" in
+  debug) GARAGE_ROOT=$HOME/.cargo; PROFILE_ARGS=(--debug) ;;
+  release) GARAGE_ROOT=${EBB_GARAGE_RELEASE_ROOT:-$HOME/.cache/ebb/garage-release}; PROFILE_ARGS=() ;;
+  *) echo "s3-local: EBB_GARAGE_PROFILE must be debug or release, not '$GARAGE_PROFILE'" >&2; exit 2 ;;
+esac
+export PATH="$GARAGE_ROOT/bin:$HOME/.cargo/bin:$PATH"
 START_TIMEOUT_SECS=${EBB_S3_LOCAL_START_TIMEOUT_SECS:-30}
 
 die() { echo "s3-local: $*" >&2; exit 1; }
 
 have_garage() {
-  command -v garage >/dev/null 2>&1 &&
+  [ "$(command -v garage 2>/dev/null)" = "$GARAGE_ROOT/bin/garage" ] &&
     garage --version 2>/dev/null | grep -Eq "(^|[^0-9.])${GARAGE_VERSION//./\\.}([^0-9.]|$)"
 }
 
@@ -121,10 +131,17 @@ cmd=${1:-}
 case "$cmd" in
   install)
     if have_garage; then exit 0; fi
-    echo "s3-local: installing garage $GARAGE_VERSION into ~/.cargo/bin (cargo install, 5-8 minutes once)"
-    RUSTUP_TOOLCHAIN=${RUSTUP_TOOLCHAIN:-debian-1.96} cargo install garage --version "$GARAGE_VERSION" --locked --debug \
-      --no-default-features --features bundled-libs,sqlite,lmdb
-    have_garage || die "garage $GARAGE_VERSION is still not on PATH after cargo install"
+    if [ "$GARAGE_PROFILE" = release ]; then
+      echo "s3-local: building garage $GARAGE_VERSION (release profile) into $GARAGE_ROOT (cargo install, about 15-20 minutes once)"
+    else
+      echo "s3-local: installing garage $GARAGE_VERSION into ~/.cargo/bin (cargo install, 5-8 minutes once)"
+    fi
+    # Its own target folder: the build is not mixed with Ebb's (nor does it wait on Ebb's lock).
+    CARGO_TARGET_DIR=$HOME/.cache/ebb/garage-$GARAGE_PROFILE-build \
+      RUSTUP_TOOLCHAIN=${RUSTUP_TOOLCHAIN:-debian-1.96} cargo install garage --version "$GARAGE_VERSION" --locked \
+      "${PROFILE_ARGS[@]}" --root "$GARAGE_ROOT" --no-default-features --features bundled-libs,sqlite,lmdb
+    rm -rf "$HOME/.cache/ebb/garage-$GARAGE_PROFILE-build"
+    have_garage || die "garage $GARAGE_VERSION ($GARAGE_PROFILE) is still not at $GARAGE_ROOT/bin after cargo install"
     exit 0
     ;;
   start|stop|env)
