@@ -51,10 +51,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     };
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
-    // The home page hydrates when it is first used (see `HydrateOnFirstUse`); every other page
-    // as soon as it loads.
+    // The home page and a recipient's share page hydrate when first used (see
+    // `HydrateOnFirstUse`); every other page as soon as it loads.
     #[cfg(feature = "ssr")]
-    let on_first_use = use_context::<axum::http::request::Parts>().is_some_and(|p| p.uri.path() == "/");
+    let on_first_use = use_context::<axum::http::request::Parts>().is_some_and(|p| hydrates_on_first_use(p.uri.path()));
     #[cfg(not(feature = "ssr"))]
     let on_first_use = false;
     let stylesheet = format!("/{}/ebb.css", options.site_pkg_dir);
@@ -83,7 +83,15 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     page
 }
 
-/// The home page's hydration script: the client (its JS glue and the main wasm module, 205 KB
+/// The pages whose client waits for the visitor's first use: the home page, and a recipient's
+/// share page `/s/{token}` (its download is a plain form; the client only adds the "download
+/// started" note). Both are what a visitor who never signs in sees.
+#[cfg(feature = "ssr")]
+fn hydrates_on_first_use(path: &str) -> bool {
+    path == "/" || path.strip_prefix("/s/").is_some_and(|token| !token.is_empty() && !token.contains('/'))
+}
+
+/// The home page's (and the share page's) hydration script: the client (its JS glue and the main wasm module, 205 KB
 /// compressed, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer, touch,
 /// key or focus, not with the page and with no preload hint; see `hydrate_on_first_use.js`. The
 /// page works before (and without) it: the contact form and the language switch are HTML forms,

@@ -46,8 +46,14 @@ export class SharesPage {
 export class ShareLandingPage {
   constructor(readonly page: Page) {}
 
-  /** The download works without JavaScript; the "download started" note needs the hydrated page. */
+  /**
+   * The download works without JavaScript; the "download started" note needs the hydrated page.
+   * Like the home page, the share page fetches its client on the visitor's first pointer, touch,
+   * key or focus (app/src/hydrate_on_first_use.js): the pointer moves over its heading first.
+   */
   async waitForHydration() {
+    await this.page.mouse.move(0, 0);
+    await this.page.getByRole('heading', { level: 1 }).hover();
     await expect(this.page.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true');
   }
 

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
-import { SharesPage } from '../pages/shares';
+import { ShareLandingPage, SharesPage } from '../pages/shares';
 
 /** WCAG 2.1 A and AA, the rules axe-core checks automatically. */
 async function expectNoViolations(page: Page, what: string) {
@@ -48,7 +48,7 @@ for (const locale of ['en-US', 'ja-JP']) {
       ['/', async (p) => new ContactPage(p).waitForHydration()],
       ['/signin', async (p) => expect(p.getByTestId('signin')).toBeEnabled()],
       ['/retention', async (p) => expect(p.getByTestId('promise-messages')).toBeVisible()],
-      [link, async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
+      [link, async (p) => new ShareLandingPage(p).waitForHydration()],
       ['/s/not-a-real-share-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],
       [liveRequestLink(), async (p) => expect(p.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true')],
       ['/r/not-a-real-request-token', async (p) => expect(p.getByRole('heading', { level: 1 })).toBeVisible()],

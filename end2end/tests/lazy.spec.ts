@@ -1,5 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { ContactPage } from '../pages/contact-page';
+import { ShareLandingPage } from '../pages/shares';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 
 /** The wasm files a page fetched while `action` ran. */
@@ -69,4 +70,19 @@ test('public pages never load the admin UI; admin pages load their module when o
     await expect(page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
   });
   expect(navigated).toEqual([]);
+});
+
+test('a share page fetches no client until the recipient uses it, then the main module only', async ({ page }) => {
+  // The shell of /s/{token} is the same for a live, a used and an unknown link.
+  const untouched = await wasmFetched(page, async () => {
+    await page.goto('/s/not-a-real-share-token');
+    await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  });
+  expect(untouched, '/s/… fetches no wasm before the recipient uses it').toEqual([]);
+  expect(await page.locator('.page[data-hydrated]').getAttribute('data-hydrated')).not.toBe('true');
+  const used = await wasmFetched(page, async () => {
+    await new ShareLandingPage(page).waitForHydration();
+  });
+  expect(used).toContain('ebb_bg.wasm');
+  expect(used.filter((f) => f.startsWith('split_ebb_admin')), 'no admin module').toEqual([]);
 });

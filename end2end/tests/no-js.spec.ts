@@ -1,7 +1,7 @@
 import { expect, test, type Browser } from '@playwright/test';
 import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
-import { SharesPage } from '../pages/shares';
+import { ShareLandingPage, SharesPage } from '../pages/shares';
 
 /** Every admin page and its heading. */
 const ADMIN_PAGES: [string, string][] = [
@@ -80,6 +80,6 @@ test('every page renders without JavaScript and hydrates with it', async ({ page
   await hydrated.goto('/signin');
   await expect(hydrated.getByTestId('signin')).toBeEnabled();
   await hydrated.goto(link);
-  await expect(hydrated.locator('.page[data-hydrated]')).toHaveAttribute('data-hydrated', 'true');
+  await new ShareLandingPage(hydrated).waitForHydration();
   await noJs.close();
 });

@@ -47,6 +47,11 @@ async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: 
     // pages hydrate at once and hint the script and the wasm.
     assert!(!page.contains(r#"rel="modulepreload""#) && !page.contains(r#"rel="preload""#), "no preload on /: {page}");
     assert!(page.contains(r#"addEventListener"#), "/ starts its client on first use: {page}");
+    // So does a recipient's share page (its download is a plain form).
+    let share = get(&app, "/s/not-a-real-share-token", None).await.text().await.unwrap();
+    assert!(!share.contains(r#"rel="modulepreload""#) && share.contains("addEventListener"), "/s/… starts its client on first use: {share}");
+    let request = get(&app, "/r/not-a-real-request-token", None).await.text().await.unwrap();
+    assert!(request.contains(r#"rel="modulepreload""#), "a file request's upload page hydrates at once: {request}");
     let signin = get(&app, "/signin", None).await.text().await.unwrap();
     assert!(signin.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "{signin}");
 
