@@ -16,7 +16,7 @@ GARAGE_VERSION=2.5.0
 GARAGE_PROFILE=${EBB_GARAGE_PROFILE:-debug}
 case "$GARAGE_PROFILE" in
   debug) GARAGE_ROOT=$HOME/.cargo; PROFILE_ARGS=(--debug) ;;
-  release) GARAGE_ROOT=${EBB_GARAGE_RELEASE_ROOT:-$HOME/.cache/ebb/garage-release}; PROFILE_ARGS=() ;;
+  release) GARAGE_ROOT=$HOME/.cache/ebb/garage-release; PROFILE_ARGS=() ;;
   *) echo "s3-local: EBB_GARAGE_PROFILE must be debug or release, not '$GARAGE_PROFILE'" >&2; exit 2 ;;
 esac
 export PATH="$GARAGE_ROOT/bin:$HOME/.cargo/bin:$PATH"
@@ -24,8 +24,9 @@ START_TIMEOUT_SECS=${EBB_S3_LOCAL_START_TIMEOUT_SECS:-30}
 
 die() { echo "s3-local: $*" >&2; exit 1; }
 
+# Any garage of the version on PATH will do for tests; the benches want the release build itself.
 have_garage() {
-  [ "$(command -v garage 2>/dev/null)" = "$GARAGE_ROOT/bin/garage" ] &&
+  { [ "$GARAGE_PROFILE" = debug ] || [ "$(command -v garage 2>/dev/null)" = "$GARAGE_ROOT/bin/garage" ]; } &&
     garage --version 2>/dev/null | grep -Eq "(^|[^0-9.])${GARAGE_VERSION//./\\.}([^0-9.]|$)"
 }
 
@@ -137,10 +138,11 @@ case "$cmd" in
       echo "s3-local: installing garage $GARAGE_VERSION into ~/.cargo/bin (cargo install, 5-8 minutes once)"
     fi
     # Its own target folder: the build is not mixed with Ebb's (nor does it wait on Ebb's lock).
-    CARGO_TARGET_DIR=$HOME/.cache/ebb/garage-$GARAGE_PROFILE-build \
+    build_dir=$HOME/.cache/ebb/garage-$GARAGE_PROFILE-build
+    CARGO_TARGET_DIR=$build_dir \
       RUSTUP_TOOLCHAIN=${RUSTUP_TOOLCHAIN:-debian-1.96} cargo install garage --version "$GARAGE_VERSION" --locked \
       "${PROFILE_ARGS[@]}" --root "$GARAGE_ROOT" --no-default-features --features bundled-libs,sqlite,lmdb
-    rm -rf "$HOME/.cache/ebb/garage-$GARAGE_PROFILE-build"
+    rm -rf "$build_dir"
     have_garage || die "garage $GARAGE_VERSION ($GARAGE_PROFILE) is still not at $GARAGE_ROOT/bin after cargo install"
     exit 0
     ;;

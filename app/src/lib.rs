@@ -88,11 +88,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// started" note). Both are what a visitor who never signs in sees.
 #[cfg(feature = "ssr")]
 fn hydrates_on_first_use(path: &str) -> bool {
-    path == "/" || path.strip_prefix("/s/").is_some_and(|token| !token.is_empty() && !token.contains('/'))
+    path == "/" || path.starts_with("/s/")
 }
 
-/// The home page's (and the share page's) hydration script: the client (its JS glue and the main wasm module, 205 KB
-/// compressed, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer, touch,
+/// The hydration script of the pages above: the client (its JS glue and the main wasm module,
+/// 205 KB compressed, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer, touch,
 /// key or focus, not with the page and with no preload hint; see `hydrate_on_first_use.js`. The
 /// page works before (and without) it: the contact form and the language switch are HTML forms,
 /// the fields keep what was typed when it hydrates (`contact::ui`). Same files and entry point as
