@@ -32,8 +32,9 @@ use futures::{future::BoxFuture, StreamExt};
 /// Size of a multipart part (S3 wants at least 5 MiB but for the last).
 pub const PART_SIZE: usize = 8 << 20;
 /// Parts uploading at once (the next part is read meanwhile): memory is about (this + 1) ×
-/// [`PART_SIZE`]. Two measured 67.7 MiB above idle for a 1 GiB upload (glibc keeps freed
-/// part buffers); one keeps it lower and garage, not Ebb, limits the throughput.
+/// [`PART_SIZE`]. Two measured 67.7 MiB above idle for a 1 GiB upload; one keeps it lower and
+/// garage, not Ebb, limits the throughput. Each part's buffer is exactly [`PART_SIZE`] (see
+/// [`fill`]): a chunk that overran it used to grow the buffer to twice its size.
 pub const PARTS_IN_FLIGHT: usize = 1;
 
 /// Settings of the S3 backend (validated by the configuration).
@@ -285,10 +286,19 @@ impl S3Store {
     }
 }
 
-/// Reads from `body` until `buf` holds at least [`PART_SIZE`] bytes or the body ends; counts
-/// size and CRC32C. Returns whether the body ended.
-async fn fill(body: &mut ByteStream<'_>, buf: &mut BytesMut, size: &mut u64, crc: &mut u32, max_len: u64) -> Result<bool, BlobError> {
-    while buf.len() < PART_SIZE {
+/// Reads from `body` until `buf` holds exactly [`PART_SIZE`] bytes or the body ends; counts size
+/// and CRC32C. What a chunk brings beyond the part waits in `carry` for the next part, so a
+/// part's buffer is never outgrown (and reallocated at twice its size). Returns whether the body
+/// ended.
+async fn fill(body: &mut ByteStream<'_>, buf: &mut BytesMut, carry: &mut Bytes, size: &mut u64, crc: &mut u32, max_len: u64) -> Result<bool, BlobError> {
+    loop {
+        if !carry.is_empty() {
+            let take = carry.len().min(PART_SIZE - buf.len());
+            buf.extend_from_slice(&carry.split_to(take));
+        }
+        if buf.len() >= PART_SIZE {
+            return Ok(false);
+        }
         match body.next().await {
             None => return Ok(true),
             Some(chunk) => {
@@ -298,11 +308,10 @@ async fn fill(body: &mut ByteStream<'_>, buf: &mut BytesMut, size: &mut u64, crc
                     return Err(BlobError::TooLarge { limit: max_len });
                 }
                 *crc = crc32c::crc32c_append(*crc, &chunk);
-                buf.extend_from_slice(&chunk);
+                *carry = chunk;
             }
         }
     }
-    Ok(false)
 }
 
 type PartResult = Result<CompletedPart, BlobError>;
@@ -388,8 +397,8 @@ impl BlobStore for S3Store {
         Box::pin(async move {
             Self::valid(key)?;
             let (mut size, mut crc) = (0u64, 0u32);
-            let mut buf = BytesMut::with_capacity(PART_SIZE + (256 << 10));
-            if fill(&mut body, &mut buf, &mut size, &mut crc, max_len).await? {
+            let (mut buf, mut carry) = (BytesMut::with_capacity(PART_SIZE), Bytes::new());
+            if fill(&mut body, &mut buf, &mut carry, &mut size, &mut crc, max_len).await? {
                 // Shorter than a part (empty included): one request, verified by the server.
                 self.put_single(key, buf.freeze(), crc).await?;
                 return Ok(Stored { size, crc32c: crc });
@@ -410,7 +419,7 @@ impl BlobStore for S3Store {
             let mut parts = Vec::new();
             let mut number = 0;
             loop {
-                let data = std::mem::replace(&mut buf, BytesMut::with_capacity(PART_SIZE + (256 << 10))).freeze();
+                let data = std::mem::replace(&mut buf, BytesMut::with_capacity(PART_SIZE)).freeze();
                 if !data.is_empty() {
                     number += 1;
                     upload.start_part(number, data);
@@ -421,7 +430,7 @@ impl BlobStore for S3Store {
                 if number > 10_000 {
                     return Err(BlobError::TooLarge { limit: (PART_SIZE as u64) * 10_000 });
                 }
-                if fill(&mut body, &mut buf, &mut size, &mut crc, max_len).await? {
+                if fill(&mut body, &mut buf, &mut carry, &mut size, &mut crc, max_len).await? {
                     if !buf.is_empty() {
                         number += 1;
                         upload.start_part(number, buf.split().freeze());
@@ -604,6 +613,31 @@ impl BlobStore for S3Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn parts_are_filled_to_exactly_their_size_and_never_outgrow_their_buffer() {
+        // Chunks that do not divide the part size: the one crossing a part's end is split.
+        let chunk = 3 << 20;
+        let total = PART_SIZE * 2 + 12_345;
+        let data: Vec<u8> = (0..total).map(|i| (i % 251) as u8).collect();
+        let mut body: ByteStream<'_> = futures::stream::iter(data.chunks(chunk).map(|c| Ok(Bytes::copy_from_slice(c))).collect::<Vec<_>>()).boxed();
+        let (mut size, mut crc, mut carry) = (0u64, 0u32, Bytes::new());
+        let mut parts = Vec::new();
+        loop {
+            let mut buf = BytesMut::with_capacity(PART_SIZE);
+            let ended = fill(&mut body, &mut buf, &mut carry, &mut size, &mut crc, u64::MAX).await.unwrap();
+            assert_eq!(buf.capacity(), PART_SIZE, "the part's buffer was never reallocated");
+            if !buf.is_empty() {
+                parts.push(buf.freeze());
+            }
+            if ended {
+                break;
+            }
+        }
+        assert_eq!(parts.iter().map(Bytes::len).collect::<Vec<_>>(), [PART_SIZE, PART_SIZE, 12_345]);
+        assert_eq!(parts.concat(), data);
+        assert_eq!((size, crc), (total as u64, crc32c::crc32c(&data)));
+    }
 
     #[test]
     fn crc_headers_decode_only_full_object_values() {
