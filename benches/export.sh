@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Inquiry CSV export: rows/s and the server's peak RSS for 100,000 and 1,000,000 rows, beside
-# psql's \copy of the same query on the same data, in the same run.
+# psql's \copy of the same query on the same data, in the same run, and beside pgbench running
+# the export's page query back to back (the bound of a paged export).
 # Expects: scripts/env.sh sourced, DATABASE_URL (admin), the release binary built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,3 +45,11 @@ seed 100000
 run "100k"
 seed 900000
 run "1M"
+# Where the limit is: Ebb reads the table in 200-row pages, one after the other on one
+# connection (keyset: each page starts after the last row of the one before). The same page
+# query run back to back by pgbench is the fastest any such export can go on this database.
+PAGES=$(pgbench -n -M prepared -c 1 -T "${BENCH_SECONDS:-10}" -D rows=999800 -f benches/export-page.sql "$URL" 2>&1)
+awk -v tps="$(echo "$PAGES" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)" \
+    -v lat="$(echo "$PAGES" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')" 'BEGIN {
+  printf "%-12s pgbench, the export's 200-row page query back to back (1 client): %.0f pages/s = %.0f rows/s, %.3f ms a page\n",
+    "pages", tps, tps * 200, lat }'
