@@ -304,7 +304,9 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
 pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cache::PageCache) -> Router {
     let routes = route_list();
     let context_state = state.clone();
-    let shell_options = (*state.leptos_options).clone();
+    // Shared, not copied: every route's handler holds the shell's closure, and axum clones a
+    // route's handler for each request it serves (a cached page too).
+    let shell_options = state.leptos_options.clone();
     let small_bodies = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -323,7 +325,7 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
         .route("/admin/shares/{id}/file", get(file_requests::admin_file))
         // Reads signed by Ebb (local backend); the signature is the authorisation.
         .route(app::storage::signed::PATH, get(signed::serve))
-        .leptos_routes_with_context(&state, routes, move || app::kernel::state::provide(&context_state), move || shell(shell_options.clone()))
+        .leptos_routes_with_context(&state, routes, move || app::kernel::state::provide(&context_state), move || shell((*shell_options).clone()))
         // The client's files: precompressed (.br, .gz) by the build, chosen by Accept-Encoding.
         .nest_service(
             "/pkg",
