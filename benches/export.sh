@@ -48,8 +48,10 @@ run "1M"
 # Where the limit is: Ebb reads the table in 200-row pages, one after the other on one
 # connection (keyset: each page starts after the last row of the one before). The same page
 # query run back to back by pgbench is the fastest any such export can go on this database.
-PAGES=$(pgbench -n -M prepared -c 1 -T "${BENCH_SECONDS:-10}" -D rows=999800 -f benches/export-page.sql "$URL" 2>&1)
+# Pages start at a random second of the span the seeded rows cover (the two seeds overlap).
+SPAN=$(psql -tAq "$URL" -c "select floor(extract(epoch from now() - min(created_at)))::bigint from inquiries")
+PAGES=$(pgbench -n -M prepared -c 1 -T "${BENCH_SECONDS:-10}" -D span="$SPAN" -f benches/export-page.sql "$URL" 2>&1)
 awk -v tps="$(echo "$PAGES" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)" \
     -v lat="$(echo "$PAGES" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')" 'BEGIN {
-  printf "%-12s pgbench, the export's 200-row page query back to back (1 client): %.0f pages/s = %.0f rows/s, %.3f ms a page\n",
+  printf "%-12s pgbench, the same 200-row page query back to back (1 client): %.0f pages/s = %.0f rows/s, %.3f ms a page\n",
     "pages", tps, tps * 200, lat }'
