@@ -55,13 +55,13 @@ pub async fn refuse_impossible_names(req: Request, next: Next) -> Response {
 
 /// `Cache-Control` of the client's files: a year for hashed URLs, revalidation for the rest.
 pub async fn cache_control(req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_owned();
+    // Only the client's files are looked at: a page's path is not copied.
+    let Some(hashed) = req.uri().path().strip_prefix("/pkg/").map(|rest| rest.split_once('/').is_some_and(|(dir, _)| is_hash(dir))) else {
+        return next.run(req).await;
+    };
     let mut res = next.run(req).await;
-    if let Some(rest) = path.strip_prefix("/pkg/") {
-        let hashed = rest.split_once('/').is_some_and(|(dir, _)| is_hash(dir));
-        let value = if hashed && res.status() == StatusCode::OK { "public, max-age=31536000, immutable" } else { "no-cache" };
-        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
-    }
+    let value = if hashed && res.status() == StatusCode::OK { "public, max-age=31536000, immutable" } else { "no-cache" };
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
     res
 }
 

@@ -71,6 +71,13 @@ pub async fn tag_route(req: Request, next: Next) -> Response {
     res
 }
 
+/// Tags a response that was answered before [`tag_route`] ran (a cached page) with its route.
+pub fn tag_answer(req: &Request, res: &mut Response) {
+    if let Some(p) = req.extensions().get::<MatchedPath>() {
+        res.extensions_mut().insert(Route(p.as_str().to_owned()));
+    }
+}
+
 /// Counts requests by route template (never the raw path: it may hold tokens) and status, and
 /// records their latency.
 pub async fn http_metrics(req: Request, next: Next) -> Response {

@@ -19,6 +19,9 @@ async fn cached_router(app: &TestApp, cache: &PageCache) -> String {
 
 struct Page {
     csp: String,
+    /// Every other header but the date and the framing (a render streams, a cached page has a
+    /// length), sorted.
+    headers: Vec<(String, String)>,
     html: String,
 }
 
@@ -30,7 +33,14 @@ async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> P
     let res = req.send().await.unwrap();
     assert_eq!(res.status(), 200);
     let csp = res.headers()["content-security-policy"].to_str().unwrap().to_owned();
-    Page { csp, html: res.text().await.unwrap() }
+    let mut headers: Vec<(String, String)> = res
+        .headers()
+        .iter()
+        .filter(|(name, _)| !["content-security-policy", "date", "content-length", "transfer-encoding"].contains(&name.as_str()))
+        .map(|(name, value)| (name.as_str().to_owned(), value.to_str().unwrap().to_owned()))
+        .collect();
+    headers.sort();
+    Page { csp, headers, html: res.text().await.unwrap() }
 }
 
 impl Page {
@@ -47,11 +57,11 @@ impl Page {
     }
 
     /// The page with its nonce (everywhere) and its stamp (everywhere) written as placeholders.
-    fn normalised(&self) -> (String, String) {
+    fn normalised(&self) -> (String, String, Vec<(String, String)>) {
         let (nonce, stamp) = (self.nonce(), self.stamp());
         assert_eq!(self.html.matches(&nonce).count(), self.html.matches("nonce=\"").count(), "every script carries the header's nonce");
         assert_eq!(self.html.matches(&stamp).count(), 2, "the stamp is in the field and in the hydration data");
-        (self.html.replace(&nonce, "NONCE").replace(&stamp, "STAMP"), self.csp.replace(&nonce, "NONCE"))
+        (self.html.replace(&nonce, "NONCE").replace(&stamp, "STAMP"), self.csp.replace(&nonce, "NONCE"), self.headers.clone())
     }
 }
 

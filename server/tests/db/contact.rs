@@ -62,7 +62,8 @@ async fn the_writer_under_concurrency_stores_every_accepted_submission_once_and_
     use app::contact::db::Submission;
     use app::contact::writer::Writer;
     let limit = Limit { name: "contact", max: 5, window: std::time::Duration::from_secs(600) };
-    let writer = std::sync::Arc::new(Writer::new(pool.clone()));
+    // Two writers: their statements run at the same time, as two instances' do.
+    let writer = std::sync::Arc::new(Writer::with_writers(pool.clone(), 2));
     // 12 clients × 20 submissions at once, interleaved, from many tasks.
     let tasks: Vec<_> = (0..240)
         .map(|i| {

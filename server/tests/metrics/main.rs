@@ -35,6 +35,11 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
     // A bot's submission (no proof of work): quarantined, and counted as such per signal.
     assert_eq!(app.post_contact_as_bot(&VALID).await.status(), 200);
+    // The home page twice: rendered, then from the page cache (answered before the route's own
+    // layers ran): both counted under the route's template.
+    for _ in 0..2 {
+        assert_eq!(app.client.get(app.url("/")).send().await.unwrap().status(), 200);
+    }
     // Methods nobody should invent labels for.
     for i in 0..30 {
         let method = reqwest::Method::from_bytes(format!("ODD{i}").as_bytes()).unwrap();
@@ -43,6 +48,8 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
     app.state.background.settle().await;
     let text = scrape().await;
     assert!(text.contains(r#"ebb_http_requests_total{method="POST",route="/api/contact",status="200"}"#), "{text}");
+    assert!(text.contains(r#"ebb_http_requests_total{method="GET",route="/",status="200"} 2"#), "a cached page is counted under its route: {text}");
+    assert!(text.contains(r#"ebb_page_cache_total{result="hit"} 1"#), "{text}");
     assert!(text.contains(r#"route="/s/:token""#) || text.contains(r#"route="/s/{token}""#), "route template, never the token: {text}");
     assert!(!text.contains(&token), "no token in metrics");
     assert!(!text.contains("ODD"), "no label made of a client's method: {text}");
