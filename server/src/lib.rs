@@ -344,7 +344,12 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
         .route(shares::UPLOAD_PATH, post(shares::upload))
         .route("/r/{token}", post(file_requests::upload))
         .layer(DefaultBodyLimit::max(upload_limit));
-    // The layers every request passes, outermost first. They are one `ServiceBuilder`, added to
+    with_request_layers(small_bodies.merge(uploads), &state, cache).with_state(state)
+}
+
+/// The layers every request passes, around `router`.
+fn with_request_layers(router: Router<AppState>, state: &AppState, cache: page_cache::PageCache) -> Router<AppState> {
+    // Outermost first. They are one `ServiceBuilder`, added to
     // the router as one layer: axum boxes each layer added to a router around every route, and
     // clones the route's boxes for each request, so fifteen layers were fifteen boxed clones and
     // their frees per request (`benches/ssr.sh`, cached `GET /`: 28,100 and 28,700 req/s with a
@@ -376,17 +381,15 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
         // through them all and its answer becomes the template.
         .layer(axum::middleware::from_fn_with_state(cache, page_cache::serve))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
-        .layer(security::session_layer(&state))
+        .layer(security::session_layer(state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), errors::sign_error_redirects))
         .layer(axum::middleware::from_fn(errors::server_fn_status));
-    small_bodies
-        .merge(uploads)
+    router
         // A body that stalls (a slow-body attack, a dead client) ends its request.
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(http::BODY_IDLE_TIMEOUT))
         .route_layer(axum::middleware::from_fn(telemetry::tag_route))
         .layer(stack)
-        .with_state(state)
 }
 
 /// Liveness: the process answers.
