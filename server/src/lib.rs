@@ -349,10 +349,9 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
 
 /// The layers every request passes, around `router`.
 fn with_request_layers(router: Router<AppState>, state: &AppState, cache: page_cache::PageCache) -> Router<AppState> {
-    // Outermost first. They are one `ServiceBuilder`, added to
-    // the router as one layer: axum boxes each layer added to a router around every route, and
-    // clones the route's boxes for each request, so fifteen layers were fifteen boxed clones and
-    // their frees per request (`benches/ssr.sh`, cached `GET /`: 28,100 and 28,700 req/s with a
+    // Outermost first. They are one `ServiceBuilder`, added to the router as one layer: axum
+    // boxes each layer added to a router around every route, and clones the route's boxes for
+    // each request, so fifteen layers were fifteen boxed clones and their frees per request (`benches/ssr.sh`, cached `GET /`: 28,100 and 28,700 req/s with a
     // layer each, 49,200 and 48,600 as one, beside nginx at about 91,000).
     let stack = tower::ServiceBuilder::new()
         // Spans carry the method and the route pattern only: URIs may hold tokens or searches.
@@ -388,7 +387,6 @@ fn with_request_layers(router: Router<AppState>, state: &AppState, cache: page_c
     router
         // A body that stalls (a slow-body attack, a dead client) ends its request.
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(http::BODY_IDLE_TIMEOUT))
-        .route_layer(axum::middleware::from_fn(telemetry::tag_route))
         .layer(stack)
 }
 

@@ -142,9 +142,7 @@ pub async fn serve(State(cache): State<PageCache>, req: Request, next: Next) -> 
     let template = cache.inner.pages.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
     if let Some(template) = template {
         metrics::counter!("ebb_page_cache_total", "result" => "hit").increment(1);
-        let mut response = fill(&template, &leptos::nonce::Nonce::new().to_string(), &cache.stamp(OffsetDateTime::now_utc()));
-        crate::telemetry::tag_answer(&req, &mut response);
-        return response;
+        return fill(&template, &leptos::nonce::Nonce::new().to_string(), &cache.stamp(OffsetDateTime::now_utc()));
     }
     metrics::counter!("ebb_page_cache_total", "result" => "miss").increment(1);
     let generation = cache.inner.generation.load(Ordering::SeqCst);

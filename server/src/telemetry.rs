@@ -56,35 +56,14 @@ pub async fn serve_metrics(addr: SocketAddr) -> Result<tokio::task::JoinHandle<(
     }))
 }
 
-/// The route template, carried out on the response for [`http_metrics`] (which runs outside the
-/// router, before the route is known).
-#[derive(Clone)]
-struct Route(String);
-
-/// Runs after routing (a route layer): remembers the matched route template.
-pub async fn tag_route(req: Request, next: Next) -> Response {
-    let route = req.extensions().get::<MatchedPath>().map(|p| Route(p.as_str().to_owned()));
-    let mut res = next.run(req).await;
-    if let Some(r) = route {
-        res.extensions_mut().insert(r);
-    }
-    res
-}
-
-/// Tags a response that was answered before [`tag_route`] ran (a cached page) with its route.
-pub fn tag_answer(req: &Request, res: &mut Response) {
-    if let Some(p) = req.extensions().get::<MatchedPath>() {
-        res.extensions_mut().insert(Route(p.as_str().to_owned()));
-    }
-}
-
 /// Counts requests by route template (never the raw path: it may hold tokens) and status, and
-/// records their latency.
+/// records their latency. A layer of the router's (`with_request_layers`): the route is matched
+/// before it runs, so every answer is counted under its template, a cached page's too.
 pub async fn http_metrics(req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = method_label(req.method());
+    let route = req.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let res = next.run(req).await;
-    let route = res.extensions().get::<Route>().map(|r| r.0.clone()).unwrap_or_else(|| "unmatched".into());
     let status = res.status().as_u16().to_string();
     metrics::counter!("ebb_http_requests_total", "method" => method, "route" => route.clone(), "status" => status).increment(1);
     metrics::histogram!("ebb_http_request_duration_seconds", "method" => method, "route" => route).record(start.elapsed().as_secs_f64());

@@ -35,8 +35,8 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
     assert_eq!(app.post_contact(&VALID).await.status(), 200);
     // A bot's submission (no proof of work): quarantined, and counted as such per signal.
     assert_eq!(app.post_contact_as_bot(&VALID).await.status(), 200);
-    // The home page twice: rendered, then from the page cache (answered before the route's own
-    // layers ran): both counted under the route's template.
+    // The home page twice: rendered, then from the page cache (answered above the session and
+    // admin layers): both counted under the route's template.
     for _ in 0..2 {
         assert_eq!(app.client.get(app.url("/")).send().await.unwrap().status(), 200);
     }
