@@ -9,8 +9,8 @@ function score(lhr, id) {
 }
 
 const CATS = [
-  // id, label, baseline (the issue), goal
-  ['performance', 'performance', 75, 95],
+  // id, label, baseline (issue 36's figures for /signin and /s/{token}; 75 for / in issue 13), goal
+  ['performance', 'performance', '91 / 96', 98],
   ['accessibility', 'accessibility', 100, 100],
   ['best-practices', 'best practices', 100, 100],
   ['seo', 'SEO', 90, 100],
@@ -42,6 +42,12 @@ for (const [id, label] of [['largest-contentful-paint', 'LCP (s)'], ['interactiv
 for (const [id, label, , goal] of CATS) {
   out += `goal: ${label} ${goal === 100 ? '100' : '>= ' + goal}`.padEnd(40)
     + pages.map((p) => pad(score(p.lhr, id) >= goal ? 'met' : 'NOT met')).join('') + '\n';
+}
+// Issue 36: the page is painted within a second and quiet (blocking the main thread for at most
+// 100 ms in all) on a mid-range phone.
+for (const [id, label, limit] of [['largest-contentful-paint', 'LCP <= 1.0 s', 1000], ['total-blocking-time', 'TBT <= 0.1 s', 100]]) {
+  out += `goal: ${label}`.padEnd(40)
+    + pages.map((p) => pad((p.lhr.audits[id]?.numericValue ?? Infinity) <= limit ? 'met' : 'NOT met')).join('') + '\n';
 }
 const warnings = pages.flatMap((p) => (p.lhr.runWarnings || []).map((w) => `  ${p.page}: ${w}`));
 if (warnings.length) out += '\nLighthouse warnings:\n' + warnings.join('\n') + '\n';

@@ -52,13 +52,18 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
     // The home page and a recipient's share page hydrate when first used (see
-    // `HydrateOnFirstUse`); every other page as soon as it loads.
+    // `HydrateOnFirstUse`), the sign-in page has a small script of its own, and every other page
+    // hydrates as soon as it loads.
     #[cfg(feature = "ssr")]
-    let on_first_use = use_context::<axum::http::request::Parts>().is_some_and(|p| hydrates_on_first_use(p.uri.path()));
+    let client = use_context::<axum::http::request::Parts>().map_or(Client::Eager, |p| client_of(p.uri.path()));
     #[cfg(not(feature = "ssr"))]
-    let on_first_use = false;
+    let client = Client::Eager;
     let stylesheet = format!("/{}/ebb.css", options.site_pkg_dir);
-    let scripts = if on_first_use { view! { <HydrateOnFirstUse options/> }.into_any() } else { view! { <HydrationScripts options/> }.into_any() };
+    let scripts = match client {
+        Client::Eager => view! { <HydrationScripts options/> }.into_any(),
+        Client::OnFirstUse => view! { <HydrateOnFirstUse options/> }.into_any(),
+        Client::SignIn => view! { <SignInScript options/> }.into_any(),
+    };
     let page = view! {
         <!DOCTYPE html>
         <html lang=i18n::lang().code() data-theme=theme>
@@ -83,12 +88,53 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     page
 }
 
-/// The pages whose client waits for the visitor's first use: the home page, and a recipient's
-/// share page `/s/{token}` (its download is a plain form; the client only adds the "download
-/// started" note). Both are what a visitor who never signs in sees.
+/// How a page gets its client.
+#[derive(Clone, Copy)]
+enum Client {
+    /// Hydrated as soon as it loads (`HydrationScripts`): the admin pages, the invite page.
+    Eager,
+    /// Hydrated when first used (`HydrateOnFirstUse`): the home page, and a recipient's share
+    /// page `/s/{token}` (its download is a plain form; the client only adds the "download
+    /// started" note). Both are what a visitor who never signs in sees.
+    OnFirstUse,
+    /// Never hydrated: `/signin` runs its passkey ceremony in a script of a few KB
+    /// (`auth::SIGNIN_JS`), so an admin about to sign in does not wait for the app's client.
+    /// Every way to the page is a full page load (sign-out, the admin gate's redirect).
+    SignIn,
+}
+
 #[cfg(feature = "ssr")]
-fn hydrates_on_first_use(path: &str) -> bool {
-    path == "/" || path.starts_with("/s/")
+fn client_of(path: &str) -> Client {
+    if path == "/" || path.starts_with("/s/") {
+        Client::OnFirstUse
+    } else if path == "/signin" {
+        Client::SignIn
+    } else {
+        Client::Eager
+    }
+}
+
+/// The client's JS glue and main wasm module, as `HydrationScripts` names them.
+fn client_urls(options: &LeptosOptions) -> (String, String) {
+    let pkg = format!("/{}", options.site_pkg_dir);
+    let name = options.output_name.to_string();
+    // As `HydrationScripts`: the wasm is `<name>_bg.wasm` unless the build named it.
+    let wasm_suffix = if std::option_env!("LEPTOS_OUTPUT_NAME").is_none() { "_bg" } else { "" };
+    (format!("{pkg}/{name}.js"), format!("{pkg}/{name}{wasm_suffix}.wasm"))
+}
+
+/// The sign-in page's script (`auth::SIGNIN_JS`), inline: nothing else to fetch before the
+/// page works. It is handed the main module's URLs, which it prefetches once the admin starts
+/// to sign in, for the dashboard that follows.
+#[component]
+fn SignInScript(options: LeptosOptions) -> impl IntoView {
+    let nonce = leptos::nonce::use_nonce();
+    let (js, wasm) = client_urls(&options);
+    view! {
+        <script type="module" nonce=nonce>
+            {format!("{}({js:?}, {wasm:?});", auth::SIGNIN_JS)}
+        </script>
+    }
 }
 
 /// The hydration script of the pages above: the client (its JS glue and the main wasm module,
@@ -100,12 +146,7 @@ fn hydrates_on_first_use(path: &str) -> bool {
 #[component]
 fn HydrateOnFirstUse(options: LeptosOptions) -> impl IntoView {
     let nonce = leptos::nonce::use_nonce();
-    let pkg = format!("/{}", options.site_pkg_dir);
-    let name = options.output_name.to_string();
-    // As `HydrationScripts`: the wasm is `<name>_bg.wasm` unless the build named it.
-    let wasm_suffix = if std::option_env!("LEPTOS_OUTPUT_NAME").is_none() { "_bg" } else { "" };
-    let js = format!("{pkg}/{name}.js");
-    let wasm = format!("{pkg}/{name}{wasm_suffix}.wasm");
+    let (js, wasm) = client_urls(&options);
     view! {
         <script type="module" nonce=nonce>
             {format!("{}({js:?}, {wasm:?});", include_str!("hydrate_on_first_use.js"))}

@@ -17,13 +17,13 @@ async function wasmFetched(page: Page, action: () => Promise<void>): Promise<str
   return files;
 }
 
-test('public pages never load the admin UI; admin pages load their module when opened directly or by navigation', async ({ page }) => {
+test('public pages never load the admin UI; admin pages load their module when opened directly or by navigation', async ({ page, browser, baseURL }) => {
   // Module names (app/src/admin_routes.rs): one per public page, one for the admin pages. Shared
   // code is in chunk_*.wasm files.
   const admin = 'split_ebb_admin.wasm';
   const modules = (files: string[]) => files.filter((f) => f.startsWith('split_'));
   // The visitor's pages: `/` nothing until it is used, then the main module only; the sign-in
-  // page its own module, no admin.
+  // page none.
   const untouched = await wasmFetched(page, async () => {
     await page.goto('/');
   });
@@ -44,10 +44,21 @@ test('public pages never load the admin UI; admin pages load their module when o
   });
   expect(modules(promises)).toEqual(['split_ebb_public_retention.wasm']);
   expect(promises).not.toContain('ebb_bg.wasm');
-  const signin = await wasmFetched(page, async () => {
-    await page.goto('/signin');
+  // The sign-in page loads no wasm at all: its passkey ceremony is a small script of its own.
+  // The admin's client is prefetched once they start to sign in (a press on the button); in a
+  // browser that has not cached it yet.
+  const fresh = await (await browser.newContext({ baseURL })).newPage();
+  const signin = await wasmFetched(fresh, async () => {
+    await fresh.goto('/signin');
+    await expect(fresh.getByTestId('signin')).toBeEnabled();
   });
-  expect(modules(signin)).toEqual(['split_ebb_signin.wasm']);
+  expect(signin, '/signin fetches no wasm').toEqual([]);
+  const pressed = await wasmFetched(fresh, async () => {
+    await fresh.getByTestId('signin').hover();
+    await fresh.mouse.down();
+  });
+  expect(pressed, 'pressing the button prefetches the main module').toEqual(['ebb_bg.wasm']);
+  await fresh.context().close();
 
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink('Lazy Lu'), 'Lazy Lu');

@@ -52,8 +52,12 @@ async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: 
     assert!(!share.contains(r#"rel="modulepreload""#) && share.contains("addEventListener"), "/s/… starts its client on first use: {share}");
     let request = get(&app, "/r/not-a-real-request-token", None).await.text().await.unwrap();
     assert!(request.contains(r#"rel="modulepreload""#), "a file request's upload page hydrates at once: {request}");
+    // The sign-in page loads no client; its own script knows the main module, to prefetch it.
     let signin = get(&app, "/signin", None).await.text().await.unwrap();
-    assert!(signin.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "{signin}");
+    assert!(!signin.contains(r#"rel="modulepreload""#) && !signin.contains(".hydrate()"), "no client on /signin: {signin}");
+    assert!(signin.contains(&format!(r#""/pkg/{HASH}/ebb_bg.wasm""#)), "{signin}");
+    let invite = get(&app, "/invite/not-a-real-invite-token", None).await.text().await.unwrap();
+    assert!(invite.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "the invite page hydrates at once: {invite}");
 
     // The copy the client accepts, with the right headers.
     for (accept, encoding, body) in [(Some("br, gzip"), Some("br"), &b"brotli bytes"[..]), (Some("gzip"), Some("gzip"), &b"gzip bytes"[..])] {

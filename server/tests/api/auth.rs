@@ -265,3 +265,38 @@ async fn start_up_prints_an_invite_only_while_there_is_no_admin(pool: PgPool) {
     assert_eq!(invites, 1, "no new invite once an admin exists");
     assert!(terminal.is_empty());
 }
+
+/// The value of the first `name="…"` attribute in `html`, unescaped.
+fn attribute(html: &str, name: &str) -> String {
+    let start = html.find(&format!(r#"{name}=""#)).unwrap_or_else(|| panic!("no {name} in {html}")) + name.len() + 2;
+    let value = &html[start..start + html[start..].find('"').unwrap()];
+    value.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'").replace("&amp;", "&")
+}
+
+/// `/signin` does not load the app's client: the passkey ceremony is its own inline script,
+/// which finds the page to return to (an admin page only) and its texts, in the visitor's
+/// language, on the card.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_signin_page_brings_its_own_script_with_its_texts_and_a_safe_return_page(pool: PgPool) {
+    let app = spawn_app(pool).await;
+    let page = |query: &'static str, lang: &'static str| {
+        let req = app.client.get(app.url(&format!("/signin{query}"))).header("accept-language", lang);
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let ja = page("?next=%2Fadmin%2Fsettings", "ja").await;
+    assert!(!ja.contains("modulepreload") && !ja.contains(".hydrate()"), "no hydration on /signin: {ja}");
+    assert!(ja.contains("navigator.credentials.get") && ja.contains(r#"<script type="module" nonce=""#), "the sign-in script, with the nonce: {ja}");
+    assert_eq!(attribute(&ja, "data-next"), "/admin/settings");
+    let texts: serde_json::Value = serde_json::from_str(&attribute(&ja, "data-texts")).unwrap();
+    assert_eq!(texts["idle"], "パスキーでサインイン");
+    assert_eq!(texts["NotAllowedError"], "パスキーの確認画面が閉じられたか、時間切れになりました。もう一度お試しください。");
+    assert!(texts["errors"]["RateLimited"].as_str().unwrap().contains("{n}"), "{texts}");
+    assert!(texts["errors"]["Internal"].is_string(), "{texts}");
+    // The button waits for the script; the autofill field and the error line are hidden until used.
+    assert!(ja.contains(r#"data-testid="signin" disabled"#), "{ja}");
+    for other_site in ["?next=%2F%2Fevil.example%2Fadmin", "?next=https%3A%2F%2Fevil.example%2Fadmin", "?next=%2Fs%2Fx", ""] {
+        assert_eq!(attribute(&page(other_site, "en").await, "data-next"), "/admin", "{other_site}");
+    }
+    let en: serde_json::Value = serde_json::from_str(&attribute(&page("", "en").await, "data-texts")).unwrap();
+    assert_eq!(en["idle"], "Sign in with a passkey");
+}

@@ -10,6 +10,11 @@ pub mod service;
 pub(crate) mod texts;
 pub mod ui;
 
+/// The sign-in page's client: the passkey ceremony on the server-rendered page, a function of
+/// the main module's JS and wasm URLs (which it prefetches for the dashboard). The shell puts
+/// it inline in `/signin` in place of the app's hydration scripts (see `ui::SignInPage`).
+pub const SIGNIN_JS: &str = include_str!("signin.js");
+
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;

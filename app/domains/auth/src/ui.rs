@@ -52,70 +52,6 @@ fn NeedsJavascript() -> impl IntoView {
     }
 }
 
-#[cfg(feature = "hydrate")]
-thread_local! {
-    /// The pending autofill (conditional) sign-in request, aborted when the button is used.
-    static CONDITIONAL: std::cell::RefCell<Option<(web_sys::AbortController, js_sys::Promise)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Aborts the pending autofill request, if any, and waits until the browser has let it go (a
-/// new request while one is pending would be refused).
-#[cfg(feature = "hydrate")]
-async fn cancel_conditional() {
-    if let Some((controller, promise)) = CONDITIONAL.with(|c| c.borrow_mut().take()) {
-        controller.abort();
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
-}
-
-/// Where the browser supports it, offers passkeys in the field's autofill too; a passkey picked
-/// there signs in.
-#[cfg(feature = "hydrate")]
-async fn offer_autofill(next: String, busy: RwSignal<bool>, error: RwSignal<Option<String>>, autofill: RwSignal<bool>) {
-    if !super::browser::conditional_mediation_available().await {
-        return;
-    }
-    let Ok((challenge, rcr)) = start_signin(Some(true)).await else { return };
-    let Ok(controller) = web_sys::AbortController::new() else { return };
-    let Ok(promise) = super::browser::start_conditional(rcr, &controller.signal()) else { return };
-    CONDITIONAL.with(|c| *c.borrow_mut() = Some((controller, promise.clone())));
-    autofill.set(true);
-    // Resolves when a passkey is picked from the autofill list; rejects when the button's dialog
-    // replaces it.
-    if let Ok(credential) = super::browser::finish_conditional(promise).await {
-        CONDITIONAL.with(|c| c.borrow_mut().take());
-        busy.set(true);
-        match finish_signin(challenge, credential).await {
-            Ok(()) => go(&next),
-            Err(e) => {
-                error.set(Some(describe(&e)));
-                busy.set(false);
-            }
-        }
-    }
-}
-
-/// The button's sign-in: the browser's passkey dialog, then the server's check.
-#[cfg(feature = "hydrate")]
-async fn sign_in_with_passkey(next: String, busy: RwSignal<bool>, error: RwSignal<Option<String>>) {
-    busy.set(true);
-    error.set(None);
-    cancel_conditional().await;
-    let result: Result<(), String> = async {
-        let (challenge, rcr) = start_signin(None).await.map_err(|e| describe(&e))?;
-        let credential = super::browser::use_passkey(rcr).await?;
-        finish_signin(challenge, credential).await.map_err(|e| describe(&e))
-    }
-    .await;
-    match result {
-        Ok(()) => go(&next),
-        Err(msg) => {
-            error.set(Some(msg));
-            busy.set(false);
-        }
-    }
-}
-
 /// Joins with an invite: the browser makes the passkey, the server checks it and signs in.
 #[cfg(feature = "hydrate")]
 async fn register_with_invite(token: String, name: String, passkey_name: String) -> Result<(), String> {
@@ -124,58 +60,71 @@ async fn register_with_invite(token: String, name: String, passkey_name: String)
     finish_invite_registration(challenge, credential).await.map_err(|e| describe_invite(&e))
 }
 
+/// The sign-in page. It is rendered by the server only and never hydrated: its client is
+/// [`crate::SIGNIN_JS`], a script of a few KB the shell puts in the page, which reads the
+/// page to return to and its texts, in the page's language, from the card's data attributes.
+/// Every way here is a full page load; were the app's router ever to render it in the browser,
+/// it loads the page from the server.
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let next = safe_next(use_query_map().read_untracked().get("next"));
-    let error = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
-    let hydrated = RwSignal::new(false);
-    let autofill = RwSignal::new(false);
-    {
-        #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
-        let next = next.clone();
-        Effect::new(move |_| {
-            hydrated.set(true);
-            // Where the browser supports it, passkeys are also offered in the field's autofill.
-            #[cfg(feature = "hydrate")]
-            {
-                leptos::task::spawn_local(offer_autofill(next.clone(), busy, error, autofill));
-            }
-        });
-    }
-
-    let sign_in = move |_| {
-        #[cfg(feature = "hydrate")]
-        {
-            leptos::task::spawn_local(sign_in_with_passkey(next.clone(), busy, error));
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().reload();
         }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = &next;
-    };
-
+    });
     view! {
         <Title text=format!("{}{}", t(T::SignInTitle), t(T::TitleSuffix))/>
         <div class="page narrow">
-            <div class="card">
+            <div class="card" data-signin="" data-next=next data-texts=signin_texts()>
                 <h1>{t(T::SignInTitle)}</h1>
                 <p>{t(T::SignInIntro)}</p>
-                {move || error.get().map(|m| view! { <p class="notice error" role="alert" data-testid="signin-error">{m}</p> })}
+                <p class="notice error" role="alert" data-testid="signin-error" hidden=true></p>
                 <NeedsJavascript/>
-                <Show when=move || autofill.get()>
-                    <div class="field">
-                        <label for="signin-passkey">{t(T::SignInAutofill)}</label>
-                        <input id="signin-passkey" name="username" type="text" autocomplete="username webauthn"
-                            placeholder=t(T::SignInAutofillHint)/>
-                    </div>
-                </Show>
-                <button type="button" class="primary" data-testid="signin" on:click=sign_in
-                    disabled=move || busy.get() || !hydrated.get() aria-busy=move || busy.get().to_string()>
-                    {move || if busy.get() { t(T::WaitingForPasskey) } else { t(T::SignInButton) }}
+                <div class="field" data-autofill="" hidden=true>
+                    <label for="signin-passkey">{t(T::SignInAutofill)}</label>
+                    <input id="signin-passkey" name="username" type="text" autocomplete="username webauthn"
+                        placeholder=t(T::SignInAutofillHint)/>
+                </div>
+                // Enabled by the script once it runs.
+                <button type="button" class="primary" data-testid="signin" disabled=true aria-busy="false">
+                    {t(T::SignInButton)}
                 </button>
                 <p class="hint left">{t(T::SignInNoPasskey)}</p>
             </div>
         </div>
     }
+}
+
+/// What the sign-in script says, in the page's language: its button's two labels, the words
+/// for a WebAuthn error (by the DOMException's name), and for each error the server can answer
+/// (by `AppError` variant; `{n}` in the rate limit's is the minutes to wait).
+fn signin_texts() -> String {
+    use super::AuthT;
+    let errors: std::collections::BTreeMap<&str, String> = [
+        ("Unauthorized", AppError::Unauthorized),
+        ("Forbidden", AppError::Forbidden),
+        ("NotFound", AppError::NotFound),
+        ("Gone", AppError::Gone),
+        ("StorageUnavailable", AppError::StorageUnavailable),
+        ("Internal", AppError::Internal),
+    ]
+    .into_iter()
+    .map(|(kind, e)| (kind, describe(&e)))
+    .chain([("RateLimited", t(T::ErrRateLimited).to_string())])
+    .collect();
+    serde_json::json!({
+        "idle": t(T::SignInButton),
+        "busy": t(T::WaitingForPasskey),
+        "NotAllowedError": t(AuthT::PromptClosed),
+        "SecurityError": t(AuthT::WrongAddress),
+        "NotSupportedError": t(AuthT::NoPasskeySupport),
+        "unsupported": t(AuthT::NoPasskeySupport),
+        "failed": t(AuthT::PasskeyFailed),
+        "errors": errors,
+    })
+    .to_string()
 }
 
 #[component]
