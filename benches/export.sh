@@ -2,11 +2,11 @@
 # Inquiry CSV export: rows/s and the server's peak RSS for 100,000 and 1,000,000 rows, beside
 # psql's \copy of the same query on the same data, in the same run, and beside pgbench running
 # the export's page query back to back (the bound of a paged export).
-# Expects: scripts/env.sh sourced, DATABASE_URL (admin), the release binary built.
+# Expects: scripts/env.sh sourced, DATABASE_URL (admin), the release binary built (or BIN=another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${BENCH_PORT:-3200}
-BIN=$CARGO_TARGET_DIR/release/ebb
+BIN=${BIN:-$CARGO_TARGET_DIR/release/ebb}
 URL=$(bash scripts/fresh-db.sh ebb_bench_export)
 DATABASE_URL=$URL "$BIN" migrate >/dev/null
 

@@ -1,7 +1,10 @@
-//! Streamed CSV downloads (the inquiry export, the audit log export): one query per page of
-//! rows (keyset), each page written to the response as soon as it is read, so memory stays flat
-//! for any table size. When the client goes away the response body is dropped and with it the
-//! stream: no further query. Kernel: it knows no domain; each export brings its page query.
+//! Streamed CSV downloads (the inquiry export, the audit log export, the archive): one query
+//! per page of rows (keyset), each page written to the response as soon as it is read, so
+//! memory stays flat for any table size. The pages are read by a task of their own on one
+//! pooled connection while the response encodes and sends the pages before them; a client that
+//! stops reading has that connection back in the pool within [`HOLD`]. When the client goes
+//! away the response body is dropped and with it the stream: no further query. Kernel: it knows
+//! no domain; each export brings its page query.
 
 use std::future::Future;
 
@@ -93,12 +96,6 @@ fn csv_chunk(rows: usize, write: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::
     w.into_inner().map(Bytes::from).map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-enum State<C> {
-    Header,
-    Page(Option<C>),
-    Done,
-}
-
 /// How one export reads and writes its rows.
 pub trait Pages: Send + Sync + 'static {
     type Row: Send;
@@ -106,8 +103,8 @@ pub trait Pages: Send + Sync + 'static {
     /// Rows per query.
     const PAGE_ROWS: i64;
     fn header(&self) -> &'static [&'static str];
-    /// Up to [`Pages::PAGE_ROWS`] rows after `after`.
-    fn page(&self, after: Option<Self::Cursor>) -> impl Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send;
+    /// Up to [`Pages::PAGE_ROWS`] rows after `after`, read on `conn`.
+    fn page(&self, conn: &mut sqlx::PgConnection, after: Option<Self::Cursor>) -> impl Future<Output = Result<Vec<Self::Row>, sqlx::Error>> + Send;
     fn cursor(row: &Self::Row) -> Self::Cursor;
     /// The row's cells, in the header's order (text from outside through [`RowWriter::text`]).
     fn write_row(row: &Self::Row, out: &mut RowWriter<'_>) -> Written;
@@ -133,49 +130,84 @@ pub trait Pages: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 }
 
+/// How long the page reader keeps its connection while the response has no room for the next
+/// page: a client reading at full speed makes room within a page's time; one that stalls longer
+/// gives the connection back to the pool (the reader takes one again when there is room).
+pub const HOLD: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Pages read ahead of the one being sent (the reader's channel): what the response holds.
+const AHEAD: usize = 1;
+
 /// The export as a stream of byte chunks: the (optional) BOM and header, then one chunk per page.
-/// A failed page query after the headers were sent aborts the body (the download fails instead
-/// of looking complete).
-pub fn stream<P: Pages>(pages: P, bom: bool) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
-    let pages = std::sync::Arc::new(pages);
-    futures::stream::unfold(State::<P::Cursor>::Header, move |state| {
-        let pages = pages.clone();
-        async move {
-            match state {
-                State::Done => None,
-                State::Header => {
-                    let chunk = csv_chunk(1, |w| w.write_record(pages.header())).map(|b| {
-                        if bom {
-                            let mut with_bom = Vec::with_capacity(b.len() + 3);
-                            with_bom.extend_from_slice("\u{feff}".as_bytes());
-                            with_bom.extend_from_slice(&b);
-                            Bytes::from(with_bom)
-                        } else {
-                            b
-                        }
-                    });
-                    Some((chunk, State::Page(None)))
-                }
-                State::Page(after) => {
-                    let rows = match pages.page(after).await {
-                        Ok(rows) => rows,
-                        Err(e) => {
-                            tracing::error!(error = %e, export = pages.name(), "CSV export failed");
-                            return Some((Err(std::io::Error::other("export query failed")), State::Done));
-                        }
-                    };
-                    if rows.is_empty() {
-                        return None;
-                    }
-                    pages.on_page(rows.len());
-                    let last = rows.last().map(P::cursor);
-                    let full = rows.len() as i64 == P::PAGE_ROWS;
-                    let chunk = P::encode(&rows);
-                    Some((chunk, if full { State::Page(last) } else { State::Done }))
-                }
-            }
+/// The pages are read by a task started here (on `pool`), one ahead of the response, which
+/// encodes each page as it sends it: reading and sending overlap. A failed page query after the
+/// headers were sent aborts the body (the download fails instead of looking complete).
+pub fn stream<P: Pages>(pool: sqlx::PgPool, pages: P, bom: bool) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    use futures::StreamExt;
+    let header = csv_chunk(1, |w| w.write_record(pages.header())).map(|b| {
+        if bom {
+            let mut with_bom = Vec::with_capacity(b.len() + 3);
+            with_bom.extend_from_slice("\u{feff}".as_bytes());
+            with_bom.extend_from_slice(&b);
+            Bytes::from(with_bom)
+        } else {
+            b
         }
-    })
+    });
+    let (tx, rx) = futures::channel::mpsc::channel::<Result<Vec<P::Row>, ()>>(AHEAD);
+    tokio::spawn(read_pages(pool, pages, tx));
+    futures::stream::once(std::future::ready(header)).chain(rx.map(|page| match page {
+        Ok(rows) => P::encode(&rows),
+        Err(()) => Err(std::io::Error::other("export query failed")),
+    }))
+}
+
+/// Waits until `tx` has room for one more item (an error: the receiver is gone).
+fn ready<T>(tx: &mut futures::channel::mpsc::Sender<T>) -> impl Future<Output = Result<(), futures::channel::mpsc::SendError>> + '_ {
+    std::future::poll_fn(move |cx| tx.poll_ready(cx))
+}
+
+/// Reads `pages` in order into `tx` until the last (short) page, a failed query (sent as
+/// `Err`, then the end) or the response going away (`tx` closed).
+async fn read_pages<P: Pages>(pool: sqlx::PgPool, pages: P, mut tx: futures::channel::mpsc::Sender<Result<Vec<P::Row>, ()>>) {
+    use futures::SinkExt;
+    let mut conn: Option<sqlx::pool::PoolConnection<sqlx::Postgres>> = None;
+    let mut after = None;
+    loop {
+        let read = async {
+            let c = match conn.as_mut() {
+                Some(c) => c,
+                None => conn.insert(pool.acquire().await?),
+            };
+            pages.page(c, after.clone()).await
+        };
+        let rows = match read.await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::error!(error = %e, export = pages.name(), "CSV export failed");
+                let _ = tx.send(Err(())).await;
+                return;
+            }
+        };
+        if rows.is_empty() {
+            return;
+        }
+        pages.on_page(rows.len());
+        let full = rows.len() as i64 == P::PAGE_ROWS;
+        after = rows.last().map(P::cursor);
+        // Room for the page: at once while the client keeps up; after a stall, with the
+        // connection given back first.
+        let room = match tokio::time::timeout(HOLD, ready(&mut tx)).await {
+            Ok(room) => room,
+            Err(_stalled) => {
+                conn = None;
+                ready(&mut tx).await
+            }
+        };
+        if room.is_err() || tx.start_send(Ok(rows)).is_err() || !full {
+            return;
+        }
+    }
 }
 
 /// `inner` compressed with gzip as it streams (one compressed chunk per input chunk, when the

@@ -236,6 +236,45 @@ async fn run_cleanup_now_honours_the_claim_and_says_when_the_next_may_start(pool
     assert_eq!(runs_after_first, 1);
 }
 
+/// A client that stops reading keeps no database connection: the export's page reader gives
+/// its connection back to the pool while the client stalls, and the export goes on, whole and
+/// in order, when the client reads again.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_stalled_export_holds_no_database_connection_and_resumes_whole(pool: PgPool) {
+    let (app, cookie) = signed_in(&pool).await;
+    // 40 MB: more than the sockets' buffers hold, so the server waits on this client.
+    sqlx::query(
+        "insert into inquiries (name, email, message, created_at)
+         select 'N' || g, 'n@example.org', repeat('x', 2000), now() - make_interval(secs => g) from generate_series(1, 20000) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
+    let mut res = export(&app, &cookie, "").await;
+    let mut body = res.chunk().await.unwrap().expect("the header arrives").to_vec();
+    // The client stalls: every connection of the pool is soon idle, with the export still open.
+    let start = std::time::Instant::now();
+    loop {
+        let (size, idle) = (app.state.pool.size() as usize, app.state.pool.num_idle());
+        if idle == size && metrics.page_queries.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "a stalled export kept a connection ({} of {size} in use)", size - idle);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(metrics.open.load(Ordering::SeqCst), 1, "the export waits for its client");
+    let read_while_stalled = metrics.page_queries.load(Ordering::SeqCst);
+    assert!(read_while_stalled < 100, "the reader waited for the client ({read_while_stalled} of 100 pages read)");
+    while let Some(chunk) = res.chunk().await.unwrap() {
+        body.extend_from_slice(&chunk);
+    }
+    let (_, rows) = parse(&body);
+    assert_eq!(rows.len(), 20000, "the whole table once the client reads again");
+    assert_eq!(rows[0][2], "N20000", "oldest first");
+    assert_eq!(rows[19999][2], "N1");
+}
+
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
     let (app, cookie) = signed_in(&pool).await;

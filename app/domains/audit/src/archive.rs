@@ -204,7 +204,6 @@ pub struct ArchiveRow {
 
 /// The rows of a pending table in chain order, as CSV pages; counts rows as they are written.
 struct PendingRows {
-    pool: PgPool,
     table: String,
     rows: Arc<AtomicU64>,
 }
@@ -221,7 +220,7 @@ impl Pages for PendingRows {
         &ARCHIVE_HEADER
     }
 
-    async fn page(&self, after: Option<(i64, i64, OffsetDateTime)>) -> Result<Vec<ArchiveRow>, sqlx::Error> {
+    async fn page(&self, conn: &mut sqlx::PgConnection, after: Option<(i64, i64, OffsetDateTime)>) -> Result<Vec<ArchiveRow>, sqlx::Error> {
         // Plain columns only, by name: the archive must not depend on any other table.
         let sql = format!(
             "select id, occurred_at, kind, admin_id, admin_name, subject_type, subject_id, detail, client_hash, seq, hash, tx
@@ -229,7 +228,7 @@ impl Pages for PendingRows {
             pending_table(&self.table)
         );
         let (tx, id, at) = after.unwrap_or((i64::MIN, i64::MIN, OffsetDateTime::UNIX_EPOCH - time::Duration::days(365 * 1000)));
-        sqlx::query_as::<_, ArchiveRow>(&sql).bind(tx).bind(id).bind(at).bind(PAGE_ROWS).fetch_all(&self.pool).await
+        sqlx::query_as::<_, ArchiveRow>(&sql).bind(tx).bind(id).bind(at).bind(PAGE_ROWS).fetch_all(conn).await
     }
 
     fn cursor(r: &ArchiveRow) -> (i64, i64, OffsetDateTime) {
@@ -324,7 +323,7 @@ pub struct Written {
 /// computed while streaming. Memory stays flat whatever the table's size.
 pub async fn write_table(pool: &PgPool, store: &dyn BlobStore, table: &str, key: &str) -> Result<Written, BlobError> {
     let rows = Arc::new(AtomicU64::new(0));
-    let csv = kernel::csv_export::stream(PendingRows { pool: pool.clone(), table: table.to_owned(), rows: rows.clone() }, false);
+    let csv = kernel::csv_export::stream(pool.clone(), PendingRows { table: table.to_owned(), rows: rows.clone() }, false);
     let sha = Arc::new(std::sync::Mutex::new(sha2::Sha256::new()));
     let hashing = sha.clone();
     let body = kernel::csv_export::gzip(csv)

@@ -5,7 +5,12 @@ use sqlx::PgPool;
 use super::{AuditAdmin, AuditFilter, AuditRow, PROMISE_MONTHS};
 
 /// A page of events of the last 24 months matching `filter`, newest first, older than `before`.
-pub async fn page(pool: &PgPool, filter: &AuditFilter, before: Option<(time::OffsetDateTime, i64)>, limit: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
+pub async fn page(
+    db: impl sqlx::PgExecutor<'_>,
+    filter: &AuditFilter,
+    before: Option<(time::OffsetDateTime, i64)>,
+    limit: i64,
+) -> Result<Vec<AuditRow>, sqlx::Error> {
     let to_exclusive = filter.to.map(|d| d.next_day().unwrap_or(d).midnight().assume_utc());
     let from = filter.from.map(|d| d.midnight().assume_utc());
     let (before_at, before_id) = before.unzip();
@@ -31,7 +36,7 @@ pub async fn page(pool: &PgPool, filter: &AuditFilter, before: Option<(time::Off
         before_id,
         limit,
     )
-    .fetch_all(pool)
+    .fetch_all(db)
     .await
 }
 

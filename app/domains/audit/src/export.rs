@@ -19,7 +19,6 @@ pub const PAGE_ROWS: i64 = 200;
 pub const HEADER: [&str; 9] = ["id", "occurred_at", "kind", "admin_id", "admin_name", "subject_type", "subject_id", "detail", "client_hash"];
 
 struct Events {
-    pool: PgPool,
     filter: AuditFilter,
     /// Rows written so far (exports count them as they go).
     rows: Option<Arc<AtomicU64>>,
@@ -51,8 +50,8 @@ impl Pages for Events {
         &HEADER
     }
 
-    async fn page(&self, after: Option<Self::Cursor>) -> Result<Vec<AuditRow>, sqlx::Error> {
-        super::db::page(&self.pool, &self.filter, after, PAGE_ROWS).await
+    async fn page(&self, conn: &mut sqlx::PgConnection, after: Option<Self::Cursor>) -> Result<Vec<AuditRow>, sqlx::Error> {
+        super::db::page(conn, &self.filter, after, PAGE_ROWS).await
     }
 
     fn cursor(r: &AuditRow) -> Self::Cursor {
@@ -76,10 +75,10 @@ impl Pages for Events {
 
 /// The filtered events as CSV chunks.
 pub fn stream(pool: PgPool, filter: AuditFilter, bom: bool) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
-    kernel::csv_export::stream(Events { pool, filter, rows: None }, bom)
+    kernel::csv_export::stream(pool, Events { filter, rows: None }, bom)
 }
 
 /// [`stream`] without a BOM, adding each page's rows to `rows` as it is written.
 pub fn counted_stream(pool: PgPool, filter: AuditFilter, rows: Arc<AtomicU64>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
-    kernel::csv_export::stream(Events { pool, filter, rows: Some(rows) }, false)
+    kernel::csv_export::stream(pool, Events { filter, rows: Some(rows) }, false)
 }

@@ -96,7 +96,7 @@ pub struct ExportRow {
 }
 
 /// One export page: up to `limit` rows after `after` in (created_at, id) order.
-pub async fn export_page(pool: &PgPool, search: Option<&str>, after: Option<Cursor>, limit: i64) -> Result<Vec<ExportRow>, sqlx::Error> {
+pub async fn export_page(conn: &mut PgConnection, search: Option<&str>, after: Option<Cursor>, limit: i64) -> Result<Vec<ExportRow>, sqlx::Error> {
     let pattern = search.map(like_pattern);
     let after = after.unwrap_or_else(first_cursor);
     sqlx::query_as!(
@@ -112,6 +112,6 @@ pub async fn export_page(pool: &PgPool, search: Option<&str>, after: Option<Curs
         pattern,
         limit,
     )
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await
 }

@@ -26,7 +26,6 @@ pub struct ExportMetrics {
 }
 
 struct Inquiries {
-    pool: PgPool,
     search: Option<String>,
     metrics: Arc<ExportMetrics>,
 }
@@ -40,9 +39,9 @@ impl Pages for Inquiries {
         &HEADER
     }
 
-    async fn page(&self, after: Option<Cursor>) -> Result<Vec<db::ExportRow>, sqlx::Error> {
+    async fn page(&self, conn: &mut sqlx::PgConnection, after: Option<Cursor>) -> Result<Vec<db::ExportRow>, sqlx::Error> {
         self.metrics.page_queries.fetch_add(1, Ordering::Relaxed);
-        db::export_page(&self.pool, self.search.as_deref(), after, EXPORT_PAGE_ROWS).await
+        db::export_page(conn, self.search.as_deref(), after, EXPORT_PAGE_ROWS).await
     }
 
     fn cursor(r: &db::ExportRow) -> Cursor {
@@ -70,7 +69,7 @@ impl Pages for Inquiries {
 /// The export as a stream of byte chunks: the (optional) BOM and header, then one chunk per page.
 pub fn stream(pool: PgPool, search: Option<String>, bom: bool, metrics: Arc<ExportMetrics>) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
     metrics.open.fetch_add(1, Ordering::SeqCst);
-    kernel::csv_export::stream(Inquiries { pool, search, metrics }, bom)
+    kernel::csv_export::stream(pool, Inquiries { search, metrics }, bom)
 }
 
 impl Drop for Inquiries {
