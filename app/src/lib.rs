@@ -88,8 +88,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     page
 }
 
-/// How a page gets its client.
+/// How a page gets its client (the shell is rendered by the server only).
 #[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "ssr"), allow(dead_code))]
 enum Client {
     /// Hydrated as soon as it loads (`HydrationScripts`): the admin pages, the invite page.
     Eager,
