@@ -52,7 +52,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
     // The home page and a recipient's share page hydrate when first used (see
-    // `HydrateOnFirstUse`), the sign-in page has a small script of its own, and every other page
+    // `InlineClientScript`), the sign-in page has a small script of its own, and every other page
     // hydrates as soon as it loads.
     #[cfg(feature = "ssr")]
     let client = use_context::<axum::http::request::Parts>().map_or(Client::Eager, |p| client_of(p.uri.path()));
@@ -61,8 +61,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let stylesheet = format!("/{}/ebb.css", options.site_pkg_dir);
     let scripts = match client {
         Client::Eager => view! { <HydrationScripts options/> }.into_any(),
-        Client::OnFirstUse => view! { <HydrateOnFirstUse options/> }.into_any(),
-        Client::SignIn => view! { <SignInScript options/> }.into_any(),
+        Client::OnFirstUse => view! { <InlineClientScript options script=include_str!("hydrate_on_first_use.js")/> }.into_any(),
+        Client::SignIn => view! { <InlineClientScript options script=auth::SIGNIN_JS/> }.into_any(),
     };
     let page = view! {
         <!DOCTYPE html>
@@ -94,7 +94,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 enum Client {
     /// Hydrated as soon as it loads (`HydrationScripts`): the admin pages, the invite page.
     Eager,
-    /// Hydrated when first used (`HydrateOnFirstUse`): the home page, and a recipient's share
+    /// Hydrated when first used (`InlineClientScript`): the home page, and a recipient's share
     /// page `/s/{token}` (its download is a plain form; the client only adds the "download
     /// started" note). Both are what a visitor who never signs in sees.
     OnFirstUse,
@@ -124,33 +124,23 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
     (format!("{pkg}/{name}.js"), format!("{pkg}/{name}{wasm_suffix}.wasm"))
 }
 
-/// The sign-in page's script (`auth::SIGNIN_JS`), inline: nothing else to fetch before the
-/// page works. It is handed the main module's URLs, which it prefetches once the admin starts
-/// to sign in, for the dashboard that follows.
+/// A page's client as one inline module script (under the response's nonce): `script` is a JS
+/// function expression, called with the URLs of the client's JS glue and main wasm module.
+/// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; it
+///   prefetches the main module once the admin starts to sign in, for the dashboard that follows;
+/// - the home and share pages' (`hydrate_on_first_use.js`): the client (its JS glue and the main
+///   wasm module, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer,
+///   touch, key or focus, not with the page and with no preload hint. The page works before
+///   (and without) it: the contact form and the language switch are HTML forms, the fields keep
+///   what was typed when it hydrates (`contact::ui`). Same files and entry point as Leptos'
+///   `HydrationScripts`.
 #[component]
-fn SignInScript(options: LeptosOptions) -> impl IntoView {
+fn InlineClientScript(options: LeptosOptions, script: &'static str) -> impl IntoView {
     let nonce = leptos::nonce::use_nonce();
     let (js, wasm) = client_urls(&options);
     view! {
         <script type="module" nonce=nonce>
-            {format!("{}({js:?}, {wasm:?});", auth::SIGNIN_JS)}
-        </script>
-    }
-}
-
-/// The hydration script of the pages above: the client (its JS glue and the main wasm module,
-/// 205 KB compressed, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer, touch,
-/// key or focus, not with the page and with no preload hint; see `hydrate_on_first_use.js`. The
-/// page works before (and without) it: the contact form and the language switch are HTML forms,
-/// the fields keep what was typed when it hydrates (`contact::ui`). Same files and entry point as
-/// Leptos' `HydrationScripts`.
-#[component]
-fn HydrateOnFirstUse(options: LeptosOptions) -> impl IntoView {
-    let nonce = leptos::nonce::use_nonce();
-    let (js, wasm) = client_urls(&options);
-    view! {
-        <script type="module" nonce=nonce>
-            {format!("{}({js:?}, {wasm:?});", include_str!("hydrate_on_first_use.js"))}
+            {format!("{script}({js:?}, {wasm:?});")}
         </script>
     }
 }

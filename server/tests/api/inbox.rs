@@ -27,6 +27,19 @@ async fn export(app: &TestApp, cookie: &str, query: &str) -> reqwest::Response {
     app.client.get(app.url(&format!("/admin/inbox/export.csv{query}"))).header("cookie", cookie).send().await.unwrap()
 }
 
+/// `n` inquiries of 2 KB each (N1 the newest, N`n` the oldest): more than the sockets' buffers
+/// hold once `n` is in the tens of thousands.
+async fn insert_large(pool: &PgPool, n: i32) {
+    sqlx::query(
+        "insert into inquiries (name, email, message, created_at)
+         select 'N' || g, 'n@example.org', repeat('x', 2000), now() - make_interval(secs => g) from generate_series(1, $1) g",
+    )
+    .bind(n)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
 fn parse(body: &[u8]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_reader(body);
     let header = reader.headers().unwrap().iter().map(str::to_owned).collect();
@@ -243,13 +256,7 @@ async fn run_cleanup_now_honours_the_claim_and_says_when_the_next_may_start(pool
 async fn a_stalled_export_holds_no_database_connection_and_resumes_whole(pool: PgPool) {
     let (app, cookie) = signed_in(&pool).await;
     // 40 MB: more than the sockets' buffers hold, so the server waits on this client.
-    sqlx::query(
-        "insert into inquiries (name, email, message, created_at)
-         select 'N' || g, 'n@example.org', repeat('x', 2000), now() - make_interval(secs => g) from generate_series(1, 20000) g",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    insert_large(&pool, 20000).await;
     let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
     let mut res = export(&app, &cookie, "").await;
     let mut body = res.chunk().await.unwrap().expect("the header arrives").to_vec();
@@ -278,13 +285,7 @@ async fn a_stalled_export_holds_no_database_connection_and_resumes_whole(pool: P
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
     let (app, cookie) = signed_in(&pool).await;
-    sqlx::query(
-        "insert into inquiries (name, email, message, created_at)
-         select 'N' || g, 'n@example.org', repeat('x', 2000), now() - make_interval(secs => g) from generate_series(1, 40000) g",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    insert_large(&pool, 40000).await;
     let mut res = export(&app, &cookie, "").await;
     let first = res.chunk().await.unwrap().expect("the header arrives");
     assert!(first.starts_with(b"id,"));

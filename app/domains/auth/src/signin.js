@@ -13,7 +13,7 @@
 	const error = card.querySelector("[data-testid=signin-error]");
 	const field = card.querySelector("[data-autofill]");
 	if (!window.PublicKeyCredential || !navigator.credentials) {
-		show(texts.unsupported);
+		show(texts.NotSupportedError);
 		return;
 	}
 

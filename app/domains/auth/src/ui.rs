@@ -120,7 +120,6 @@ fn signin_texts() -> String {
         "NotAllowedError": t(AuthT::PromptClosed),
         "SecurityError": t(AuthT::WrongAddress),
         "NotSupportedError": t(AuthT::NoPasskeySupport),
-        "unsupported": t(AuthT::NoPasskeySupport),
         "failed": t(AuthT::PasskeyFailed),
         "errors": errors,
     })
