@@ -76,5 +76,6 @@ echo; bash benches/archive.sh
 echo; bash benches/audit-chain.sh
 echo; bash benches/requests.sh
 echo; bash benches/first-visit.sh
+echo; python3 benches/client-size.py "$LEPTOS_SITE_ROOT/pkg/$(cat "$LEPTOS_SITE_ROOT/pkg/ASSETS")"
 echo; bash benches/lighthouse.sh
 echo; bash benches/ssr.sh

@@ -62,7 +62,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let scripts = match client {
         Client::Eager => view! { <HydrationScripts options/> }.into_any(),
         Client::OnFirstUse => view! { <InlineClientScript options script=include_str!("hydrate_on_first_use.js")/> }.into_any(),
-        Client::SignIn => view! { <InlineClientScript options script=auth::SIGNIN_JS/> }.into_any(),
+        Client::SignIn => {
+            #[cfg(feature = "ssr")]
+            let prefetch = admin_module_files(&options).to_vec();
+            #[cfg(not(feature = "ssr"))]
+            let prefetch = Vec::new();
+            view! { <InlineClientScript options script=auth::SIGNIN_JS prefetch/> }.into_any()
+        }
     };
     let page = view! {
         <!DOCTYPE html>
@@ -125,9 +131,12 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 }
 
 /// A page's client as one inline module script (under the response's nonce): `script` is a JS
-/// function expression, called with the URLs of the client's JS glue and main wasm module.
-/// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; it
-///   prefetches the main module once the admin starts to sign in, for the dashboard that follows;
+/// function expression, called with the URLs of the client's JS glue and main wasm module, and
+/// `prefetch` (a list of URLs, empty unless given).
+/// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; once
+///   the admin starts to sign in it prefetches the main module and, in `prefetch`, the admin
+///   pages' module with its chunks and their loader ([`admin_module_files`]), so the dashboard
+///   that follows the passkey ceremony finds its whole client in the browser's cache;
 /// - the home and share pages' (`hydrate_on_first_use.js`): the client (its JS glue and the main
 ///   wasm module, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer,
 ///   touch, key or focus, not with the page and with no preload hint. The page works before
@@ -135,14 +144,47 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 ///   what was typed when it hydrates (`contact::ui`). Same files and entry point as Leptos'
 ///   `HydrationScripts`.
 #[component]
-fn InlineClientScript(options: LeptosOptions, script: &'static str) -> impl IntoView {
+fn InlineClientScript(options: LeptosOptions, script: &'static str, #[prop(optional)] prefetch: Vec<String>) -> impl IntoView {
     let nonce = leptos::nonce::use_nonce();
     let (js, wasm) = client_urls(&options);
+    // The URLs are the server's own paths (no quote or `<`): Rust's `{:?}` writes them as JS strings.
     view! {
         <script type="module" nonce=nonce>
-            {format!("{script}({js:?}, {wasm:?});")}
+            {format!("{script}({js:?}, {wasm:?}, {prefetch:?});")}
         </script>
     }
+}
+
+/// The files the admin pages' client needs besides the main module: the splitter's loader, the
+/// admin pages' module and the chunks it shares with other modules, as the manifest of this
+/// build lists them (`__wasm_split_manifest.json` beside the main module; read once per site
+/// folder, as Leptos' `HydrationScripts` reads it). Empty when the client has no manifest.
+#[cfg(feature = "ssr")]
+fn admin_module_files(options: &LeptosOptions) -> std::sync::Arc<[String]> {
+    use std::{collections::HashMap, path::PathBuf, sync::Arc};
+    static FILES: std::sync::Mutex<Option<HashMap<PathBuf, Arc<[String]>>>> = std::sync::Mutex::new(None);
+    let pkg = &options.site_pkg_dir;
+    let path = std::path::Path::new(&*options.site_root).join(&**pkg).join("__wasm_split_manifest.json");
+    let mut cache = FILES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some(files) = cache.get(&path) {
+        return files.clone();
+    }
+    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+    let files: Arc<[String]> = match read.and_then(|s| serde_json::from_str::<HashMap<String, Vec<String>>>(&s).map_err(|e| e.to_string())) {
+        Ok(manifest) => match manifest.get(admin_routes::ADMIN_MODULE) {
+            Some(files) => {
+                std::iter::once(format!("/{pkg}/__wasm_split.______________________.js")).chain(files.iter().map(|f| format!("/{pkg}/{f}.wasm"))).collect()
+            }
+            None => Arc::new([]),
+        },
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "no wasm split manifest: the sign-in page prefetches the main module only");
+            Arc::new([])
+        }
+    };
+    cache.insert(path, files.clone());
+    files
 }
 
 /// A lazily loaded page's wasm module and shared chunks are fetched by the client when it needs

@@ -22,6 +22,9 @@ fn site() -> tempfile::TempDir {
     std::fs::write(hashed.join("ebb.js.br"), b"brotli bytes").unwrap();
     std::fs::write(hashed.join("ebb.js.gz"), b"gzip bytes").unwrap();
     std::fs::write(hashed.join("ebb.css"), "body { color: black }").unwrap();
+    // The splitter's manifest: each lazily loaded module with the chunks it needs.
+    let manifest = r#"{"ebb_admin": ["chunk_7", "chunk_9", "split_ebb_admin"], "ebb_share": ["chunk_9", "chunk_12", "split_ebb_share"]}"#;
+    std::fs::write(hashed.join("__wasm_split_manifest.json"), manifest).unwrap();
     dir
 }
 
@@ -56,6 +59,11 @@ async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: 
     let signin = get(&app, "/signin", None).await.text().await.unwrap();
     assert!(!signin.contains(r#"rel="modulepreload""#) && !signin.contains(".hydrate()"), "no client on /signin: {signin}");
     assert!(signin.contains(&format!(r#""/pkg/{HASH}/ebb_bg.wasm""#)), "{signin}");
+    // ... and the admin pages' files (loader, chunks, module) that the dashboard after it needs,
+    // as this build's manifest lists them, and nothing of the public pages' modules.
+    let admin = ["__wasm_split.______________________.js", "chunk_7.wasm", "chunk_9.wasm", "split_ebb_admin.wasm"].map(|f| format!("\"/pkg/{HASH}/{f}\""));
+    assert!(signin.contains(&format!("[{}]", admin.join(", "))), "the admin client to prefetch: {signin}");
+    assert!(!signin.contains("chunk_12") && !signin.contains("split_ebb_share"), "{signin}");
     let invite = get(&app, "/invite/not-a-real-invite-token", None).await.text().await.unwrap();
     assert!(invite.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "the invite page hydrates at once: {invite}");
 

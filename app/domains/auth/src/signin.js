@@ -2,9 +2,11 @@
 // `auth/signin/start` and `auth/signin/finish`, on the server-rendered page (no wasm). Its texts,
 // in the page's language, and the page to go to afterwards are in the card's data attributes
 // (`auth::ui::SignInPage`). When the person starts to sign in, the admin client (the main
-// module) is prefetched, so the dashboard they land on becomes interactive sooner.
-// Arguments: the URLs of the client's JS glue and of its main wasm module.
-(function (js, wasm) {
+// module, and the admin pages' module with its chunks) is prefetched while they deal with their
+// passkey, so the dashboard they land on finds it in the browser's cache.
+// Arguments: the URLs of the client's JS glue and of its main wasm module, and the admin pages'
+// files (the splitter's loader, module and chunks; app::admin_module_files).
+(function (js, wasm, admin) {
 	const card = document.querySelector("[data-signin]");
 	if (!card) return;
 	const texts = JSON.parse(card.dataset.texts);
@@ -95,7 +97,9 @@
 	function prefetch() {
 		if (prefetched) return;
 		prefetched = true;
-		for (const [href, as] of [[js, "script"], [wasm, "fetch"]]) {
+		const files = [[js, "script"], [wasm, "fetch"]];
+		for (const href of admin || []) files.push([href, href.endsWith(".js") ? "script" : "fetch"]);
+		for (const [href, as] of files) {
 			const link = document.createElement("link");
 			link.rel = "prefetch";
 			link.href = href;
