@@ -3,6 +3,8 @@
 #   contact: submissions/s and latency at 32 connections (wrk → release server → PostgreSQL),
 #   beside pgbench's single-row INSERT rate on the same database with 32 clients, and pgbench
 #   running Ebb's own submission statement (rate-limit hit + insert): what the database alone pays.
+#   Then both again with other work beside them: GET / (server-rendered) at 16 connections on the
+#   same server for the whole run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -47,6 +49,35 @@ PGS=$(pgbench -n -M prepared -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "
 echo "$PGS" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PGS_TPS=$(echo "$PGS" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
 
+# With other work beside it: visitors loading the home page (GET /, server-rendered) on the same
+# server for the whole run, beside Ebb's contact run and, the same way, beside pgbench's INSERT.
+BESIDE_CONNS=${BENCH_BESIDE_CONNECTIONS:-16}
+BESIDE=""
+if [ -f "$LEPTOS_SITE_ROOT/pkg/ASSETS" ]; then
+  beside() { wrk -t1 -c"$BESIDE_CONNS" -d"$((SECS + 2))s" -s benches/ssr.lua "http://127.0.0.1:$PORT/" | grep '^BENCH'; }
+  echo "bench: contact form beside GET / at $BESIDE_CONNS connections, ${SECS} s"
+  BFILE=$(mktemp); beside >"$BFILE" & BPID=$!; sleep 1
+  WRKB=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact")
+  wait $BPID; echo "$WRKB" | grep -E 'Requests/sec|99%' | sed 's/^/  wrk | /'; sed 's/^/  wrk GET \/ | /' "$BFILE"
+  LINEB=$(echo "$WRKB" | grep '^BENCH')
+  echo "bench: pgbench single-row INSERT beside GET / at $BESIDE_CONNS connections, ${SECS} s"
+  beside >"$BFILE" & BPID=$!; sleep 1
+  PGB2=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
+  wait $BPID; echo "$PGB2" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'; sed 's/^/  wrk GET \/ | /' "$BFILE"; rm -f "$BFILE"
+  kvb() { echo "$LINEB" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+  BESIDE=$(awk -v req="$(kvb requests)" -v dur="$(kvb duration_us)" -v p99="$(kvb p99_us)" \
+      -v pgtps="$(echo "$PGB2" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)" \
+      -v pglat="$(echo "$PGB2" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')" -v b="$BESIDE_CONNS" 'BEGIN {
+    rps = req / (dur / 1e6);
+    printf "%-44s %14.0f %14.0f\n", "per second, beside GET / (" b " conns)", rps, pgtps;
+    printf "%-44s %14.2f %14.2f\n", "  latency p99 / pgbench average (ms)", p99 / 1000, pglat;
+    printf "%-44s %14.1f%%\n", "  Ebb as a share of the INSERT rate beside it", 100 * rps / pgtps;
+    printf "BENCH contact_beside_ratio=%.3f contact_beside_p99_ms=%.2f\n", rps / pgtps, p99 / 1000;
+  }')
+else
+  echo "bench: no client in $LEPTOS_SITE_ROOT, so no run beside GET / (bash scripts/build-client.sh)"
+fi
+
 CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
     -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v pgstps="$PGS_TPS" -v c="$CONNS" 'BEGIN {
   rps = req / (dur / 1e6);
@@ -61,6 +92,7 @@ CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2
 }')
 kill $PID 2>/dev/null; wait $PID 2>/dev/null || true
 echo "$CONTACT_SUMMARY"
+[ -z "$BESIDE" ] || echo "$BESIDE"
 [ "$ONLY" = contact ] && exit 0
 echo
 bash benches/export.sh
