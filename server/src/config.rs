@@ -80,11 +80,6 @@ pub struct Config {
     #[arg(long, env = "EBB_CONTACT_RATE_WINDOW_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub contact_rate_window_secs: u64,
 
-    /// Contact submission statements one instance runs at once (group commit): a second starts
-    /// while one runs only once a batch's worth waits. 1 writes one batch after another.
-    #[arg(long, env = "EBB_CONTACT_WRITERS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
-    pub contact_writers: u32,
-
     /// The contact form's proof of work: how many numbers a browser may have to try (ALTCHA's
     /// `maxnumber`; half on average). Higher costs bots more and slow phones too.
     #[arg(long, env = "EBB_SPAM_POW_DIFFICULTY", default_value_t = app::contact::spam::DEFAULT_DIFFICULTY, value_parser = clap::value_parser!(u64).range(1_000..=50_000_000))]

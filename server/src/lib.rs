@@ -219,7 +219,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
                 ..Default::default()
             },
         })
-        .with(app::contact::writer::Writer::with_writers(pool.clone(), config.contact_writers as usize))
+        .with(app::contact::writer::Writer::new(pool.clone()))
         .with(app::auth::AuthSettings {
             webauthn: Arc::new(webauthn),
             session_idle,

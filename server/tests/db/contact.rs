@@ -87,7 +87,6 @@ async fn the_writer_under_concurrency_stores_every_accepted_submission_once_and_
     assert_eq!(rows, answered, "every accepted submission is stored once, and nothing else");
     // Group commit: submissions that wait together share a statement.
     assert!(writer.statements() <= 60, "240 concurrent submissions took {} statements", writer.statements());
-    assert_eq!(writer.peak_at_once(), 2, "a deep queue runs statements side by side");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
@@ -117,49 +116,4 @@ async fn a_submission_the_database_refuses_fails_alone_and_its_batch_is_still_st
     assert!(results[1].is_err());
     assert!([0, 2, 3].iter().all(|&i| matches!(results[i], Ok(Submitted::Stored(_)))));
     assert_eq!(stored_names(&pool).await, ["good0", "good1", "good2"]);
-}
-
-#[sqlx::test(migrator = "server::MIGRATOR")]
-async fn while_a_statement_runs_the_next_starts_early_only_once_the_queue_is_deep(pool: PgPool) {
-    use app::contact::db::Submission;
-    use app::contact::writer::{Writer, DEEP};
-    use std::time::Duration;
-    let limit = Limit { name: "contact", max: 100, window: Duration::from_secs(86_400) };
-    // The slow client's counter exists, and a transaction holds its row: its next statement waits.
-    submit(&pool, &limit, "slow", &inquiry("first")).await.unwrap();
-    let mut lock = pool.begin().await.unwrap();
-    sqlx::query("select 1 from rate_limit_counters for update").execute(&mut *lock).await.unwrap();
-    let writer = std::sync::Arc::new(Writer::new(pool.clone()));
-    let send = |client: String, name: String| {
-        let writer = writer.clone();
-        tokio::spawn(async move { writer.submit(Submission::new(&limit, &client, inquiry(&name))).await })
-    };
-    let slow = send("slow".into(), "slow".into());
-    let waiting = "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'";
-    for _ in 0..500 {
-        if sqlx::query_scalar::<_, i64>(waiting).fetch_one(&pool).await.unwrap() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(sqlx::query_scalar::<_, i64>(waiting).fetch_one(&pool).await.unwrap(), 1, "the slow statement waits for the row");
-
-    // Fewer than DEEP others wait for the running statement rather than start a small one.
-    let mut others: Vec<_> = (1..DEEP).map(|i| send(format!("c{i}"), format!("other{i:02}"))).collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(stored_names(&pool).await, ["first"], "a shallow queue waits for the running statement");
-
-    // The DEEP-th starts the second statement while the first still waits.
-    others.push(send("c-last".into(), "other99".into()));
-    for t in others {
-        let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a deep queue is written while a statement runs");
-        assert!(matches!(r.unwrap(), Ok(Submitted::Stored(_))));
-    }
-    assert_eq!(stored_names(&pool).await.len(), 1 + DEEP);
-    assert!(!slow.is_finished());
-    assert_eq!(writer.peak_at_once(), 2);
-
-    lock.rollback().await.unwrap();
-    assert!(matches!(slow.await.unwrap(), Ok(Submitted::Stored(_))));
-    assert_eq!(stored_names(&pool).await.len(), 2 + DEEP);
 }

@@ -7,16 +7,13 @@
 //! loses only unanswered submissions, all or none of a batch. The rate limit stays exact across
 //! instances (see [`db::submit_batch`]).
 
-use std::{
-    sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering},
-        Arc, OnceLock,
-    },
-    time::Duration,
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc, OnceLock,
 };
 
 use sqlx::{pool::PoolConnection, PgPool, Postgres};
-use tokio::sync::{mpsc, oneshot, Mutex, MutexGuard, Notify};
+use tokio::sync::{mpsc, oneshot, Mutex};
 
 use super::db::{self, Submission, Submitted};
 
@@ -24,11 +21,6 @@ use super::db::{self, Submission, Submitted};
 pub const MAX_BATCH: usize = 64;
 /// Submissions that may wait for a writer before callers wait to enqueue (back-pressure).
 const QUEUE: usize = 1024;
-/// While a statement runs, the next one starts early only once this many submissions wait;
-/// otherwise it waits for the running one to finish and takes everything that came meanwhile.
-pub const DEEP: usize = 12;
-/// A writer waiting its turn keeps its connection this long, then gives it back to the pool.
-const KEEP_CONNECTION: Duration = Duration::from_millis(50);
 
 /// Why a submission was not written. Shared: one failed statement fails its whole batch.
 pub type WriteError = Arc<sqlx::Error>;
@@ -38,35 +30,6 @@ struct Job {
     reply: oneshot::Sender<Result<Submitted, WriteError>>,
 }
 
-/// What the writers share: the queue (whoever holds it is the one collecting the next batch),
-/// the statements running, and a signal when one ends.
-#[derive(Default)]
-struct Shared {
-    running: AtomicUsize,
-    ended: Notify,
-    statements: AtomicU64,
-    peak: AtomicUsize,
-}
-
-/// A running statement; dropping it (however the statement ends) lets the collector know.
-struct Running<'a>(&'a Shared);
-
-impl<'a> Running<'a> {
-    fn start(shared: &'a Shared) -> Self {
-        let now = shared.running.fetch_add(1, Ordering::AcqRel) + 1;
-        shared.peak.fetch_max(now, Ordering::Relaxed);
-        shared.statements.fetch_add(1, Ordering::Relaxed);
-        Running(shared)
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.running.fetch_sub(1, Ordering::AcqRel);
-        self.0.ended.notify_waiters();
-    }
-}
-
 /// The contact form's writers: a queue and the tasks that each take what is waiting and write
 /// it in one statement. Started on first use, on the runtime of that first submission.
 pub struct Writer {
@@ -74,25 +37,26 @@ pub struct Writer {
     /// How many statements may run at once ([`Writer::new`]).
     writers: usize,
     queue: OnceLock<mpsc::Sender<Job>>,
-    shared: Arc<Shared>,
+    statements: Arc<AtomicU64>,
 }
 
 impl Writer {
-    /// Two writers, the second only for a deep queue: while one statement runs, the next batch
-    /// fills, and it is sent when that statement ends, or at once when [`DEEP`] submissions
-    /// wait. The statement's cost is mostly per statement, so fewer, larger batches do more with
-    /// the same CPU: measured (`make bench`, contact at 32 connections, 2 cores), two writers
-    /// that each took whatever waited made batches half the size and did 8,200–8,600
-    /// submissions/s against one writer's 10,500–10,900; the deep-queue rule keeps the batches
-    /// and fills the time the server waited for the database.
+    /// One writer: while its statement runs, the next batch fills. Measured (`make bench`,
+    /// contact at 32 connections, 2 cores): one writer 10,500–10,900 submissions/s, two
+    /// 8,200–8,600, three 6,900, four 6,300. The statement's cost is mostly per statement, so
+    /// fewer, larger batches do more with the same CPU; a second writer only halves the batches.
+    /// Neither does a second writer that starts only once a batch's worth waits while the first
+    /// runs (`BENCH_ONLY=contact benches/run.sh`, alternated, same build): one writer 8,377 /
+    /// 8,945 / 9,376 / 8,708 per second; two at a threshold of 12 waiting 7,399 / 7,697, of 24
+    /// 5,997 / 6,013, of 32 7,155 / 5,848.
     pub fn new(pool: PgPool) -> Self {
-        Self::with_writers(pool, 2)
+        Self::with_writers(pool, 1)
     }
 
-    /// At most `writers` statements at once (at least one). The tests also use several to show
-    /// that concurrent statements, as several instances send, keep every guarantee.
+    /// `writers` statements at once (at least one): what several instances do together, which
+    /// the tests use to show that concurrent statements keep every guarantee.
     pub fn with_writers(pool: PgPool, writers: usize) -> Self {
-        Writer { pool, writers: writers.max(1), queue: OnceLock::new(), shared: Arc::default() }
+        Writer { pool, writers: writers.max(1), queue: OnceLock::new(), statements: Arc::default() }
     }
 
     fn queue(&self) -> &mpsc::Sender<Job> {
@@ -100,7 +64,7 @@ impl Writer {
             let (tx, rx) = mpsc::channel(QUEUE);
             let rx = Arc::new(Mutex::new(rx));
             for _ in 0..self.writers {
-                tokio::spawn(run(self.pool.clone(), rx.clone(), self.shared.clone()));
+                tokio::spawn(run(self.pool.clone(), rx.clone(), self.statements.clone()));
             }
             tx
         })
@@ -108,12 +72,7 @@ impl Writer {
 
     /// How many batch statements the writers have sent so far.
     pub fn statements(&self) -> u64 {
-        self.shared.statements.load(Ordering::Relaxed)
-    }
-
-    /// The most statements that ran at once so far.
-    pub fn peak_at_once(&self) -> usize {
-        self.shared.peak.load(Ordering::Relaxed)
+        self.statements.load(Ordering::Relaxed)
     }
 
     /// Counts the submission's hit and stores it when it is within its client's limit, together
@@ -136,65 +95,31 @@ fn drain(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>) {
     }
 }
 
-/// Waits while another statement runs, taking what arrives, until that statement ends or
-/// [`DEEP`] submissions wait (or a batch is full).
-async fn wait_turn(shared: &Shared, rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>) {
-    while jobs.len() < DEEP.min(MAX_BATCH) {
-        let ended = shared.ended.notified();
-        tokio::pin!(ended);
-        ended.as_mut().enable();
-        if shared.running.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        tokio::select! {
-            _ = &mut ended => {}
-            job = rx.recv() => match job {
-                Some(job) => {
-                    jobs.push(job);
-                    drain(rx, jobs);
-                }
-                None => return,
-            },
-        }
-    }
-}
-
-/// Takes the queue: at once when it is free, else waiting for it, keeping `conn` only briefly
-/// (a writer between two statements under load keeps it; an idle one gives it back).
-async fn take_queue<'a>(rx: &'a Mutex<mpsc::Receiver<Job>>, conn: &mut Option<PoolConnection<Postgres>>) -> MutexGuard<'a, mpsc::Receiver<Job>> {
-    if let Ok(guard) = rx.try_lock() {
-        return guard;
-    }
-    if conn.is_some() {
-        if let Ok(guard) = tokio::time::timeout(KEEP_CONNECTION, rx.lock()).await {
-            return guard;
-        }
-        *conn = None;
-    }
-    rx.lock().await
-}
-
-/// One writer: takes the queue, waits for a submission and takes everything else waiting with
-/// it, waits its turn ([`wait_turn`]), writes them in one statement and answers each. It keeps
-/// its connection while submissions keep coming (no second round trip for the pool's check
-/// under load) and gives it back when the queue is empty.
-async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, shared: Arc<Shared>) {
+/// One writer: waits for a submission, takes everything else waiting with it, writes them in
+/// one statement and answers each. It keeps its connection only while submissions keep coming
+/// (no second round trip for the pool's check under load) and gives it back when the queue is
+/// empty.
+async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<AtomicU64>) {
     let mut conn: Option<PoolConnection<Postgres>> = None;
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     loop {
-        let mut queue = take_queue(&rx, &mut conn).await;
-        drain(&mut queue, &mut jobs);
+        if conn.is_some() {
+            // Another writer is collecting: do not hold a connection while waiting for it.
+            if let Ok(mut rx) = rx.try_lock() {
+                drain(&mut rx, &mut jobs);
+            }
+            if jobs.is_empty() {
+                conn = None;
+            }
+        }
         if jobs.is_empty() {
-            conn = None;
-            match queue.recv().await {
+            let mut rx = rx.lock().await;
+            match rx.recv().await {
                 Some(job) => jobs.push(job),
                 None => return,
             }
-            drain(&mut queue, &mut jobs);
+            drain(&mut rx, &mut jobs);
         }
-        wait_turn(&shared, &mut queue, &mut jobs).await;
-        let _running = Running::start(&shared);
-        drop(queue);
         let c = match conn.as_mut() {
             Some(c) => c,
             None => match pool.acquire().await {
@@ -210,6 +135,7 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, shared: Arc<Shar
         };
         let (submissions, replies): (Vec<Submission>, Vec<_>) = jobs.drain(..).map(|j| (j.submission, j.reply)).unzip();
         metrics::histogram!("ebb_contact_batch_size").record(submissions.len() as f64);
+        statements.fetch_add(1, Ordering::Relaxed);
         match db::submit_batch(c, &submissions).await {
             Ok(results) => {
                 for (reply, result) in replies.into_iter().zip(results) {
