@@ -36,18 +36,22 @@ echo "bench: contact form, $CONNS connections, ${SECS} s"
 WRK=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact")
 echo "$WRK" | sed 's/^/  wrk | /'
 LINE=$(echo "$WRK" | grep '^BENCH')
-kv() { echo "$LINE" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+# kv KEY [LINE]: a value of wrk's BENCH line (the contact run's by default).
+kv() { echo "${2:-$LINE}" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
+# pgbench's tps and mean latency, from its output.
+tps_of() { echo "$1" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1; }
+lat_of() { echo "$1" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p'; }
 
 echo "bench: pgbench single-row INSERT, $CONNS clients, ${SECS} s (same database)"
 PGB=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
 echo "$PGB" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
-PG_TPS=$(echo "$PGB" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
-PG_LAT=$(echo "$PGB" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')
+PG_TPS=$(tps_of "$PGB")
+PG_LAT=$(lat_of "$PGB")
 echo "bench: pgbench running Ebb's own submission statement, $CONNS clients, ${SECS} s (same database)"
 # Prepared, as sqlx sends it (the plain INSERT above keeps the simple protocol it always used).
 PGS=$(pgbench -n -M prepared -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "$BENCH_URL" 2>&1)
 echo "$PGS" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
-PGS_TPS=$(echo "$PGS" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)
+PGS_TPS=$(tps_of "$PGS")
 
 # With other work beside it: visitors loading the home page (GET /, server-rendered) on the same
 # server for the whole run, beside Ebb's contact run and, the same way, beside pgbench's INSERT.
@@ -64,10 +68,8 @@ if [ -f "$LEPTOS_SITE_ROOT/pkg/ASSETS" ]; then
   beside >"$BFILE" & BPID=$!; sleep 1
   PGB2=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
   wait $BPID; echo "$PGB2" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'; sed 's/^/  wrk GET \/ | /' "$BFILE"; rm -f "$BFILE"
-  kvb() { echo "$LINEB" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2; }
-  BESIDE=$(awk -v req="$(kvb requests)" -v dur="$(kvb duration_us)" -v p99="$(kvb p99_us)" \
-      -v pgtps="$(echo "$PGB2" | sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1)" \
-      -v pglat="$(echo "$PGB2" | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')" -v b="$BESIDE_CONNS" 'BEGIN {
+  BESIDE=$(awk -v req="$(kv requests "$LINEB")" -v dur="$(kv duration_us "$LINEB")" -v p99="$(kv p99_us "$LINEB")" \
+      -v pgtps="$(tps_of "$PGB2")" -v pglat="$(lat_of "$PGB2")" -v b="$BESIDE_CONNS" 'BEGIN {
     rps = req / (dur / 1e6);
     printf "%-44s %14.0f %14.0f\n", "per second, beside GET / (" b " conns)", rps, pgtps;
     printf "%-44s %14.2f %14.2f\n", "  latency p99 / pgbench average (ms)", p99 / 1000, pglat;
