@@ -1,4 +1,4 @@
-// Helper of benches/first-visit.sh: what a visitor downloads.
+// Helper of benches/first-visit.sh: what a visitor (or a signed-in admin) downloads.
 //   node benches/first-visit.mjs BASE_URL PATH…
 // For each PATH, in a fresh browser context (empty cache): a first visit, then a second visit in
 // a new tab of the same context (warm cache); and in another fresh context, a first visit in
@@ -87,15 +87,20 @@ async function visit(context, url, use = false) {
   cdp.on('Network.loadingFailed', (e) => { const r = get(e.requestId); r.failed = e.errorText; r.done = true; });
   await cdp.send('Network.enable');
 
-  await page.goto(url, { waitUntil: 'networkidle', timeout: 120_000 });
+  // An admin page keeps its live stream open (never idle): its load, then a second and a half.
+  const live = new URL(url).pathname.startsWith('/admin');
+  await page.goto(url, { waitUntil: live ? 'load' : 'networkidle', timeout: 120_000 });
+  if (live) await sleep(1500);
   if (use) {
     await page.mouse.move(0, 0);
     await page.mouse.move(120, 160);
-    // Hydrated: a `data-hydrated` page says so; the sign-in button is enabled by the client only.
+    // Hydrated: a `data-hydrated` page says so (the admin frame too); the sign-in button is
+    // enabled by the client only.
     await page.waitForSelector('[data-hydrated="true"], [data-testid="signin"]:enabled', { state: 'attached', timeout: 120_000 });
   }
   // Idle as Playwright sees it, then until CDP has finished every request it reported.
-  for (let i = 0; i < 100 && [...reqs.values()].some((r) => r.url && !r.done); i++) await sleep(100);
+  // (The live stream never finishes: it is left out, with the bytes it has not finished with.)
+  for (let i = 0; i < 100 && [...reqs.values()].some((r) => r.url && !r.done && r.type !== 'EventSource'); i++) await sleep(100);
   await sleep(300);
   await page.close();
 
@@ -127,13 +132,23 @@ function report(path, visitName, list) {
 }
 
 try {
-  for (const path of paths) {
+  // Admin pages: signed in with the session `BENCH_ADMIN_COOKIE` names (`ebb_session=…`).
+  const signedIn = async (path) => {
     const context = await browser.newContext();
+    const cookie = process.env.BENCH_ADMIN_COOKIE;
+    if (path.startsWith('/admin') && cookie) {
+      const [name, value] = cookie.split('=');
+      await context.addCookies([{ name, value, url: base }]);
+    }
+    return context;
+  };
+  for (const path of paths) {
+    const context = await signedIn(path);
     const url = new URL(path, base).href;
     report(path, 'first', await visit(context, url));
     report(path, 'second', await visit(context, url));
     await context.close();
-    const fresh = await browser.newContext();
+    const fresh = await signedIn(path);
     report(path, 'used', await visit(fresh, url, true));
     await fresh.close();
   }

@@ -51,7 +51,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     };
     #[cfg(not(feature = "ssr"))]
     let theme: Option<&str> = None;
-    // The home page and a recipient's share page hydrate when first used (see
+    // The home page, a recipient's share page and the dashboard hydrate when first used (see
     // `InlineClientScript`), the sign-in page has a small script of its own, and every other page
     // hydrates as soon as it loads.
     #[cfg(feature = "ssr")]
@@ -62,12 +62,16 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let scripts = match client {
         Client::Eager => view! { <HydrationScripts options/> }.into_any(),
         Client::OnFirstUse => view! { <InlineClientScript options script=include_str!("hydrate_on_first_use.js")/> }.into_any(),
+        Client::DashboardOnFirstUse => {
+            let more = vec![common::live::PATH.to_string()];
+            view! { <InlineClientScript options script=include_str!("dashboard_on_first_use.js") more/> }.into_any()
+        }
         Client::SignIn => {
             #[cfg(feature = "ssr")]
             let prefetch = admin_module_files(&options).to_vec();
             #[cfg(not(feature = "ssr"))]
             let prefetch = Vec::new();
-            view! { <InlineClientScript options script=auth::SIGNIN_JS prefetch/> }.into_any()
+            view! { <InlineClientScript options script=auth::SIGNIN_JS more=prefetch/> }.into_any()
         }
     };
     let page = view! {
@@ -104,6 +108,13 @@ enum Client {
     /// page `/s/{token}` (its download is a plain form; the client only adds the "download
     /// started" note). Both are what a visitor who never signs in sees.
     OnFirstUse,
+    /// Hydrated when first used or when something it shows changes: the dashboard, opened by a
+    /// page load (after signing in, or directly). Rendered with its data, its reading and its
+    /// links need no client; `dashboard_on_first_use.js` follows the live stream until the
+    /// client's takes over and holds a button pressed before the client until it can act. The
+    /// admin who only looks downloads no wasm (the 1 MB of the admin client came with every
+    /// dashboard before).
+    DashboardOnFirstUse,
     /// Never hydrated: `/signin` runs its passkey ceremony in a script of a few KB
     /// (`auth::SIGNIN_JS`), so an admin about to sign in does not wait for the app's client.
     /// Every way to the page is a full page load (sign-out, the admin gate's redirect).
@@ -116,6 +127,8 @@ fn client_of(path: &str) -> Client {
         Client::OnFirstUse
     } else if path == "/signin" {
         Client::SignIn
+    } else if path == "/admin" || path == "/admin/" {
+        Client::DashboardOnFirstUse
     } else {
         Client::Eager
     }
@@ -132,9 +145,9 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 
 /// A page's client as one inline module script (under the response's nonce): `script` is a JS
 /// function expression, called with the URLs of the client's JS glue and main wasm module, and
-/// `prefetch` (a list of URLs, empty unless given).
+/// `more` (a list of strings, empty unless given; what each script reads in it is below).
 /// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; once
-///   the admin starts to sign in it prefetches the main module and, in `prefetch`, the admin
+///   the admin starts to sign in it prefetches the main module and, in `more`, the admin
 ///   pages' module with its chunks and their loader ([`admin_module_files`]), so the dashboard
 ///   that follows the passkey ceremony finds its whole client in the browser's cache;
 /// - the home and share pages' (`hydrate_on_first_use.js`): the client (its JS glue and the main
@@ -142,15 +155,17 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 ///   touch, key or focus, not with the page and with no preload hint. The page works before
 ///   (and without) it: the contact form and the language switch are HTML forms, the fields keep
 ///   what was typed when it hydrates (`contact::ui`). Same files and entry point as Leptos'
-///   `HydrationScripts`.
+///   `HydrationScripts`;
+/// - the dashboard's (`dashboard_on_first_use.js`): the same, and until the client is there it
+///   follows the live stream (its path in `more`) and holds a pressed button (see the script).
 #[component]
-fn InlineClientScript(options: LeptosOptions, script: &'static str, #[prop(optional)] prefetch: Vec<String>) -> impl IntoView {
+fn InlineClientScript(options: LeptosOptions, script: &'static str, #[prop(optional)] more: Vec<String>) -> impl IntoView {
     let nonce = leptos::nonce::use_nonce();
     let (js, wasm) = client_urls(&options);
     // The URLs are the server's own paths (no quote or `<`): Rust's `{:?}` writes them as JS strings.
     view! {
         <script type="module" nonce=nonce>
-            {format!("{script}({js:?}, {wasm:?}, {prefetch:?});")}
+            {format!("{script}({js:?}, {wasm:?}, {more:?});")}
         </script>
     }
 }

@@ -137,3 +137,66 @@ test('an admin who signs in lands on a dashboard whose client came while they us
   expect(loaded.map((r) => r.name), 'the dashboard loads the main and admin modules').toEqual(expect.arrayContaining(['ebb_bg.wasm', 'split_ebb_admin.wasm']));
   expect(loaded.filter((r) => !r.cached).map((r) => r.name), 'every wasm file of the dashboard from the cache').toEqual([]);
 });
+
+/** Answers the page's live stream with "ready" only, and asks the browser to come back in ten
+ *  minutes: no change reaches the page (other tests' changes would start its client). */
+async function quietLiveStream(page: Page) {
+  await page.route('**/admin/live', (route) =>
+    route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: 'retry: 600000\nevent: ready\ndata: \n\n' }),
+  );
+}
+
+test('the dashboard works before its client: none until used, a change it shows brings it, a press waits for it', async ({ page, browser, baseURL }) => {
+  test.setTimeout(60_000);
+  const tag = `Dash ${Date.now().toString(36)}`;
+  await VirtualAuthenticator.attach(page);
+  await new InvitePage(page).join(newInviteLink(tag), tag);
+  const admin = page.locator('.admin');
+
+  // Opened directly and only looked at: the dashboard with its figures, no wasm at all.
+  await quietLiveStream(page);
+  const looked = await wasmFetched(page, async () => {
+    await page.goto('/admin');
+    await expect(page.getByRole('heading', { name: 'Dashboard', exact: true })).toBeVisible();
+    await expect(page.getByTestId('count-total')).toHaveText(/^\d[\d,]*$/);
+    await expect(page.getByTestId('job-prune')).toContainText('Prune');
+  });
+  expect(looked, '/admin fetches no wasm before the admin uses it').toEqual([]);
+  await expect(admin).toHaveAttribute('data-hydrated', 'false');
+
+  // A press before the client: held, the client comes, and the press does what it does on a
+  // hydrated page (the answer of "Run now" is shown by the client only).
+  const pressed = await wasmFetched(page, async () => {
+    await page.getByTestId('run-job-share_gc').click();
+    await expect(page.getByTestId('jobs-message')).toContainText('Share GC');
+  });
+  expect(pressed).toContain('ebb_bg.wasm');
+  expect(pressed).toContain('split_ebb_admin.wasm');
+  await expect(admin).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('html')).not.toHaveAttribute('data-client', 'loading');
+  await page.unroute('**/admin/live');
+
+  // Nobody touches the page: a visitor's message reaches it through the live stream, which brings
+  // the client, and the counts are asked for again and shown — without a reload.
+  const answers: { at: number; body: any }[] = [];
+  page.on('response', async (r) => {
+    if (r.request().method() === 'POST' && r.url().endsWith('/api/admin/inbox/counts')) answers.push({ at: Date.now(), body: await r.json().catch(() => null) });
+  });
+  await page.goto('/admin');
+  await expect(page.locator('html')).toHaveAttribute('data-live', 'on');
+  await page.evaluate(() => ((window as any).__notReloaded = true));
+  const visitorContext = await browser.newContext({ baseURL });
+  const contact = new ContactPage(await visitorContext.newPage());
+  await contact.open();
+  await contact.waitForHydration();
+  await contact.fill({ name: tag, email: 'dash@example.com', message: 'Seen before the dashboard was used?' });
+  const sent = Date.now();
+  await contact.send.click();
+  await expect(contact.success).toBeVisible();
+  await visitorContext.close();
+  await expect(admin).toHaveAttribute('data-hydrated', 'true');
+  await expect.poll(() => answers.some((a) => a.at > sent && a.body)).toBe(true);
+  const latest = () => answers.filter((a) => a.body).at(-1)!.body.total as number;
+  await expect.poll(async () => (await page.getByTestId('count-total').textContent())?.replace(/,/g, '') === String(latest())).toBe(true);
+  expect(await page.evaluate(() => (window as any).__notReloaded)).toBe(true);
+});

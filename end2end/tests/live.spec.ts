@@ -118,53 +118,57 @@ test('the dashboard and the inbox update without a reload when an inquiry arrive
   await visitorContext.close();
 });
 
-test('after a dropped live connection the page reconnects by itself and fetches what it missed', async ({ page, browser }) => {
-  test.setTimeout(60_000);
-  const tag = `Reconnect ${Date.now().toString(36)}`;
-  await VirtualAuthenticator.attach(page);
-  await new InvitePage(page).join(newInviteLink(tag), tag);
+// The dashboard before its client (its first stream is dashboard_on_first_use.js's, and the
+// reconnection brings the client), and the inbox, hydrated at once (the client's own stream).
+for (const [path, hydrate] of [['/admin', false], ['/admin/inbox', true]] as const) {
+  test(`after a dropped live connection the page reconnects by itself and fetches what it missed (${path})`, async ({ page, browser }) => {
+    test.setTimeout(60_000);
+    const tag = `Reconnect ${Date.now().toString(36)}`;
+    await VirtualAuthenticator.attach(page);
+    await new InvitePage(page).join(newInviteLink(tag), tag);
 
-  // The first stream says "ready" and then ends, as a dropped connection (a proxy's timeout, a
-  // restarted instance) would. The browser's reconnection is held back until a visitor has sent
-  // a message the page could not hear about; then it goes through to the real stream.
-  let streams = 0;
-  let missed!: () => void;
-  const visitorSent = new Promise<void>((resolve) => (missed = resolve));
-  await page.route('**/admin/live', async (route) => {
-    streams += 1;
-    if (streams === 1) {
-      await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: 'retry: 300\nevent: ready\ndata: \n\n' });
-    } else {
-      if (streams === 2) await visitorSent;
-      await route.continue();
-    }
+    // The first stream says "ready" and then ends, as a dropped connection (a proxy's timeout, a
+    // restarted instance) would. The browser's reconnection is held back until a visitor has sent
+    // a message the page could not hear about; then it goes through to the real stream.
+    let streams = 0;
+    let missed!: () => void;
+    const visitorSent = new Promise<void>((resolve) => (missed = resolve));
+    await page.route('**/admin/live', async (route) => {
+      streams += 1;
+      if (streams === 1) {
+        await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: 'retry: 300\nevent: ready\ndata: \n\n' });
+      } else {
+        if (streams === 2) await visitorSent;
+        await route.continue();
+      }
+    });
+    const answers: { at: number; body: any }[] = [];
+    page.on('response', async (r) => {
+      if (r.request().method() === 'POST' && r.url().endsWith('/api/admin/inbox/counts')) answers.push({ at: Date.now(), body: await r.json().catch(() => null) });
+    });
+    await page.goto(path);
+    if (hydrate) await waitForAdminHydration(page);
+    await expect.poll(() => streams).toBeGreaterThanOrEqual(2);
+    await expect(page.locator('html')).toHaveAttribute('data-live', 'reconnecting');
+    await page.evaluate(() => ((window as any).__notReloaded = true));
+
+    const visitorContext = await browser.newContext();
+    const contact = new ContactPage(await visitorContext.newPage());
+    await contact.open();
+    await contact.waitForHydration();
+    await contact.fill({ name: tag, email: 'reconnect@example.com', message: 'Sent while the dashboard was offline.' });
+    await contact.send.click();
+    await expect(contact.success).toBeVisible();
+    await visitorContext.close();
+    const sent = Date.now();
+    missed();
+
+    // Reconnected: live again, and the counts are asked for again and shown.
+    await expect(page.locator('html')).toHaveAttribute('data-live', 'on');
+    await expect.poll(() => answers.some((a) => a.at > sent && a.body)).toBe(true);
+    const total = page.getByTestId('count-total');
+    const latest = () => answers.filter((a) => a.body).at(-1)!.body.total as number;
+    await expect.poll(async () => (await total.textContent())?.replace(/,/g, '') === String(latest())).toBe(true);
+    expect(await page.evaluate(() => (window as any).__notReloaded)).toBe(true);
   });
-  const answers: { at: number; body: any }[] = [];
-  page.on('response', async (r) => {
-    if (r.request().method() === 'POST' && r.url().endsWith('/api/admin/inbox/counts')) answers.push({ at: Date.now(), body: await r.json().catch(() => null) });
-  });
-  await page.goto('/admin');
-  await waitForAdminHydration(page);
-  await expect.poll(() => streams).toBeGreaterThanOrEqual(2);
-  await expect(page.locator('html')).toHaveAttribute('data-live', 'reconnecting');
-  await page.evaluate(() => ((window as any).__notReloaded = true));
-
-  const visitorContext = await browser.newContext();
-  const contact = new ContactPage(await visitorContext.newPage());
-  await contact.open();
-  await contact.waitForHydration();
-  await contact.fill({ name: tag, email: 'reconnect@example.com', message: 'Sent while the dashboard was offline.' });
-  await contact.send.click();
-  await expect(contact.success).toBeVisible();
-  await visitorContext.close();
-  const sent = Date.now();
-  missed();
-
-  // Reconnected: live again, and the counts are asked for again and shown.
-  await expect(page.locator('html')).toHaveAttribute('data-live', 'on');
-  await expect.poll(() => answers.some((a) => a.at > sent && a.body)).toBe(true);
-  const total = page.getByTestId('count-total');
-  const latest = () => answers.filter((a) => a.body).at(-1)!.body.total as number;
-  await expect.poll(async () => (await total.textContent())?.replace(/,/g, '') === String(latest())).toBe(true);
-  expect(await page.evaluate(() => (window as any).__notReloaded)).toBe(true);
-});
+}

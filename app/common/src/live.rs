@@ -94,7 +94,7 @@ pub fn provide_live() {
         // browser reconnects by itself; anything may have changed meanwhile, so fetch again.
         let connected_before = std::rc::Rc::new(std::cell::Cell::new(false));
         let ready = Closure::<dyn Fn(web_sys::Event)>::new(move |_| {
-            if connected_before.replace(true) {
+            if connected_before.replace(true) || took_over_heard_change() {
                 bump_all();
             }
             // A mark for people's tools and tests: live updates are on.
@@ -119,6 +119,23 @@ pub fn provide_live() {
             }
         });
     }
+}
+
+/// The dashboard opened by a page load follows the live stream before its client is there
+/// (`app/src/dashboard_on_first_use.js`): once this page's own stream is open, that one closes,
+/// and if it heard of a change (which may be what brought the client) the page fetches again —
+/// the hydrated data is what the server rendered. False on every other page.
+#[cfg(feature = "hydrate")]
+fn took_over_heard_change() -> bool {
+    use wasm_bindgen::JsCast;
+    let window = leptos::prelude::window();
+    let Ok(handoff) = js_sys::Reflect::get(&window, &"__ebbLiveHandoff".into()) else {
+        return false;
+    };
+    let Some(handoff) = handoff.dyn_ref::<js_sys::Function>() else {
+        return false;
+    };
+    handoff.call0(&window).map(|heard| heard.as_bool() == Some(true)).unwrap_or(false)
 }
 
 /// A number that grows whenever one of `topics` changes: a source for a resource, so it fetches

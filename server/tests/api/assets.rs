@@ -39,7 +39,7 @@ async fn get(app: &TestApp, path: &str, encoding: Option<&str>) -> reqwest::Resp
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: PgPool) {
     let site = site();
-    let app = spawn_app_with(pool, &["--site-root", site.path().to_str().unwrap()], |_| {}).await;
+    let app = spawn_app_with(pool.clone(), &["--site-root", site.path().to_str().unwrap()], |_| {}).await;
     // The page names the hashed folder: script, wasm and stylesheet.
     let page = get(&app, "/", None).await.text().await.unwrap();
     for file in ["ebb.js", "ebb_bg.wasm", "ebb.css"] {
@@ -66,6 +66,18 @@ async fn the_clients_files_are_hashed_precompressed_and_cached_for_a_year(pool: 
     assert!(!signin.contains("chunk_12") && !signin.contains("split_ebb_share"), "{signin}");
     let invite = get(&app, "/invite/not-a-real-invite-token", None).await.text().await.unwrap();
     assert!(invite.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "the invite page hydrates at once: {invite}");
+    // The dashboard opened by a page load gets its client on first use too (or when something it
+    // shows changes: its script follows the live stream); the other admin pages hydrate at once.
+    let admin = create_admin(&pool, "Ada").await;
+    let cookie = session_cookie_for(&pool, admin).await;
+    let signed_in = |path: &'static str| app.client.get(app.url(path)).header("cookie", &cookie).send();
+    let dashboard = signed_in("/admin").await.unwrap().text().await.unwrap();
+    assert!(dashboard.contains(r#"id="dash-inbox""#), "{dashboard}");
+    assert!(!dashboard.contains(r#"rel="modulepreload""#) && !dashboard.contains(r#"rel="preload""#), "no preload on /admin: {dashboard}");
+    assert!(dashboard.contains("__ebbLiveHandoff") && dashboard.contains(r#"["/admin/live"]);"#), "the dashboard's own script: {dashboard}");
+    let inbox = signed_in("/admin/inbox").await.unwrap().text().await.unwrap();
+    assert!(inbox.contains(&format!(r#"<link rel="modulepreload" href="/pkg/{HASH}/ebb.js""#)), "the inbox hydrates at once: {inbox}");
+    assert!(!inbox.contains("__ebbLiveHandoff"), "{inbox}");
 
     // The copy the client accepts, with the right headers.
     for (accept, encoding, body) in [(Some("br, gzip"), Some("br"), &b"brotli bytes"[..]), (Some("gzip"), Some("gzip"), &b"gzip bytes"[..])] {
