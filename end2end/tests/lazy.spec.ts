@@ -199,4 +199,38 @@ test('the dashboard works before its client: none until used, a change it shows 
   const latest = () => answers.filter((a) => a.body).at(-1)!.body.total as number;
   await expect.poll(async () => (await page.getByTestId('count-total').textContent())?.replace(/,/g, '') === String(latest())).toBe(true);
   expect(await page.evaluate(() => (window as any).__notReloaded)).toBe(true);
+
+  // The hand-over, with every stream played by the test (nothing else reaches the page): a message
+  // arrives after the page was rendered, the dashboard's script hears of it and brings the client,
+  // whose own stream then hears nothing more — the client still asks for the counts again, as the
+  // script heard of a change, and shows the new ones.
+  let streams = 0;
+  let heard!: () => void;
+  const sayChanged = new Promise<void>((resolve) => (heard = resolve));
+  const stream = (events: string) => ({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: `retry: 600000\nevent: ready\ndata: \n\n${events}` });
+  await page.route('**/admin/live', async (route) => {
+    streams += 1;
+    if (streams === 1) {
+      await sayChanged;
+      await route.fulfill(stream('event: inquiry\ndata: {"topic":"inquiry","id":"0"}\n\n'));
+    } else {
+      await route.fulfill(stream(''));
+    }
+  });
+  await page.goto('/admin');
+  await expect(page.getByTestId('count-total')).toBeVisible();
+  await expect.poll(() => streams).toBe(1);
+  const later = await browser.newContext({ baseURL });
+  const second = new ContactPage(await later.newPage());
+  await second.open();
+  await second.waitForHydration();
+  await second.fill({ name: `${tag} later`, email: 'dash@example.com', message: 'Sent after the dashboard was rendered.' });
+  await second.send.click();
+  await expect(second.success).toBeVisible();
+  await later.close();
+  const told = Date.now();
+  heard();
+  await expect(admin).toHaveAttribute('data-hydrated', 'true');
+  await expect.poll(() => answers.some((a) => a.at > told && a.body), 'the client asks for the counts again').toBe(true);
+  await expect.poll(async () => (await page.getByTestId('count-total').textContent())?.replace(/,/g, '') === String(latest())).toBe(true);
 });
