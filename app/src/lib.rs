@@ -102,18 +102,19 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "ssr"), allow(dead_code))]
 enum Client {
-    /// Hydrated as soon as it loads (`HydrationScripts`): the admin pages, the invite page.
+    /// Hydrated as soon as it loads (`HydrationScripts`): the admin pages but the dashboard, the
+    /// invite page, a file request's upload page.
     Eager,
     /// Hydrated when first used (`InlineClientScript`): the home page, and a recipient's share
     /// page `/s/{token}` (its download is a plain form; the client only adds the "download
     /// started" note). Both are what a visitor who never signs in sees.
     OnFirstUse,
-    /// Hydrated when first used or when something it shows changes: the dashboard, opened by a
-    /// page load (after signing in, or directly). Rendered with its data, its reading and its
-    /// links need no client; `dashboard_on_first_use.js` follows the live stream until the
-    /// client's takes over and holds a button pressed before the client until it can act. The
-    /// admin who only looks downloads no wasm (the 1 MB of the admin client came with every
-    /// dashboard before).
+    /// Hydrated when first used, or when an inquiry, a share or a setting changes (a job's run
+    /// alone waits for the first use): the dashboard, opened by a page load (after signing in,
+    /// or directly). Rendered with its data, its reading and its links need no client;
+    /// `dashboard_on_first_use.js` follows the live stream until the client's takes over and
+    /// holds a button pressed before the client until it can act. The admin who only looks
+    /// downloads no wasm (the 1 MB of the admin client came with every dashboard before).
     DashboardOnFirstUse,
     /// Never hydrated: `/signin` runs its passkey ceremony in a script of a few KB
     /// (`auth::SIGNIN_JS`), so an admin about to sign in does not wait for the app's client.
@@ -149,7 +150,8 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 /// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; once
 ///   the admin starts to sign in it prefetches the main module and, in `more`, the admin
 ///   pages' module with its chunks and their loader ([`admin_module_files`]), so the dashboard
-///   that follows the passkey ceremony finds its whole client in the browser's cache;
+///   that follows the passkey ceremony finds its whole client in the browser's cache on its
+///   first use;
 /// - the home and share pages' (`hydrate_on_first_use.js`): the client (its JS glue and the main
 ///   wasm module, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer,
 ///   touch, key or focus, not with the page and with no preload hint. The page works before
