@@ -114,6 +114,12 @@ export class SignInPage {
   }
 }
 
+/** A reply to a page's live stream (`/admin/live`) played by a test: "ready", then `events`
+ *  (server-sent event text), then the end of the stream; the browser comes back after `retryMs`. */
+export function liveStreamReply(retryMs: number, events = '') {
+  return { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: `retry: ${retryMs}\nevent: ready\ndata: \n\n${events}` };
+}
+
 /** Admin pages are usable once the shell has hydrated. The dashboard opened by a page load
  *  hydrates when first used (app/src/dashboard_on_first_use.js): a key press (Shift, which does
  *  nothing else) is that use. */

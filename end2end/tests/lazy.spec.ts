@@ -1,7 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { ContactPage } from '../pages/contact-page';
 import { ShareLandingPage } from '../pages/shares';
-import { AdminShell, InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
+import { AdminShell, InvitePage, VirtualAuthenticator, liveStreamReply, newInviteLink, waitForAdminHydration } from '../pages/admin';
 
 /** The wasm files a page fetched while `action` ran. */
 async function wasmFetched(page: Page, action: () => Promise<void>): Promise<string[]> {
@@ -141,9 +141,7 @@ test('an admin who signs in lands on a dashboard whose client came while they us
 /** Answers the page's live stream with "ready" only, and asks the browser to come back in ten
  *  minutes: no change reaches the page (other tests' changes would start its client). */
 async function quietLiveStream(page: Page) {
-  await page.route('**/admin/live', (route) =>
-    route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: 'retry: 600000\nevent: ready\ndata: \n\n' }),
-  );
+  await page.route('**/admin/live', (route) => route.fulfill(liveStreamReply(600_000)));
 }
 
 test('the dashboard works before its client: none until used, a change it shows brings it, a press waits for it', async ({ page, browser, baseURL }) => {
@@ -152,6 +150,19 @@ test('the dashboard works before its client: none until used, a change it shows 
   await VirtualAuthenticator.attach(page);
   await new InvitePage(page).join(newInviteLink(tag), tag);
   const admin = page.locator('.admin');
+  /** A visitor in a browser of their own sends a message; returns when they pressed Send. */
+  const visitorSends = async (name: string, message: string) => {
+    const context = await browser.newContext({ baseURL });
+    const contact = new ContactPage(await context.newPage());
+    await contact.open();
+    await contact.waitForHydration();
+    await contact.fill({ name, email: 'dash@example.com', message });
+    const at = Date.now();
+    await contact.send.click();
+    await expect(contact.success).toBeVisible();
+    await context.close();
+    return at;
+  };
 
   // Opened directly and only looked at: the dashboard with its figures, no wasm at all.
   await quietLiveStream(page);
@@ -185,15 +196,7 @@ test('the dashboard works before its client: none until used, a change it shows 
   await page.goto('/admin');
   await expect(page.locator('html')).toHaveAttribute('data-live', 'on');
   await page.evaluate(() => ((window as any).__notReloaded = true));
-  const visitorContext = await browser.newContext({ baseURL });
-  const contact = new ContactPage(await visitorContext.newPage());
-  await contact.open();
-  await contact.waitForHydration();
-  await contact.fill({ name: tag, email: 'dash@example.com', message: 'Seen before the dashboard was used?' });
-  const sent = Date.now();
-  await contact.send.click();
-  await expect(contact.success).toBeVisible();
-  await visitorContext.close();
+  const sent = await visitorSends(tag, 'Seen before the dashboard was used?');
   await expect(admin).toHaveAttribute('data-hydrated', 'true');
   await expect.poll(() => answers.some((a) => a.at > sent && a.body)).toBe(true);
   const latest = () => answers.filter((a) => a.body).at(-1)!.body.total as number;
@@ -207,27 +210,19 @@ test('the dashboard works before its client: none until used, a change it shows 
   let streams = 0;
   let heard!: () => void;
   const sayChanged = new Promise<void>((resolve) => (heard = resolve));
-  const stream = (events: string) => ({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: `retry: 600000\nevent: ready\ndata: \n\n${events}` });
   await page.route('**/admin/live', async (route) => {
     streams += 1;
     if (streams === 1) {
       await sayChanged;
-      await route.fulfill(stream('event: inquiry\ndata: {"topic":"inquiry","id":"0"}\n\n'));
+      await route.fulfill(liveStreamReply(600_000, 'event: inquiry\ndata: {"topic":"inquiry","id":"0"}\n\n'));
     } else {
-      await route.fulfill(stream(''));
+      await route.fulfill(liveStreamReply(600_000));
     }
   });
   await page.goto('/admin');
   await expect(page.getByTestId('count-total')).toBeVisible();
   await expect.poll(() => streams).toBe(1);
-  const later = await browser.newContext({ baseURL });
-  const second = new ContactPage(await later.newPage());
-  await second.open();
-  await second.waitForHydration();
-  await second.fill({ name: `${tag} later`, email: 'dash@example.com', message: 'Sent after the dashboard was rendered.' });
-  await second.send.click();
-  await expect(second.success).toBeVisible();
-  await later.close();
+  await visitorSends(`${tag} later`, 'Sent after the dashboard was rendered.');
   const told = Date.now();
   heard();
   await expect(admin).toHaveAttribute('data-hydrated', 'true');

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { expect, test, type Page } from '@playwright/test';
-import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
+import { InvitePage, VirtualAuthenticator, liveStreamReply, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { SharesPage, ShareLandingPage } from '../pages/shares';
 
@@ -136,7 +136,7 @@ for (const [path, hydrate] of [['/admin', false], ['/admin/inbox', true]] as con
     await page.route('**/admin/live', async (route) => {
       streams += 1;
       if (streams === 1) {
-        await route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, body: 'retry: 300\nevent: ready\ndata: \n\n' });
+        await route.fulfill(liveStreamReply(300));
       } else {
         if (streams === 2) await visitorSent;
         await route.continue();
