@@ -18,6 +18,9 @@ const BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 /// Buckets for how many contact submissions one statement wrote (group commit).
 const BATCH_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
+/// Buckets (seconds) for one group-commit statement: a millisecond or two under load.
+const STATEMENT_BUCKETS: &[f64] = &[0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.25, 1.0];
+
 /// Installs the process-wide Prometheus recorder once (tests start many apps in one process)
 /// and returns its handle.
 pub fn recorder() -> PrometheusHandle {
@@ -25,7 +28,8 @@ pub fn recorder() -> PrometheusHandle {
     HANDLE
         .get_or_init(|| {
             let recorder = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+                .set_buckets_for_metric(Matcher::Full("ebb_contact_statement_seconds".into()), STATEMENT_BUCKETS)
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS))
                 .and_then(|b| b.set_buckets_for_metric(Matcher::Full("ebb_contact_batch_size".into()), BATCH_BUCKETS))
                 .expect("valid buckets")
                 .build_recorder();

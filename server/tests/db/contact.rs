@@ -58,6 +58,41 @@ async fn one_batch_counts_each_clients_hits_in_order_and_stores_only_those_withi
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_batch_filled_across_a_change_of_the_limits_window_counts_each_window_and_repeated_proofs_are_replays(pool: PgPool) {
+    use app::contact::db::{submit_batch, Submission};
+    use app::contact::spam::Proof;
+    let long = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(600) };
+    // Windows whose starts almost never coincide (they would share the client's counter row).
+    let short = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(599) };
+    let proof = |c: &str| Some(Proof { challenge: c.into(), expires_at: time::OffsetDateTime::now_utc() + time::Duration::hours(1) });
+    // One client; the setting changed while the batch filled. The same proof comes three times.
+    let batch: Vec<Submission> = [(&long, "l1", "p"), (&short, "s1", "p"), (&long, "l2", "q"), (&short, "s2", "r"), (&long, "l3", "p"), (&short, "s3", "s")]
+        .iter()
+        .map(|(limit, name, p)| Submission::new(limit, "a", inquiry(name)).judged(Vec::new(), proof(p)))
+        .collect();
+    let mut conn = pool.acquire().await.unwrap();
+    let results = submit_batch(&mut conn, &batch).await.unwrap();
+    let kind: Vec<&str> = results
+        .iter()
+        .map(|r| match r {
+            Submitted::Stored(_) => "stored",
+            Submitted::Quarantined(_) => "spam",
+            Submitted::Limited { .. } => "limited",
+        })
+        .collect();
+    // Each window counts its own hits (two allowed in each); "p" reaches the inbox once.
+    assert_eq!(kind, ["stored", "spam", "stored", "stored", "limited", "limited"]);
+    assert_eq!(stored_names(&pool).await, ["l1", "l2", "s2"]);
+    let spam: Vec<String> = sqlx::query_scalar("select name from suspected_spam").fetch_all(&pool).await.unwrap();
+    assert_eq!(spam, ["s1"]);
+    let hits: i64 = sqlx::query_scalar("select sum(hits)::int8 from rate_limit_counters").fetch_one(&pool).await.unwrap();
+    assert_eq!(hits, 6, "every hit is counted, refused ones too");
+    let replays: i64 = sqlx::query_scalar("select coalesce(sum(n), 0)::int8 from contact_daily where figure = 'signal:proof_replayed'").fetch_one(&pool).await.unwrap();
+    // "p" again in l3 is a replay too, though l3 was refused by the limit.
+    assert_eq!(replays, 2);
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_writer_under_concurrency_stores_every_accepted_submission_once_and_keeps_each_limit_exact(pool: PgPool) {
     use app::contact::db::Submission;
     use app::contact::writer::Writer;

@@ -68,13 +68,13 @@ pub async fn submit(pool: &sqlx::PgPool, limit: &kernel::ratelimit::Limit, clien
 /// Counts every submission's hit and stores those within their client's limit: one statement
 /// for the whole batch, so one round trip and one commit however many it holds.
 ///
-/// The counters are upserted once per client and window with the batch's number of hits
-/// (sorted by key, so two batches that share clients lock their rows in the same order). The
-/// row lock serialises concurrent batches from every instance, and the upsert returns the
-/// count after this batch's hits: the k-th of a client's n submissions in the batch is the
-/// (count − n + k)-th hit of its window, accepted while that is within the limit. Accepted
-/// inquiries are inserted in the same statement, so the limit stays exact and an accepted
-/// inquiry is never lost between the count and the insert; a failure stores none of them.
+/// The counters are upserted once per client with the batch's number of hits (sorted by key, so
+/// two batches that share clients lock their rows in the same order). The row lock serialises
+/// concurrent batches from every instance, and the upsert returns the count after this batch's
+/// hits: the k-th of a client's n submissions in the batch is the (count − n + k)-th hit of its
+/// window, accepted while that is within the limit. Accepted inquiries are inserted in the same
+/// statement, so the limit stays exact and an accepted inquiry is never lost between the count
+/// and the insert; a failure stores none of them.
 ///
 /// The spam defence's part: each verified proof of work is spent here (`spam_proofs_spent`,
 /// sorted by key; a proof spent before, by an earlier statement on any instance or earlier in
@@ -82,94 +82,100 @@ pub async fn submit(pool: &sqlx::PgPool, limit: &kernel::ratelimit::Limit, clien
 /// when their signals (and a replay) weigh enough; the day's figures (`contact_daily`, this
 /// connection's shard) count every outcome and signal. Results come back in the order of
 /// `batch`.
+///
+/// What can be known before the statement is worked out here rather than by the database, which
+/// writes one batch at a time (group commit): each submission's rank among its client's, the
+/// proofs that repeat within the batch, and the signals' counts. The statement is left with the
+/// counters, the inserts and the verdicts, which need the rows. A batch whose limits have
+/// different windows (the setting changed while it filled) is written as one statement per
+/// window, in one transaction.
 pub async fn submit_batch(conn: &mut sqlx::PgConnection, batch: &[Submission]) -> Result<Vec<Submitted>, sqlx::Error> {
-    let buckets: Vec<&str> = batch.iter().map(|s| s.bucket.as_str()).collect();
-    let windows: Vec<i64> = batch.iter().map(|s| s.window_secs).collect();
-    let maxes: Vec<i32> = batch.iter().map(|s| s.max).collect();
+    if batch.iter().all(|s| s.window_secs == batch[0].window_secs) {
+        return submit_window(conn, batch).await;
+    }
+    use sqlx::Connection as _;
+    let mut tx = conn.begin().await?;
+    let mut out = Vec::with_capacity(batch.len());
+    let mut rest = batch;
+    while let Some(first) = rest.first() {
+        let run = rest.iter().take_while(|s| s.window_secs == first.window_secs).count();
+        out.extend(submit_window(&mut *tx, &rest[..run]).await?);
+        rest = &rest[run..];
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// [`submit_batch`] for submissions whose limits share one window.
+async fn submit_window(conn: &mut sqlx::PgConnection, batch: &[Submission]) -> Result<Vec<Submitted>, sqlx::Error> {
+    let Some(first) = batch.first() else { return Ok(Vec::new()) };
+    let plan = Plan::of(batch);
     let names: Vec<&str> = batch.iter().map(|s| s.inquiry.name()).collect();
     let emails: Vec<&str> = batch.iter().map(|s| s.inquiry.email()).collect();
     let messages: Vec<&str> = batch.iter().map(|s| s.inquiry.message()).collect();
+    let maxes: Vec<i32> = batch.iter().map(|s| s.max).collect();
     let signals: Vec<String> = batch.iter().map(|s| s.signals.iter().map(|g| g.name()).collect::<Vec<_>>().join(",")).collect();
     let scores: Vec<i32> = batch.iter().map(|s| spam::score(&s.signals) as i32).collect();
     let proofs: Vec<Option<&str>> = batch.iter().map(|s| s.proof.as_ref().map(|p| p.challenge.as_str())).collect();
     let proof_expiries: Vec<Option<time::OffsetDateTime>> = batch.iter().map(|s| s.proof.as_ref().map(|p| p.expires_at)).collect();
-    let replay_weight = Signal::ProofReplayed.weight() as i32;
+    let buckets: Vec<&str> = batch.iter().map(|s| s.bucket.as_str()).collect();
     let rows = sqlx::query!(
         r#"with t as (select extract(epoch from clock_timestamp())::bigint as now_s),
            items as (
-               select u.i, u.bucket, u.win, u.max_hits, u.name, u.email, u.message, u.signals, u.score, u.proof, u.proof_exp,
-                      to_timestamp(t.now_s - mod(t.now_s, u.win)) as ws,
-                      gen_random_uuid() as id
-               from unnest($1::text[], $2::int8[], $3::int4[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int4[], $9::text[], $10::timestamptz[])
-                    with ordinality as u(bucket, win, max_hits, name, email, message, signals, score, proof, proof_exp, i), t
-           ),
-           spent as (
-               insert into spam_proofs_spent (challenge, expires_at)
-               select distinct on (proof) proof, proof_exp from items where proof is not null order by proof, i
-               on conflict do nothing
-               returning challenge
-           ),
-           first_use as (
-               select distinct on (items.proof) items.i from items join spent on spent.challenge = items.proof order by items.proof, items.i
-           ),
-           judged as (
-               select items.*,
-                      (items.proof is not null and not exists (select 1 from first_use f where f.i = items.i)) as replayed
-               from items
-           ),
-           final as (
-               select judged.*,
-                      array_remove(string_to_array(signals, ',') || case when replayed then array['proof_replayed'] else array[]::text[] end, '') as all_signals,
-                      score + case when replayed then $11::int4 else 0 end as total
-               from judged
-           ),
-           ranked as (
-               select final.*,
-                      row_number() over (partition by bucket, ws order by i) as k,
-                      count(*) over (partition by bucket, ws) as n
-               from final
+               select u.*, to_timestamp(t.now_s - mod(t.now_s, $1::int8)) as ws, t.now_s, gen_random_uuid() as id
+               from unnest($2::text[], $3::int4[], $4::int4[], $5::int4[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int4[], $11::text[], $12::timestamptz[], $13::bool[])
+                    with ordinality as u(bucket, k, n, max_hits, name, email, message, signals, score, proof, proof_exp, repeated, i), t
            ),
            hit as (
                insert into rate_limit_counters (bucket, window_start, hits)
-               select bucket, ws, count(*)::int from items group by bucket, ws order by bucket, ws
+               select bucket, ws, n from items where k = n order by bucket
                on conflict (bucket, window_start) do update set hits = rate_limit_counters.hits + excluded.hits
-               returning bucket, window_start, hits
+               returning bucket, hits
            ),
-           accepted as (
-               select ranked.*, ranked.total >= $12::int4 as suspect
-               from ranked join hit on hit.bucket = ranked.bucket and hit.window_start = ranked.ws
-               where hit.hits - ranked.n + ranked.k <= ranked.max_hits
+           spent as (
+               insert into spam_proofs_spent (challenge, expires_at)
+               select proof, proof_exp from items where proof is not null and not repeated order by proof
+               on conflict do nothing
+               returning challenge
+           ),
+           judged as (
+               select items.*, hit.hits - items.n + items.k <= items.max_hits as ok,
+                      items.proof is not null and (items.repeated or spent.challenge is null) as replayed
+               from items join hit using (bucket) left join spent on spent.challenge = items.proof
+           ),
+           verdict as (
+               select judged.*, score + case when replayed then $14::int4 else 0 end as total,
+                      ok and score + case when replayed then $14::int4 else 0 end >= $15::int4 as suspect
+               from judged
            ),
            stored as (
                insert into inquiries (id, name, email, message, held)
-               select id, name, email, message, exists (select 1 from legal_holds h where h.email = lower(accepted.email))
-               from accepted where not suspect order by i
-               returning id
+               select id, name, email, message, exists (select 1 from legal_holds h where h.email = lower(verdict.email))
+               from verdict where ok and not suspect order by i
            ),
            quarantined as (
                insert into suspected_spam (id, name, email, message, signals, score, held)
-               select id, name, email, message, all_signals, total, exists (select 1 from legal_holds h where h.email = lower(accepted.email))
-               from accepted where suspect order by i
-               returning id
-           ),
-           outcomes as (
-               select case when a.id is null then 'refused' when a.suspect then 'quarantined' else 'accepted' end as figure
-               from final left join accepted a on a.i = final.i
-               union all
-               select 'signal:' || sig from final, unnest(final.all_signals) sig
+               select id, name, email, message,
+                      array_remove(string_to_array(signals, ','), '') || case when replayed then array['proof_replayed'] else array[]::text[] end,
+                      total, exists (select 1 from legal_holds h where h.email = lower(verdict.email))
+               from verdict where suspect order by i
            ),
            figures as (
                insert into contact_daily (day, figure, shard, n)
-               select (clock_timestamp() at time zone 'UTC')::date, figure, (pg_backend_pid() % 16)::int2, count(*)
-               from outcomes group by figure order by figure
+               select (clock_timestamp() at time zone 'UTC')::date, figure, (pg_backend_pid() % 16)::int2, sum(c)
+               from (select case when not ok then 'refused' when suspect then 'quarantined' else 'accepted' end, 1 from verdict
+                     union all select 'signal:proof_replayed', 1 from verdict where replayed
+                     union all select 'signal:' || name, c from unnest($16::text[], $17::int8[]) as x(name, c)) as o(figure, c)
+               group by figure order by figure
                on conflict (day, figure, shard) do update set n = contact_daily.n + excluded.n
            )
-           select f.id as "id!", (stored.id is not null) as "stored!", (quarantined.id is not null) as "quarantined!", f.replayed as "replayed!",
-                  extract(epoch from f.ws)::bigint + f.win - extract(epoch from clock_timestamp())::bigint as "retry_after!"
-           from final f left join stored on stored.id = f.id left join quarantined on quarantined.id = f.id
-           order by f.i"#,
+           select id as "id!", ok as "ok!", suspect as "suspect!", replayed as "replayed!",
+                  extract(epoch from ws)::bigint + $1::int8 - now_s as "retry_after!"
+           from verdict order by i"#,
+        first.window_secs,
         &buckets as &[&str],
-        &windows,
+        &plan.rank,
+        &plan.of_client,
         &maxes,
         &names as &[&str],
         &emails as &[&str],
@@ -178,8 +184,11 @@ pub async fn submit_batch(conn: &mut sqlx::PgConnection, batch: &[Submission]) -
         &scores,
         &proofs as &[Option<&str>],
         &proof_expiries as &[Option<time::OffsetDateTime>],
-        replay_weight,
+        &plan.repeated,
+        Signal::ProofReplayed.weight() as i32,
         spam::THRESHOLD as i32,
+        &plan.signal_names as &[&str],
+        &plan.signal_counts,
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -190,18 +199,57 @@ pub async fn submit_batch(conn: &mut sqlx::PgConnection, batch: &[Submission]) -
         .into_iter()
         .zip(batch)
         .map(|(row, s)| {
-            let outcome = if row.stored {
-                Submitted::Stored(row.id)
-            } else if row.quarantined {
-                Submitted::Quarantined(row.id)
-            } else {
-                metrics::counter!("ebb_rate_limit_refusals_total", "limit" => s.limit_name).increment(1);
-                Submitted::Limited { retry_after_secs: row.retry_after.max(1) as u64 }
+            let outcome = match (row.ok, row.suspect) {
+                (true, false) => Submitted::Stored(row.id),
+                (true, true) => Submitted::Quarantined(row.id),
+                (false, _) => {
+                    metrics::counter!("ebb_rate_limit_refusals_total", "limit" => s.limit_name).increment(1);
+                    Submitted::Limited { retry_after_secs: row.retry_after.max(1) as u64 }
+                }
             };
             count_outcome(s, &outcome, row.replayed);
             outcome
         })
         .collect())
+}
+
+/// What a batch's statement is told beside the submissions themselves.
+#[derive(Debug, PartialEq)]
+struct Plan {
+    /// Each submission's place (1-based) among its client's in the batch…
+    rank: Vec<i32>,
+    /// …and how many its client has in the batch.
+    of_client: Vec<i32>,
+    /// The proof of work was already in an earlier submission of the batch: a replay, whatever
+    /// the database says about the first.
+    repeated: Vec<bool>,
+    /// How often each signal fired across the batch (the day's figures).
+    signal_names: Vec<&'static str>,
+    signal_counts: Vec<i64>,
+}
+
+impl Plan {
+    fn of(batch: &[Submission]) -> Self {
+        use std::collections::{BTreeMap, HashMap, HashSet};
+        let mut seen: HashMap<&str, i32> = HashMap::with_capacity(batch.len());
+        let rank: Vec<i32> = batch
+            .iter()
+            .map(|s| {
+                let n = seen.entry(s.bucket.as_str()).or_default();
+                *n += 1;
+                *n
+            })
+            .collect();
+        let of_client = batch.iter().map(|s| seen[s.bucket.as_str()]).collect();
+        let mut proofs = HashSet::new();
+        let repeated = batch.iter().map(|s| s.proof.as_ref().is_some_and(|p| !proofs.insert(p.challenge.as_str()))).collect();
+        let mut signals: BTreeMap<&'static str, i64> = BTreeMap::new();
+        for signal in batch.iter().flat_map(|s| &s.signals) {
+            *signals.entry(signal.name()).or_default() += 1;
+        }
+        let (signal_names, signal_counts) = signals.into_iter().unzip();
+        Plan { rank, of_client, repeated, signal_names, signal_counts }
+    }
 }
 
 /// The Prometheus side of the day's figures: submissions by outcome, and the signals that fired
@@ -218,5 +266,35 @@ fn count_outcome(s: &Submission, outcome: &Submitted, replayed: bool) {
     }
     if replayed {
         metrics::counter!("ebb_contact_spam_signals_total", "signal" => Signal::ProofReplayed.name()).increment(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{parse_inquiry, ContactForm};
+
+    fn submission(client: &str, signals: Vec<Signal>, proof: Option<&str>) -> Submission {
+        let limit = kernel::ratelimit::Limit { name: "contact", max: 5, window: std::time::Duration::from_secs(600) };
+        let inquiry = parse_inquiry(&ContactForm { name: "Ann".into(), email: "ann@example.org".into(), message: "Hello".into() }).unwrap();
+        let proof = proof.map(|c| Proof { challenge: c.into(), expires_at: time::OffsetDateTime::UNIX_EPOCH });
+        Submission::new(&limit, client, inquiry).judged(signals, proof)
+    }
+
+    #[test]
+    fn a_batch_plan_ranks_each_clients_submissions_marks_repeated_proofs_and_counts_signals() {
+        let batch = [
+            submission("a", vec![Signal::Honeypot], Some("p1")),
+            submission("b", vec![], Some("p2")),
+            submission("a", vec![Signal::Links, Signal::Honeypot], Some("p1")),
+            submission("c", vec![], None),
+            submission("a", vec![], Some("p2")),
+        ];
+        let plan = Plan::of(&batch);
+        assert_eq!(plan.rank, [1, 1, 2, 1, 3]);
+        assert_eq!(plan.of_client, [3, 1, 3, 1, 3]);
+        assert_eq!(plan.repeated, [false, false, true, false, true], "only a proof's first use in the batch may be its first use at all");
+        assert_eq!(plan.signal_names, [Signal::Honeypot.name(), Signal::Links.name()]);
+        assert_eq!(plan.signal_counts, [2, 1]);
     }
 }

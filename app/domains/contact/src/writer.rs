@@ -136,7 +136,10 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<
         let (submissions, replies): (Vec<Submission>, Vec<_>) = jobs.drain(..).map(|j| (j.submission, j.reply)).unzip();
         metrics::histogram!("ebb_contact_batch_size").record(submissions.len() as f64);
         statements.fetch_add(1, Ordering::Relaxed);
-        match db::submit_batch(c, &submissions).await {
+        let started = std::time::Instant::now();
+        let outcome = db::submit_batch(c, &submissions).await;
+        metrics::histogram!("ebb_contact_statement_seconds").record(started.elapsed().as_secs_f64());
+        match outcome {
             Ok(results) => {
                 for (reply, result) in replies.into_iter().zip(results) {
                     let _ = reply.send(Ok(result));
