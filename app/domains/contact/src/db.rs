@@ -99,7 +99,7 @@ pub async fn submit_batch(conn: &mut sqlx::PgConnection, batch: &[Submission]) -
     let mut rest = batch;
     while let Some(first) = rest.first() {
         let run = rest.iter().take_while(|s| s.window_secs == first.window_secs).count();
-        out.extend(submit_window(&mut *tx, &rest[..run]).await?);
+        out.extend(submit_window(&mut tx, &rest[..run]).await?);
         rest = &rest[run..];
     }
     tx.commit().await?;

@@ -12,7 +12,9 @@ use std::sync::{
     Arc, OnceLock,
 };
 
-use sqlx::{pool::PoolConnection, PgPool, Postgres};
+use std::time::{Duration, Instant};
+
+use sqlx::{PgConnection, PgPool};
 use tokio::sync::{mpsc, oneshot, Mutex};
 
 use super::db::{self, Submission, Submitted};
@@ -30,8 +32,9 @@ struct Job {
     reply: oneshot::Sender<Result<Submitted, WriteError>>,
 }
 
-/// The contact form's writers: a queue and the tasks that each take what is waiting and write
-/// it in one statement. Started on first use, on the runtime of that first submission.
+/// The contact form's writers: a queue and the threads that each take what is waiting and write
+/// it in one statement. Started on first use; they end when the pool is closed or the writer
+/// dropped.
 pub struct Writer {
     pool: PgPool,
     /// How many statements may run at once ([`Writer::new`]).
@@ -42,7 +45,9 @@ pub struct Writer {
 
 impl Writer {
     /// One writer: while its statement runs, the next batch fills. Measured (`make bench`,
-    /// contact at 32 connections, 2 cores): one writer 10,500–10,900 submissions/s, two
+    /// contact at 32 connections, 2 cores, when the writers were tasks on the request runtime
+    /// with the pool's connections; see [`run`] for what the writer's own thread added): one
+    /// writer 10,500–10,900 submissions/s, two
     /// 8,200–8,600, three 6,900, four 6,300. The statement's cost is mostly per statement, so
     /// fewer, larger batches do more with the same CPU; a second writer only halves the batches.
     /// Neither does a second writer that starts only once a batch's worth waits while the first
@@ -63,8 +68,15 @@ impl Writer {
         self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::channel(QUEUE);
             let rx = Arc::new(Mutex::new(rx));
-            for _ in 0..self.writers {
-                tokio::spawn(run(self.pool.clone(), rx.clone(), self.statements.clone()));
+            for n in 0..self.writers {
+                let (pool, rx, statements) = (self.pool.clone(), rx.clone(), self.statements.clone());
+                std::thread::Builder::new()
+                    .name(format!("contact-writer-{n}"))
+                    .spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("the writer's runtime");
+                        rt.block_on(run(pool, rx, statements));
+                    })
+                    .expect("the writer's thread");
             }
             tx
         })
@@ -95,34 +107,68 @@ fn drain(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>) {
     }
 }
 
-/// One writer: waits for a submission, takes everything else waiting with it, writes them in
-/// one statement and answers each. It keeps its connection only while submissions keep coming
-/// (no second round trip for the pool's check under load) and gives it back when the queue is
-/// empty.
+/// A writer's own connection is checked (a ping) before use once it has been idle this long;
+/// under load it never is.
+const CHECK_AFTER: Duration = Duration::from_secs(1);
+/// How a writer's own connection shows in `pg_stat_activity`.
+pub const APPLICATION_NAME: &str = "ebb-contact-writer";
+/// A writer closes its own connection after this long without a submission.
+const IDLE_CLOSE: Duration = Duration::from_secs(60);
+
+/// One writer, on its own thread and runtime: waits for a submission, takes everything else
+/// waiting with it, writes them in one statement and answers each.
+///
+/// It has its own connection, opened on its own runtime, rather than one of the pool's: the
+/// statement's answer then wakes this thread at once, instead of waiting for one of the request
+/// workers to poll the pool's sockets between requests. The writer is the one serial step of a
+/// submission, so that wait was paid by every submission in the batch (measured with
+/// `BENCH_ONLY=contact benches/run.sh`: 14,400–14,900 submissions/s on the pool's connection,
+/// 16,100–17,300/s on its own). The connection is outside the pool's size
+/// (`EBB_DB_MAX_CONNECTIONS`), named [`APPLICATION_NAME`], checked with a ping when it was idle, closed after
+/// [`IDLE_CLOSE`] without submissions, and closed when the pool is (as a test's is when it
+/// ends), after what is queued is written.
 async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<AtomicU64>) {
-    let mut conn: Option<PoolConnection<Postgres>> = None;
+    use sqlx::Connection as _;
+    let options = (*pool.connect_options()).clone().application_name(APPLICATION_NAME);
+    let mut conn: Option<PgConnection> = None;
+    let mut used = Instant::now();
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     loop {
         if conn.is_some() {
-            // Another writer is collecting: do not hold a connection while waiting for it.
+            // Another writer is collecting: do not wait for it here.
             if let Ok(mut rx) = rx.try_lock() {
                 drain(&mut rx, &mut jobs);
-            }
-            if jobs.is_empty() {
-                conn = None;
             }
         }
         if jobs.is_empty() {
             let mut rx = rx.lock().await;
-            match rx.recv().await {
-                Some(job) => jobs.push(job),
-                None => return,
+            let idle = tokio::time::sleep_until((used + IDLE_CLOSE).into());
+            tokio::select! {
+                biased;
+                job = rx.recv() => match job {
+                    Some(job) => jobs.push(job),
+                    None => break,
+                },
+                _ = pool.close_event() => break,
+                _ = idle, if conn.is_some() => {
+                    if let Some(c) = conn.take() {
+                        let _ = c.close().await;
+                    }
+                    continue;
+                }
             }
             drain(&mut rx, &mut jobs);
         }
+        if used.elapsed() >= CHECK_AFTER {
+            if let Some(mut c) = conn.take() {
+                if c.ping().await.is_ok() {
+                    conn = Some(c);
+                }
+            }
+        }
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match pool.acquire().await {
+            None => match PgConnection::connect_with(&options).await {
                 Ok(c) => conn.insert(c),
                 Err(e) => {
                     let e = Arc::new(e);
@@ -133,6 +179,7 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<
                 }
             },
         };
+        used = Instant::now();
         let (submissions, replies): (Vec<Submission>, Vec<_>) = jobs.drain(..).map(|j| (j.submission, j.reply)).unzip();
         metrics::histogram!("ebb_contact_batch_size").record(submissions.len() as f64);
         statements.fetch_add(1, Ordering::Relaxed);
@@ -169,5 +216,8 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<
                 }
             }
         }
+    }
+    if let Some(c) = conn {
+        let _ = c.close().await;
     }
 }
