@@ -180,44 +180,51 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<
             },
         };
         used = Instant::now();
-        let (submissions, replies): (Vec<Submission>, Vec<_>) = jobs.drain(..).map(|j| (j.submission, j.reply)).unzip();
-        metrics::histogram!("ebb_contact_batch_size").record(submissions.len() as f64);
-        statements.fetch_add(1, Ordering::Relaxed);
-        let started = std::time::Instant::now();
-        let outcome = db::submit_batch(c, &submissions).await;
-        metrics::histogram!("ebb_contact_statement_seconds").record(started.elapsed().as_secs_f64());
-        match outcome {
-            Ok(results) => {
-                for (reply, result) in replies.into_iter().zip(results) {
-                    let _ = reply.send(Ok(result));
-                }
-            }
-            // The database refused the statement, so none of it was stored: write each alone,
-            // so that a submission the database cannot take fails only itself.
-            Err(sqlx::Error::Database(e)) if submissions.len() > 1 => {
-                tracing::warn!(error = %e, batch = submissions.len(), "a batch of contact submissions was refused; writing them one by one");
-                let mut broken = false;
-                for (reply, s) in replies.into_iter().zip(submissions) {
-                    let result = db::submit_batch(c, std::slice::from_ref(&s)).await.map(|mut r| r.remove(0)).map_err(Arc::new);
-                    broken |= matches!(&result, Err(e) if !matches!(**e, sqlx::Error::Database(_)));
-                    let _ = reply.send(result);
-                }
-                if broken {
-                    conn = None;
-                }
-            }
-            // The connection may be broken, or the outcome unknown: answer the failure, never
-            // write again what may have been stored, and start over with a fresh connection.
-            Err(e) => {
-                conn = None;
-                let e = Arc::new(e);
-                for reply in replies {
-                    let _ = reply.send(Err(e.clone()));
-                }
-            }
+        if !write(c, &mut jobs, &statements).await {
+            conn = None;
         }
     }
     if let Some(c) = conn {
         let _ = c.close().await;
+    }
+}
+
+/// Writes `jobs` in one statement on `c` and answers each. Returns whether the connection can
+/// be used again.
+async fn write(c: &mut PgConnection, jobs: &mut Vec<Job>, statements: &AtomicU64) -> bool {
+    let (submissions, replies): (Vec<Submission>, Vec<_>) = jobs.drain(..).map(|j| (j.submission, j.reply)).unzip();
+    metrics::histogram!("ebb_contact_batch_size").record(submissions.len() as f64);
+    statements.fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
+    let outcome = db::submit_batch(c, &submissions).await;
+    metrics::histogram!("ebb_contact_statement_seconds").record(started.elapsed().as_secs_f64());
+    match outcome {
+        Ok(results) => {
+            for (reply, result) in replies.into_iter().zip(results) {
+                let _ = reply.send(Ok(result));
+            }
+            true
+        }
+        // The database refused the statement, so none of it was stored: write each alone,
+        // so that a submission the database cannot take fails only itself.
+        Err(sqlx::Error::Database(e)) if submissions.len() > 1 => {
+            tracing::warn!(error = %e, batch = submissions.len(), "a batch of contact submissions was refused; writing them one by one");
+            let mut broken = false;
+            for (reply, s) in replies.into_iter().zip(submissions) {
+                let result = db::submit_batch(c, std::slice::from_ref(&s)).await.map(|mut r| r.remove(0)).map_err(Arc::new);
+                broken |= matches!(&result, Err(e) if !matches!(**e, sqlx::Error::Database(_)));
+                let _ = reply.send(result);
+            }
+            !broken
+        }
+        // The connection may be broken, or the outcome unknown: answer the failure, never
+        // write again what may have been stored, and start over with a fresh connection.
+        Err(e) => {
+            let e = Arc::new(e);
+            for reply in replies {
+                let _ = reply.send(Err(e.clone()));
+            }
+            false
+        }
     }
 }
