@@ -42,11 +42,6 @@ macro_rules! lazy_route {
     };
 }
 
-/// The wasm module of the admin pages (the `in ebb_admin` below), as the splitter's manifest
-/// names it: the sign-in page prefetches it (`admin_module_files`).
-#[cfg(feature = "ssr")]
-pub(crate) const ADMIN_MODULE: &str = "ebb_admin";
-
 lazy_route! {
     /// The frame around every admin page (navigation, who is signed in, the alert banner, the
     /// live stream).

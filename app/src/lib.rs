@@ -66,13 +66,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             let more = vec![common::live::PATH.to_string()];
             view! { <InlineClientScript options script=include_str!("dashboard_on_first_use.js") more/> }.into_any()
         }
-        Client::SignIn => {
-            #[cfg(feature = "ssr")]
-            let prefetch = admin_module_files(&options).to_vec();
-            #[cfg(not(feature = "ssr"))]
-            let prefetch = Vec::new();
-            view! { <InlineClientScript options script=auth::SIGNIN_JS more=prefetch/> }.into_any()
-        }
+        Client::SignIn => view! { <InlineClientScript options script=auth::SIGNIN_JS/> }.into_any(),
     };
     let page = view! {
         <!DOCTYPE html>
@@ -147,11 +141,10 @@ fn client_urls(options: &LeptosOptions) -> (String, String) {
 /// A page's client as one inline module script (under the response's nonce): `script` is a JS
 /// function expression, called with the URLs of the client's JS glue and main wasm module, and
 /// `more` (a list of strings, empty unless given; what each script reads in it is below).
-/// - the sign-in page's (`auth::SIGNIN_JS`): nothing else to fetch before the page works; once
-///   the admin starts to sign in it prefetches the main module and, in `more`, the admin
-///   pages' module with its chunks and their loader ([`admin_module_files`]), so the dashboard
-///   that follows the passkey ceremony finds its whole client in the browser's cache on its
-///   first use;
+/// - the sign-in page's (`auth::SIGNIN_JS`): the passkey ceremony, and no wasm at all, not even
+///   prefetched: the dashboard that follows works before its client and gets it on first use
+///   (an earlier prefetch of the whole admin client, about 1 MB brotli, made signing in cost
+///   more than the 150 KB that an interactive dashboard needs);
 /// - the home and share pages' (`hydrate_on_first_use.js`): the client (its JS glue and the main
 ///   wasm module, nearly all of it Leptos' runtime) is fetched on the visitor's first pointer,
 ///   touch, key or focus, not with the page and with no preload hint. The page works before
@@ -170,38 +163,6 @@ fn InlineClientScript(options: LeptosOptions, script: &'static str, #[prop(optio
             {format!("{script}({js:?}, {wasm:?}, {more:?});")}
         </script>
     }
-}
-
-/// The files the admin pages' client needs besides the main module: the splitter's loader, the
-/// admin pages' module and the chunks it shares with other modules, as the manifest of this
-/// build lists them (`__wasm_split_manifest.json` beside the main module; read once per site
-/// folder, as Leptos' `HydrationScripts` reads it). Empty when the client has no manifest.
-#[cfg(feature = "ssr")]
-fn admin_module_files(options: &LeptosOptions) -> std::sync::Arc<[String]> {
-    use std::{collections::HashMap, path::PathBuf, sync::Arc};
-    static FILES: std::sync::Mutex<Option<HashMap<PathBuf, Arc<[String]>>>> = std::sync::Mutex::new(None);
-    let pkg = &options.site_pkg_dir;
-    let path = std::path::Path::new(&*options.site_root).join(&**pkg).join("__wasm_split_manifest.json");
-    let mut cache = FILES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let cache = cache.get_or_insert_with(HashMap::new);
-    if let Some(files) = cache.get(&path) {
-        return files.clone();
-    }
-    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
-    let files: Arc<[String]> = match read.and_then(|s| serde_json::from_str::<HashMap<String, Vec<String>>>(&s).map_err(|e| e.to_string())) {
-        Ok(manifest) => match manifest.get(admin_routes::ADMIN_MODULE) {
-            Some(files) => {
-                std::iter::once(format!("/{pkg}/__wasm_split.______________________.js")).chain(files.iter().map(|f| format!("/{pkg}/{f}.wasm"))).collect()
-            }
-            None => Arc::new([]),
-        },
-        Err(error) => {
-            tracing::warn!(path = %path.display(), %error, "no wasm split manifest: the sign-in page prefetches the main module only");
-            Arc::new([])
-        }
-    };
-    cache.insert(path, files.clone());
-    files
 }
 
 /// A lazily loaded page's wasm module and shared chunks are fetched by the client when it needs

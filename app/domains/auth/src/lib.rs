@@ -10,9 +10,9 @@ pub mod service;
 pub(crate) mod texts;
 pub mod ui;
 
-/// The sign-in page's client: the passkey ceremony on the server-rendered page, a function of
-/// the main module's JS and wasm URLs (which it prefetches for the dashboard). The shell puts
-/// it inline in `/signin` in place of the app's hydration scripts (see `ui::SignInPage`).
+/// The sign-in page's client: the passkey ceremony on the server-rendered page, with no wasm
+/// (nor any prefetched). The shell puts it inline in `/signin` in place of the app's hydration
+/// scripts (see `ui::SignInPage`).
 pub const SIGNIN_JS: &str = include_str!("signin.js");
 
 use serde::{Deserialize, Serialize};

@@ -1,12 +1,13 @@
 // The sign-in page's whole client: the passkey ceremony against the server functions
 // `auth/signin/start` and `auth/signin/finish`, on the server-rendered page (no wasm). Its texts,
 // in the page's language, and the page to go to afterwards are in the card's data attributes
-// (`auth::ui::SignInPage`). When the person starts to sign in, the admin client (the main
-// module, and the admin pages' module with its chunks) is prefetched while they deal with their
-// passkey, so the dashboard they land on finds it in the browser's cache.
-// Arguments: the URLs of the client's JS glue and of its main wasm module, and the admin pages'
-// files (the splitter's loader, module and chunks; app::admin_module_files).
-(function (js, wasm, admin) {
+// (`auth::ui::SignInPage`). It fetches nothing of the app's client: the dashboard the admin lands
+// on works before its client and gets it on first use (`app/src/dashboard_on_first_use.js`), so
+// signing in and seeing the dashboard costs no wasm at all (issue 36: at most 150 KB to an
+// interactive dashboard; the whole admin client is about 1 MB brotli).
+// Called, as every inline client script is, with the URLs of the client's JS glue and main wasm
+// module, which it does not use.
+(function () {
 	const card = document.querySelector("[data-signin]");
 	if (!card) return;
 	const texts = JSON.parse(card.dataset.texts);
@@ -92,22 +93,6 @@
 		window.location.href = next;
 	}
 
-	// The admin client is fetched while the person deals with their passkey.
-	let prefetched = false;
-	function prefetch() {
-		if (prefetched) return;
-		prefetched = true;
-		const files = [[js, "script"], [wasm, "fetch"]];
-		for (const href of admin || []) files.push([href, href.endsWith(".js") ? "script" : "fetch"]);
-		for (const [href, as] of files) {
-			const link = document.createElement("link");
-			link.rel = "prefetch";
-			link.href = href;
-			link.as = as;
-			document.head.append(link);
-		}
-	}
-
 	// The pending autofill (conditional) request, aborted when the button is used.
 	let pending = null;
 	async function offerAutofill() {
@@ -117,13 +102,11 @@
 		const promise = navigator.credentials.get(options(rcr, controller.signal));
 		pending = { controller, promise };
 		field.hidden = false;
-		field.addEventListener("focusin", prefetch, { once: true });
 		// Resolves when a passkey is picked from the autofill list; rejects when the button's
 		// dialog replaces it.
 		const credential = await promise.catch(() => null);
 		if (!credential || pending?.promise !== promise) return;
 		pending = null;
-		prefetch();
 		setBusy(true);
 		try {
 			await finish(challenge, credential);
@@ -134,7 +117,6 @@
 	}
 
 	async function signIn() {
-		prefetch();
 		setBusy(true);
 		show("");
 		if (pending) {
@@ -154,7 +136,6 @@
 	}
 
 	button.addEventListener("click", signIn);
-	button.addEventListener("pointerdown", prefetch, { once: true });
 	setBusy(false);
 	offerAutofill().catch(() => {});
 })
