@@ -3,8 +3,8 @@
 #   contact: submissions/s and latency at 32 connections (wrk → release server → PostgreSQL),
 #   beside pgbench's single-row INSERT rate on the same database with 32 clients, and pgbench
 #   running Ebb's own submission statement (rate-limit hit + insert): what the database alone pays.
-#   Then both again with other work beside them: GET / (server-rendered) at 16 connections on the
-#   same server for the whole run.
+#   Then both again with other work beside them on the same server for the whole run: GET /
+#   (server-rendered) at 16 connections, then an admin's CSV exports of the inbox one after another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -53,32 +53,50 @@ PGS=$(pgbench -n -M prepared -c "$CONNS" -j 2 -T "$SECS" -f benches/submit.sql "
 echo "$PGS" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'
 PGS_TPS=$(tps_of "$PGS")
 
-# With other work beside it: visitors loading the home page (GET /, server-rendered) on the same
-# server for the whole run, beside Ebb's contact run and, the same way, beside pgbench's INSERT.
+# With other work beside it, on the same server for the whole run, beside Ebb's contact run and,
+# the same way, beside pgbench's INSERT: visitors loading the home page (GET /, server-rendered),
+# then an admin exporting the inbox as CSV over and over (every inquiry the runs above stored,
+# 200-row pages on one connection).
 BESIDE_CONNS=${BENCH_BESIDE_CONNECTIONS:-16}
+home_pages() { wrk -t1 -c"$BESIDE_CONNS" -d"$((SECS + 2))s" -s benches/ssr.lua "http://127.0.0.1:$PORT/" | grep '^BENCH' | sed 's/^/GET \/ | /'; }
+COOKIE=$(bash benches/admin-session.sh "$BENCH_URL")
+exports() { # one after the other for the run's length; prints how many and their rows/s
+  local end=$((SECONDS + SECS + 2)) n=0 rows=0 t0; t0=$(date +%s.%N)
+  while [ $SECONDS -lt $end ]; do
+    rows=$((rows + $(curl -fsS -H "$COOKIE" "http://127.0.0.1:$PORT/admin/inbox/export.csv" | wc -l) - 1)); n=$((n + 1))
+  done
+  awk -v n="$n" -v rows="$rows" -v t="$(echo "$(date +%s.%N) - $t0" | bc)" 'BEGIN { printf "CSV export | %d exports, %.0f rows/s\n", n, rows / t }'
+}
+# beside LABEL WORK: the contact run and pgbench's INSERT, each with WORK running beside it;
+# appends the comparison to $BESIDE.
 BESIDE=""
-if [ -f "$LEPTOS_SITE_ROOT/pkg/ASSETS" ]; then
-  beside() { wrk -t1 -c"$BESIDE_CONNS" -d"$((SECS + 2))s" -s benches/ssr.lua "http://127.0.0.1:$PORT/" | grep '^BENCH'; }
-  echo "bench: contact form beside GET / at $BESIDE_CONNS connections, ${SECS} s"
-  BFILE=$(mktemp); beside >"$BFILE" & BPID=$!; sleep 1
-  WRKB=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact")
-  wait $BPID; echo "$WRKB" | grep -E 'Requests/sec|99%' | sed 's/^/  wrk | /'; sed 's/^/  wrk GET \/ | /' "$BFILE"
-  LINEB=$(echo "$WRKB" | grep '^BENCH')
-  echo "bench: pgbench single-row INSERT beside GET / at $BESIDE_CONNS connections, ${SECS} s"
-  beside >"$BFILE" & BPID=$!; sleep 1
-  PGB2=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
-  wait $BPID; echo "$PGB2" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'; sed 's/^/  wrk GET \/ | /' "$BFILE"; rm -f "$BFILE"
-  BESIDE=$(awk -v req="$(kv requests "$LINEB")" -v dur="$(kv duration_us "$LINEB")" -v p99="$(kv p99_us "$LINEB")" \
-      -v pgtps="$(tps_of "$PGB2")" -v pglat="$(lat_of "$PGB2")" -v b="$BESIDE_CONNS" 'BEGIN {
+beside() {
+  local file wrkb line pgb bpid; file=$(mktemp)
+  echo "bench: contact form beside $1, ${SECS} s"
+  $2 >"$file" & bpid=$!; sleep 1
+  wrkb=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s benches/contact.lua "http://127.0.0.1:$PORT/api/contact")
+  wait $bpid; echo "$wrkb" | grep -E 'Requests/sec|99%' | sed 's/^/  wrk | /'; sed 's/^/  beside: /' "$file"
+  line=$(echo "$wrkb" | grep '^BENCH')
+  echo "bench: pgbench single-row INSERT beside $1, ${SECS} s"
+  $2 >"$file" & bpid=$!; sleep 1
+  pgb=$(pgbench -n -c "$CONNS" -j 2 -T "$SECS" -f benches/insert.sql "$BENCH_URL" 2>&1)
+  wait $bpid; echo "$pgb" | grep -E 'tps|latency' | sed 's/^/  pgbench | /'; sed 's/^/  beside: /' "$file"; rm -f "$file"
+  BESIDE+=$(awk -v req="$(kv requests "$line")" -v dur="$(kv duration_us "$line")" -v p99="$(kv p99_us "$line")" \
+      -v pgtps="$(tps_of "$pgb")" -v pglat="$(lat_of "$pgb")" -v label="$1" -v key="$3" 'BEGIN {
     rps = req / (dur / 1e6);
-    printf "%-44s %14.0f %14.0f\n", "per second, beside GET / (" b " conns)", rps, pgtps;
+    printf "%-44s %14.0f %14.0f\n", "per second, beside " label, rps, pgtps;
     printf "%-44s %14.2f %14.2f\n", "  latency p99 / pgbench average (ms)", p99 / 1000, pglat;
     printf "%-44s %14.1f%%\n", "  Ebb as a share of the INSERT rate beside it", 100 * rps / pgtps;
-    printf "BENCH contact_beside_ratio=%.3f contact_beside_p99_ms=%.2f\n", rps / pgtps, p99 / 1000;
-  }')
+    printf "%-44s %14s\n", "  p99 within 3 x pgbench average", (p99 / 1000 <= 3 * pglat) ? "yes" : "NO";
+    printf "BENCH contact_beside_%s_ratio=%.3f contact_beside_%s_p99_ms=%.2f\n", key, rps / pgtps, key, p99 / 1000;
+  }')$'\n'
+}
+if [ -f "$LEPTOS_SITE_ROOT/pkg/ASSETS" ]; then
+  beside "GET / ($BESIDE_CONNS conns)" home_pages home
 else
   echo "bench: no client in $LEPTOS_SITE_ROOT, so no run beside GET / (bash scripts/build-client.sh)"
 fi
+beside "CSV exports" exports export
 
 CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2xx="$(kv non2xx)" -v errs="$(kv errors)" \
     -v p50="$(kv p50_us)" -v p99="$(kv p99_us)" -v pgtps="$PG_TPS" -v pglat="$PG_LAT" -v pgstps="$PGS_TPS" -v c="$CONNS" 'BEGIN {
@@ -94,7 +112,7 @@ CONTACT_SUMMARY=$(awk -v req="$(kv requests)" -v dur="$(kv duration_us)" -v non2
 }')
 kill $PID 2>/dev/null; wait $PID 2>/dev/null || true
 echo "$CONTACT_SUMMARY"
-[ -z "$BESIDE" ] || echo "$BESIDE"
+[ -z "$BESIDE" ] || printf "%s" "$BESIDE"
 [ "$ONLY" = contact ] && exit 0
 echo
 bash benches/export.sh
