@@ -4,7 +4,7 @@
 #   beside pgbench's single-row INSERT rate on the same database with 32 clients, and pgbench
 #   running Ebb's own submission statement (rate-limit hit + insert): what the database alone pays.
 #   Then both again with other work beside them on the same server for the whole run: GET /
-#   (server-rendered) at 16 connections, then an admin's CSV exports of the inbox one after another.
+#   (server-rendered) at 16 connections, then an admin's CSV exports of the inbox on a fixed schedule.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -55,17 +55,26 @@ PGS_TPS=$(tps_of "$PGS")
 
 # With other work beside it, on the same server for the whole run, beside Ebb's contact run and,
 # the same way, beside pgbench's INSERT: visitors loading the home page (GET /, server-rendered),
-# then an admin exporting the inbox as CSV over and over (every inquiry the runs above stored,
+# then an admin exporting the inbox as CSV every few seconds (every inquiry the runs above stored,
 # 200-row pages on one connection).
 BESIDE_CONNS=${BENCH_BESIDE_CONNECTIONS:-16}
 home_pages() { wrk -t1 -c"$BESIDE_CONNS" -d"$((SECS + 2))s" -s benches/ssr.lua "http://127.0.0.1:$PORT/" | grep '^BENCH' | sed 's/^/GET \/ | /'; }
 COOKIE=$(bash benches/admin-session.sh "$BENCH_URL")
-exports() { # one after the other for the run's length; prints how many and their rows/s
-  local end=$((SECONDS + SECS + 2)) n=0 rows=0 t0; t0=$(date +%s.%N)
-  while [ $SECONDS -lt $end ]; do
+# The exports run on a fixed schedule (one every BENCH_EXPORT_EVERY s, default 3, starting at once
+# if the one before is still running), so Ebb and pgbench have the same work beside them: back to
+# back, the exports would get more done beside whichever leaves them more of the database.
+exports() { # prints how many, the rows they moved and their mean duration
+  local every_ns=$(( ${BENCH_EXPORT_EVERY:-3} * 1000000000 )) end_ns n=0 rows=0 busy_ns=0 t0 t1 wait_ns
+  t0=$(date +%s%N); end_ns=$(( (SECS + 2) * 1000000000 ))
+  while [ $(( n * every_ns )) -lt $end_ns ]; do
+    wait_ns=$(( t0 + n * every_ns - $(date +%s%N) ))
+    [ $wait_ns -le 0 ] || sleep "$(awk -v ns=$wait_ns 'BEGIN { printf "%.3f", ns / 1e9 }')"
+    t1=$(date +%s%N)
     rows=$((rows + $(curl -fsS -H "$COOKIE" "http://127.0.0.1:$PORT/admin/inbox/export.csv" | wc -l) - 1)); n=$((n + 1))
+    busy_ns=$((busy_ns + $(date +%s%N) - t1))
   done
-  awk -v n="$n" -v rows="$rows" -v t="$(echo "$(date +%s.%N) - $t0" | bc)" 'BEGIN { printf "CSV export | %d exports, %.0f rows/s\n", n, rows / t }'
+  awk -v n="$n" -v rows="$rows" -v busy="$busy_ns" -v every="${BENCH_EXPORT_EVERY:-3}" 'BEGIN {
+    printf "CSV export | %d exports (one every %s s), %d rows, %.2f s each, %.0f rows/s while exporting\n", n, every, rows, busy / n / 1e9, rows / (busy / 1e9) }'
 }
 # beside LABEL WORK: the contact run and pgbench's INSERT, each with WORK running beside it;
 # appends the comparison to $BESIDE.

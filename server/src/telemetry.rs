@@ -65,6 +65,7 @@ pub async fn serve_metrics(addr: SocketAddr) -> Result<tokio::task::JoinHandle<(
 /// before it runs, so every answer is counted under its template, a cached page's too.
 pub async fn http_metrics(req: Request, next: Next) -> Response {
     let start = Instant::now();
+    app::kernel::load::request_started();
     let method = method_label(req.method());
     let route = req.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let res = next.run(req).await;

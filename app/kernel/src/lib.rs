@@ -10,6 +10,7 @@ pub mod audit;
 pub mod csv_export;
 pub mod jobs;
 pub mod live;
+pub mod load;
 pub mod personal;
 pub mod qr;
 pub mod ratelimit;

@@ -150,6 +150,8 @@ where
     Fut: std::future::Future<Output = Result<u64, sqlx::Error>>,
 {
     let mut report = StepReport::default();
+    // Requests counted since the batch before began (its batch and its rest).
+    let mut requests = kernel::load::Window::start();
     loop {
         let out_of_time = ctx.deadline.is_some_and(|d| std::time::Instant::now() >= d);
         if report.batches >= ctx.max_batches || out_of_time {
@@ -170,16 +172,27 @@ where
         if (deleted as i64) < ctx.batch_size {
             return Ok(report);
         }
-        // Paced: rest three times as long as the batch took, so a large backlog takes at most a
-        // quarter of one database backend and visitors' requests keep their latency (`make
-        // bench` measures it). A run stays bounded by its row budget.
+        let pause = started.elapsed() * rest_factor(requests.busy());
+        requests = kernel::load::Window::start();
         // The rest never runs past the run's budget: one slow batch (a lock wait, an I/O stall)
         // must not turn into a pause the engine cuts off.
-        let pause = started.elapsed() * 3;
         match ctx.deadline {
             Some(deadline) => tokio::time::sleep_until(tokio::time::Instant::from_std((std::time::Instant::now() + pause).min(deadline))).await,
             None => tokio::time::sleep(pause).await,
         }
+    }
+}
+
+/// Paced: after each batch prune rests this many times as long as the batch took. With the
+/// server quiet, three: a large backlog takes at most a quarter of one database backend. While
+/// requests come at [`kernel::load::BUSY_PER_SECOND`] or more, nineteen: a twentieth, so
+/// visitors' requests keep their latency (`make bench`'s lifecycle figures); a run then deletes
+/// fewer rows within its time budget and leaves the rest to the next (its record says `more`).
+pub fn rest_factor(busy: bool) -> u32 {
+    if busy {
+        19
+    } else {
+        3
     }
 }
 
@@ -316,4 +329,51 @@ pub async fn delete_expired_sessions(pool: &PgPool, ctx: PruneCtx) -> Result<Ste
 /// Deletes invites that expired unredeemed.
 pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
     EXPIRED_INVITES.delete(pool, ctx, &[ctx.now]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// The batches a paced step gets through in 400 ms when each batch takes 4 ms, with or
+    /// without requests starting all the while (ten a millisecond).
+    async fn batches_in_400ms(requests: bool) -> u32 {
+        let load = requests.then(|| {
+            tokio::spawn(async {
+                loop {
+                    (0..10).for_each(|_| kernel::load::request_started());
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        });
+        let ctx = PruneCtx {
+            now: OffsetDateTime::now_utc(),
+            batch_size: 10,
+            max_batches: u32::MAX,
+            session_absolute: Duration::from_secs(60),
+            deadline: Some(Instant::now() + Duration::from_millis(400)),
+        };
+        let report = in_batches(ctx, || async {
+            tokio::time::sleep(Duration::from_millis(4)).await;
+            Ok(10)
+        })
+        .await
+        .expect("no database here");
+        if let Some(load) = load {
+            load.abort();
+        }
+        assert!(report.more, "the budget, not the rows, ended the step");
+        report.batches
+    }
+
+    #[tokio::test]
+    async fn prune_rests_longer_while_requests_keep_coming() {
+        let quiet = batches_in_400ms(false).await;
+        let busy = batches_in_400ms(true).await;
+        // Quiet: a batch and three times as long at rest, 16 ms, about 25 batches. Busy: a batch
+        // and nineteen times as long, 80 ms, about 5.
+        assert!(busy * 2 < quiet, "{quiet} batches with no requests, {busy} with requests coming");
+        assert!(quiet >= 10, "quiet, the rest is three times the batch: {quiet} batches");
+    }
 }
