@@ -59,6 +59,7 @@ idle() { # nothing is due: the last prune run has finished (it outlasts a round)
   psql -q "$URL_on" -c "vacuum inquiries"
   psql -q "$URL_on" -c "insert into settings (key, value) values ('last_cleanup_at', ((extract(epoch from clock_timestamp()) * 1000)::bigint)::text)
     on conflict (key) do update set value = excluded.value"
+  psql -q "$URL_on" -c "checkpoint"
   RESULT=$(rps 3201)
 }
 busy() { # a stale claim and a fresh process: the first response starts prune in the background
@@ -69,8 +70,12 @@ busy() { # a stale claim and a fresh process: the first response starts prune in
   PID_on=$!
   for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:3201/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
   BUSY_ROUNDS=$((BUSY_ROUNDS + 1))
+  psql -q "$URL_on" -c "checkpoint"
   RESULT=$(rps 3201)
 }
+# Every round starts just after a checkpoint: after one, the first write to each page logs the
+# whole page (full_page_writes), and the submissions' inserts touch pages all over the address
+# indexes, so a round's p99 otherwise depends on how long ago the last checkpoint was.
 # Alternated (nothing due, prune runs, nothing due, …) so drift hits both; BENCH_LIFECYCLE_ROUNDS
 # of each (default 3), the median reported: one 10-second round's p99 moves by a quarter from one
 # round to the next on these machines with no prune at all.
