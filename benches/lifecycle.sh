@@ -77,8 +77,8 @@ busy() { # a stale claim and a fresh process: the first response starts prune in
 # whole page (full_page_writes), and the submissions' inserts touch pages all over the address
 # indexes, so a round's p99 otherwise depends on how long ago the last checkpoint was.
 # Alternated (nothing due, prune runs, nothing due, …) so drift hits both; BENCH_LIFECYCLE_ROUNDS
-# of each (default 3), the median reported: one 10-second round's p99 moves by a quarter from one
-# round to the next on these machines with no prune at all.
+# of each (default 3), the median reported: with no prune at all, one 10-second round's p99 moved
+# from 6 to 23 ms between rounds on these machines (December 2026).
 ROUNDS=${BENCH_LIFECYCLE_ROUNDS:-3}
 IDLE_ROUNDS=""; BUSY_ROUNDS_OUT=""
 for _ in $(seq 1 "$ROUNDS"); do
