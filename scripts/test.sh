@@ -7,6 +7,8 @@
 # Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each layer's heading says how long `make test` has been running, so a slow layer shows.
+section() { echo "== $1 [$((SECONDS / 60)) min $((SECONDS % 60)) s]"; }
 bash scripts/setup.sh
 . scripts/env.sh
 # The tests' client goes to its own site folder: a `make run` serving target/site from this
@@ -33,7 +35,7 @@ while IFS='=' read -r name value; do
 done <"$S3_DIR/env"
 echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 
-echo "== format and lints (cargo fmt --check, cargo clippy -D warnings)"
+section "format and lints (cargo fmt --check, cargo clippy -D warnings)"
 cargo fmt --all --check
 python3 scripts/check-cycles.py
 python3 scripts/check-cycles.py --functions --max 80
@@ -42,30 +44,30 @@ python3 scripts/check-cycles.py --functions --max 80
 SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)
 cargo clippy -q "${SERVER_CRATES[@]}" --all-targets --features server/failpoints -- -D warnings
 
-echo "== the previous release (for the upgrade test)"
+section "the previous release (for the upgrade test)"
 EBB_PREVIOUS_BIN=$(bash scripts/previous-release.sh)
 export EBB_PREVIOUS_BIN
 
-echo "== unit, database and HTTP tests (cargo test)"
+section "unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
 # The failpoints feature lets the crash tests pause a real `ebb` at a chosen point and kill it;
 # release builds (make run) leave it off, and the points compile to nothing.
 cargo test "${SERVER_CRATES[@]}" --features server/failpoints --no-fail-fast
 
-echo "== client build"
+section "client build"
 bash scripts/build-client.sh --fast
 
-echo "== end-to-end tests (Playwright, Debian's Chromium)"
+section "end-to-end tests (Playwright, Debian's Chromium)"
 # The `ebb` that `cargo test` built above for the HTTP tests (with their features): building it
 # again with `cargo build` would resolve the features differently and recompile the workspace.
 test -x "$CARGO_TARGET_DIR/debug/ebb"
 bash scripts/e2e.sh "$CARGO_TARGET_DIR/debug/ebb"
 
-echo "== behind nginx, then Caddy, over https, two instances (Playwright)"
+section "behind nginx, then Caddy, over https, two instances (Playwright)"
 bash scripts/proxy-e2e.sh nginx "$CARGO_TARGET_DIR/debug/ebb"
 # The 1 GiB round trip once (behind nginx) is enough: Caddy streams the same way.
 bash scripts/proxy-e2e.sh caddy "$CARGO_TARGET_DIR/debug/ebb" --grep-invert "1 GiB"
 
-echo "== release artefacts: tarball, Debian package, container image (of the tests' build)"
+section "release artefacts: tarball, Debian package, container image (of the tests' build)"
 EBB_DIST_DIRTY=1 EBB_DIST_BIN="$CARGO_TARGET_DIR/debug/ebb" EBB_DIST_SITE="$LEPTOS_SITE_ROOT" bash scripts/dist.sh
 bash scripts/dist-test.sh
