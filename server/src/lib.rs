@@ -332,11 +332,16 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
             tower::ServiceBuilder::new().layer(axum::middleware::from_fn(assets::refuse_impossible_names)).service(assets::pkg_service(&state.leptos_options)),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate))
-        // 413 before any handler reads a byte when Content-Length is too large; a streamed body
-        // that grows past the limit fails as it is read.
-        .layer(RequestBodyLimitLayer::new(max_body_bytes));
+        // One layer (one boxed service per route, cloned per request), outermost first:
+        .layer(
+            tower::ServiceBuilder::new()
+                // 413 before any handler reads a byte when Content-Length is too large; a
+                // streamed body that grows past the limit fails as it is read.
+                .layer(RequestBodyLimitLayer::new(max_body_bytes))
+                .map_request(|req: Request<tower_http::body::Limited<axum::body::Body>>| req.map(axum::body::Body::new))
+                // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
+                .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate)),
+        );
     // Uploads stream to the blob store under their own (much larger) limit.
     let upload_limit = (state.domain::<app::shares::ShareSettings>().max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
     // GET /r/{token} is the uploader's page (a Leptos route); the POST uploads.
@@ -383,11 +388,10 @@ fn with_request_layers(router: Router<AppState>, state: &AppState, cache: page_c
         .layer(security::session_layer(state))
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::admin_gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), errors::sign_error_redirects))
-        .layer(axum::middleware::from_fn(errors::server_fn_status));
-    router
+        .layer(axum::middleware::from_fn(errors::server_fn_status))
         // A body that stalls (a slow-body attack, a dead client) ends its request.
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(http::BODY_IDLE_TIMEOUT))
-        .layer(stack)
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(http::BODY_IDLE_TIMEOUT));
+    router.layer(stack)
 }
 
 /// Liveness: the process answers.

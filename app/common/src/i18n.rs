@@ -100,9 +100,8 @@ pub fn set_page_lang(_lang: Lang) {
 /// The request's language: the cookie, else `Accept-Language`, else English.
 #[cfg(feature = "ssr")]
 pub fn lang_of_request() -> Lang {
-    use leptos::prelude::use_context;
-    if let Some(parts) = use_context::<axum::http::request::Parts>() {
-        return lang_of_headers(&parts.headers);
+    if let Some(lang) = leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| lang_of_headers(&parts.headers)) {
+        return lang;
     }
     REQUEST_LANG.try_with(|lang| *lang).unwrap_or_default()
 }

@@ -54,8 +54,8 @@ impl Theme {
 /// The current request's theme (server side; `Auto` without a request or a valid cookie).
 #[cfg(feature = "ssr")]
 pub fn theme_of_request() -> Theme {
-    use_context::<axum::http::request::Parts>()
-        .and_then(|parts| crate::i18n::header_cookies(&parts.headers, THEME_COOKIE).find_map(Theme::parse))
+    leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| crate::i18n::header_cookies(&parts.headers, THEME_COOKIE).find_map(Theme::parse))
+        .flatten()
         .unwrap_or_default()
 }
 

@@ -8,9 +8,10 @@ use common::error::AppError;
 /// True when the current request is a plain HTML form post (no JavaScript): such requests are
 /// answered with redirects, not with status codes the browser would show as an error page.
 pub fn is_plain_form_post() -> bool {
-    use_context::<axum::http::request::Parts>()
-        .and_then(|p| p.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).map(|v| v.contains("text/html")))
-        .unwrap_or(false)
+    leptos::prelude::with_context::<axum::http::request::Parts, _>(|p| {
+        p.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"))
+    })
+    .unwrap_or(false)
 }
 
 /// The current client's rate-limit key: its network (IPv4 address, IPv6 prefix), keyed with the
@@ -51,8 +52,8 @@ pub fn sign_url_error(state: &AppState, path: &str, err: &str, issued: i64) -> S
 /// signature of both.
 pub fn verified_url_error(path: &str) -> Option<String> {
     let state = use_context::<AppState>()?;
-    let parts = use_context::<axum::http::request::Parts>()?;
-    let query: std::collections::HashMap<String, String> = parts.uri.query().map(|q| url_pairs(q).collect()).unwrap_or_default();
+    let query: std::collections::HashMap<String, String> =
+        leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| parts.uri.query().map(|q| url_pairs(q).collect()))?.unwrap_or_default();
     let (err, sig) = (query.get("__err")?, query.get("__sig")?);
     if query.get("__path").map(String::as_str) != Some(path) {
         return None;

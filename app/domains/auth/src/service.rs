@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use leptos::prelude::*;
+use leptos::prelude::with_context;
 use tower_sessions::Session;
 use uuid::Uuid;
 
@@ -71,9 +71,11 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
     // Save now: the store row must exist (and the id be assigned) before our row refers to it.
     session.save().await.map_err(|e| AppError::internal("session save", e))?;
     let id = session.id().ok_or_else(|| AppError::internal("session", "no id after save"))?;
-    let user_agent = use_context::<axum::http::request::Parts>()
-        .and_then(|p| p.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(300).collect::<String>()))
-        .unwrap_or_default();
+    let user_agent = with_context::<axum::http::request::Parts, _>(|p| {
+        p.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(300).collect::<String>())
+    })
+    .flatten()
+    .unwrap_or_default();
     let mut tx = state.pool.begin().await.map_err(|e| AppError::internal("session tx", e))?;
     db::insert_admin_session(&mut tx, &id.to_string(), admin, &user_agent).await.map_err(|e| AppError::internal("admin session insert", e))?;
     kernel::audit::record_admin_action(&mut tx, Some(admin), kernel::audit::AuditKind::SignIn, None)
