@@ -52,7 +52,8 @@ case $WHAT in
     perf record -q -a -e cpu-clock -F 499 -o "$WORK/perf.data" -- \
       sh -c "curl -fsS --max-redirs 0 -H '$COOKIE' 'http://127.0.0.1:$PORT/admin/inbox/export.csv' | wc -c" | sed 's/^/  bytes: /' ;;
 esac
-cp "$WORK/perf.data" /tmp/perf-$WHAT.data 2>/dev/null || true
+# Kept for a further look (perf report -i …, with --call-graph, by symbol or by caller).
+cp "$WORK/perf.data" "/tmp/perf-$WHAT.data" && echo "profile: samples kept in /tmp/perf-$WHAT.data"
 echo "CPU samples by process (all of the machine's cores):"
 perf report -q -i "$WORK/perf.data" --sort comm --stdio 2>/dev/null | sed 's/^/  /' | head -12
 echo "ebb's busiest functions (self time, share of ebb's samples):"

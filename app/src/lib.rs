@@ -55,7 +55,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     // `InlineClientScript`), the sign-in page has a small script of its own, and every other page
     // hydrates as soon as it loads.
     #[cfg(feature = "ssr")]
-    let client = leptos::prelude::with_context::<axum::http::request::Parts, _>(|p| client_of(p.uri.path())).unwrap_or(Client::Eager);
+    let client = common::request::with_parts(|p| client_of(p.uri.path())).unwrap_or(Client::Eager);
     #[cfg(not(feature = "ssr"))]
     let client = Client::Eager;
     let stylesheet = format!("/{}/ebb.css", options.site_pkg_dir);

@@ -100,7 +100,7 @@ pub fn set_page_lang(_lang: Lang) {
 /// The request's language: the cookie, else `Accept-Language`, else English.
 #[cfg(feature = "ssr")]
 pub fn lang_of_request() -> Lang {
-    if let Some(lang) = leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| lang_of_headers(&parts.headers)) {
+    if let Some(lang) = crate::request::with_parts(|parts| lang_of_headers(&parts.headers)) {
         return lang;
     }
     REQUEST_LANG.try_with(|lang| *lang).unwrap_or_default()

@@ -15,6 +15,8 @@ pub mod jobs;
 pub mod live;
 pub mod personal;
 pub mod prefs;
+#[cfg(feature = "ssr")]
+pub mod request;
 pub mod retention;
 pub mod spam;
 pub mod time;

@@ -54,9 +54,7 @@ impl Theme {
 /// The current request's theme (server side; `Auto` without a request or a valid cookie).
 #[cfg(feature = "ssr")]
 pub fn theme_of_request() -> Theme {
-    leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| crate::i18n::header_cookies(&parts.headers, THEME_COOKIE).find_map(Theme::parse))
-        .flatten()
-        .unwrap_or_default()
+    crate::request::with_parts(|parts| crate::i18n::header_cookies(&parts.headers, THEME_COOKIE).find_map(Theme::parse)).flatten().unwrap_or_default()
 }
 
 /// Whether cookies are marked `Secure` (the site is served over https): in the request's

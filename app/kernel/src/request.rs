@@ -8,10 +8,8 @@ use common::error::AppError;
 /// True when the current request is a plain HTML form post (no JavaScript): such requests are
 /// answered with redirects, not with status codes the browser would show as an error page.
 pub fn is_plain_form_post() -> bool {
-    leptos::prelude::with_context::<axum::http::request::Parts, _>(|p| {
-        p.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"))
-    })
-    .unwrap_or(false)
+    common::request::with_parts(|p| p.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html")))
+        .unwrap_or(false)
 }
 
 /// The current client's rate-limit key: its network (IPv4 address, IPv6 prefix), keyed with the
@@ -53,7 +51,7 @@ pub fn sign_url_error(state: &AppState, path: &str, err: &str, issued: i64) -> S
 pub fn verified_url_error(path: &str) -> Option<String> {
     let state = use_context::<AppState>()?;
     let query: std::collections::HashMap<String, String> =
-        leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| parts.uri.query().map(|q| url_pairs(q).collect()))?.unwrap_or_default();
+        common::request::with_parts(|parts| parts.uri.query().map(|q| url_pairs(q).collect()))?.unwrap_or_default();
     let (err, sig) = (query.get("__err")?, query.get("__sig")?);
     if query.get("__path").map(String::as_str) != Some(path) {
         return None;

@@ -44,7 +44,7 @@ pub async fn require_admin() -> Result<(AppState, Session, AdminInfo), AppError>
     let state = state()?;
     let session = session().await?;
     // The admin gate already looked the session up for this request (one query, not two).
-    let checked = leptos::prelude::with_context::<axum::http::request::Parts, _>(|p| p.extensions.get::<AdminInfo>().cloned()).flatten();
+    let checked = common::request::with_parts(|p| p.extensions.get::<AdminInfo>().cloned()).flatten();
     if let Some(admin) = checked {
         return Ok((state, session, admin));
     }

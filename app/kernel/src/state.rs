@@ -106,8 +106,8 @@ pub fn provide(state: &AppState) {
     // The request's language, on the request's own owner: a server function's messages then
     // never take a `Lang` from an owner above it (a Japanese no-JavaScript form post once got
     // its field error in English in CI). Pages provide the same value again in `App`.
-    if leptos::prelude::with_context::<axum::http::request::Parts, _>(|_| ()).is_some() {
-        leptos::prelude::provide_context(common::i18n::lang_of_request());
+    if let Some(lang) = common::request::with_parts(|p| common::i18n::lang_of_headers(&p.headers)) {
+        leptos::prelude::provide_context(lang);
     }
 }
 
@@ -226,7 +226,7 @@ impl Background {
 /// The current request's client address (the peer, or the trusted proxies' `X-Forwarded-For`);
 /// `None` outside a request.
 pub fn client_address(state: &AppState) -> Option<IpAddr> {
-    leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| {
+    common::request::with_parts(|parts| {
         let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
         client_ip(&parts.headers, peer, state.config.trusted_proxy_hops)
     })?

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use leptos::prelude::with_context;
 use tower_sessions::Session;
 use uuid::Uuid;
 
@@ -71,7 +70,7 @@ pub async fn start_admin_session(state: &AppState, session: &Session, admin: Uui
     // Save now: the store row must exist (and the id be assigned) before our row refers to it.
     session.save().await.map_err(|e| AppError::internal("session save", e))?;
     let id = session.id().ok_or_else(|| AppError::internal("session", "no id after save"))?;
-    let user_agent = with_context::<axum::http::request::Parts, _>(|p| {
+    let user_agent = common::request::with_parts(|p| {
         p.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(300).collect::<String>())
     })
     .flatten()

@@ -16,7 +16,7 @@ impl Actor {
 /// The hashed client of the current request, when there is one (server functions).
 pub fn current_client_hash() -> Option<String> {
     let state = leptos::prelude::use_context::<crate::state::AppState>()?;
-    leptos::prelude::with_context::<axum::http::request::Parts, _>(|_| ())?;
+    common::request::with_parts(|_| ())?;
     let client = crate::state::client_address(&state).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
     state.domain::<std::sync::Arc<ClientSecret>>().hash(&client)
 }
