@@ -2,8 +2,8 @@
 """Checks Ebb's audit trail offline, with nothing but a copy of the storage and the public keys.
 
 An independent implementation of the README's "How to verify the audit trail" (encoding
-ebb-audit-v1, digests ebb-audit-digest-v1): it shares no code with Ebb, and Ebb's tests run it
-beside `ebb audit verify --offline` to prove the two agree.
+ebb-audit-v1, digests ebb-audit-digest-v1, restore statements ebb-audit-restore-v1): it shares no
+code with Ebb, and Ebb's tests run it beside `ebb audit verify --offline` to prove the two agree.
 
     python3 scripts/audit-verify.py --store DIR [--keys keys.json] [--json]
 
@@ -101,33 +101,63 @@ class Broken(Exception):
         self.place = {"event": event, "month": month, "digest": digest, "what": what}
 
 
-def check_digests(store, keys):
+def open_envelope(raw, keys, what):
+    env = json.loads(raw)
+    key = keys.get(env["key_id"])
+    if key is None:
+        raise Broken(f"{what} is signed by an untrusted key {env['key_id']}")
+    try:
+        key.verify(bytes.fromhex(env["signature"]), env["body"].encode("utf-8"))
+    except InvalidSignature:
+        raise Broken(f"{what}'s signature does not verify")
+    body = json.loads(env["body"])
+    if body["key_id"] != env["key_id"]:
+        raise Broken(f"{what}'s body names another key")
+    return body
+
+
+def restore_statements(store, keys):
+    """Signed restore statements: digest number -> the statement that supersedes it."""
+    out = []
+    for name in listing(store, "audit-digests"):
+        if name.startswith("restore-") and name.endswith(".json"):
+            st = open_envelope(read(store, "audit-digests", name), keys, f"restore statement {name}")
+            if st["format"] != "ebb-audit-restore-v1" or name != f"restore-{st['first']:012d}.json" or st["last"] < st["first"]:
+                raise Broken(f"restore statement {name} does not say what its name says")
+            st["restored"] = {c["month"]: c["count"] for c in st["chains"]}
+            out.append(st)
+    return out
+
+
+def check_digests(store, keys, statements):
     numbered = sorted((int(n[:-5]), n) for n in listing(store, "audit-digests") if n[:-5].isdigit() and n.endswith(".json"))
-    months, previous, expected = {}, None, 1
+    superseded = {n: st for st in statements for n in range(st["first"], st["last"] + 1)}
+    months, previous, expected, shas = {}, None, 1, {}
     for number, name in numbered:
         if number != expected:
             raise Broken(f"digest {expected} is missing", digest=expected)
         expected = number + 1
         raw = read(store, "audit-digests", name)
-        env = json.loads(raw)
-        key = keys.get(env["key_id"])
-        if key is None:
-            raise Broken(f"digest {number} is signed by an untrusted key {env['key_id']}", digest=number)
         try:
-            key.verify(bytes.fromhex(env["signature"]), env["body"].encode("utf-8"))
-        except InvalidSignature:
-            raise Broken(f"digest {number}'s signature does not verify", digest=number)
-        body = json.loads(env["body"])
-        if body["number"] != number or body["key_id"] != env["key_id"]:
-            raise Broken(f"digest {number}'s body does not match its name or key", digest=number)
+            body = open_envelope(raw, keys, f"digest {number}")
+        except Broken as b:
+            raise Broken(b.place["what"], digest=number)
+        if body["format"] != "ebb-audit-digest-v1" or body["number"] != number:
+            raise Broken(f"digest {number}'s body does not match its name", digest=number)
         if body["previous"] != previous:
             raise Broken(f"digest {number}'s back-link does not match digest {number - 1}", digest=number)
-        previous = hashlib.sha256(raw).hexdigest()
+        previous = shas[number] = hashlib.sha256(raw).hexdigest()
+        st = superseded.get(number)
         for m in body["months"]:
+            if st and m["count"] > st["restored"].get(m["month"], 0):
+                continue  # lost with the restore the statement records
             rec = months.setdefault(m["month"], {"checkpoints": [], "archived": None})
             rec["checkpoints"].append((number, m["count"], m["head"]))
             if m.get("archived"):
                 rec["archived"] = (number, m["archived"], m["count"], m["head"])
+    for st in statements:
+        if st["first"] > 1 and shas.get(st["first"] - 1) != st["previous"]:
+            raise Broken(f"the restore statement for digests {st['first']}-{st['last']} does not follow digest {st['first'] - 1}", digest=st["first"])
     return months, len(numbered)
 
 
@@ -138,7 +168,10 @@ def check_archive(store, name, rec):
     rows = csv_records(gzip.decompress(raw).decode("utf-8"))
     header = next(rows, [])
     archived = rec["archived"] if rec else None
-    if header[-3:] != ["seq", "prev_hash", "hash"]:  # archived before the chain
+    if not archived:
+        raise Broken("this archived month is recorded by no signed digest", month=month)
+    # Archived before the chain: the old columns, or a digest recording an empty chain for it.
+    if header[-3:] != ["seq", "prev_hash", "hash"] or archived[2] == 0:
         if archived and archived[1]["sha256"] != sha:
             raise Broken("the object's SHA-256 is not the one its digest recorded", month=month, digest=archived[0])
         return 0
@@ -176,7 +209,17 @@ def main():
     result = {"ok": True, "events": 0, "archived": 0, "digests": 0, "first": None}
     try:
         keys = load_keys(args.store, args.keys)
-        months, result["digests"] = check_digests(args.store, keys)
+        statements = restore_statements(args.store, keys)
+        result["warnings"] = [
+            f"digests {st['first']} to {st['last']} are superseded: restored from a backup on {st['created_at']} ({st['reason']})" for st in statements
+        ]
+        months, result["digests"] = check_digests(args.store, keys, statements)
+        # Zero digests passes only where none was due: no key published a day ago, nothing archived.
+        day_ago = __import__("time").time() - 86400
+        old_keys = [n for n in listing(args.store, "audit-digests") if n.startswith("key-")
+                    and os.path.getmtime(os.path.join(args.store, "audit-digests", n)) < day_ago]
+        if result["digests"] == 0 and (old_keys or listing(args.store, "audit-archive")):
+            raise Broken("no digest is in the store, but digests were written (a key published a day ago, or an archived month)", digest=1)
         seen = set()
         for name in listing(args.store, "audit-archive"):
             if name.endswith(".csv.gz"):
@@ -194,6 +237,8 @@ def main():
     if args.json:
         print(json.dumps(result))
     elif result["ok"]:
+        for w in result.get("warnings", []):
+            print(f"WARN: {w}")
         print(f"verifies: {result['events']} events in {result['archived']} archived months, {result['digests']} digests")
     else:
         print(f"BROKEN: {result['first']}")

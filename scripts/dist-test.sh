@@ -63,6 +63,9 @@ dpkg -i "$DEB" >/dev/null
 getent passwd ebb >/dev/null || fail "the package made no ebb user"
 [ "$(stat -c %U:%a /var/lib/ebb/blobs)" = ebb:750 ] || fail "/var/lib/ebb/blobs is $(stat -c %U:%a /var/lib/ebb/blobs)"
 [ "$(stat -c %G:%a /etc/ebb/ebb.env)" = ebb:640 ] || fail "/etc/ebb/ebb.env is $(stat -c %G:%a /etc/ebb/ebb.env)"
+[ "$(stat -c %U:%a /etc/ebb/audit-signing-key)" = root:600 ] || fail "/etc/ebb/audit-signing-key is $(stat -c %U:%a /etc/ebb/audit-signing-key 2>&1)"
+grep -qE '^[0-9a-f]{64}$' /etc/ebb/audit-signing-key || fail "/etc/ebb/audit-signing-key is not a hex key"
+grep -q '^LoadCredential=audit-signing-key:/etc/ebb/audit-signing-key' "$(dpkg -L ebb | grep -E '/systemd/system/ebb\.service$')" || fail "the unit does not load the signing key"
 UNIT=$(dpkg -L ebb | grep -E '/systemd/system/ebb\.service$')
 out=$(systemd-analyze verify "$UNIT" 2>&1) || { echo "$out" >&2; fail "systemd-analyze verify refused $UNIT"; }
 grep -q 'ProtectSystem=strict' "$UNIT" && grep -q '^User=ebb' "$UNIT" || fail "the unit is not sandboxed as its own user"

@@ -24,6 +24,10 @@ fi
 # Shared files live outside the served folder; created here, never by Ebb itself.
 export EBB_STORAGE_DIR=${EBB_STORAGE_DIR:-$PWD/.data/blobs}
 mkdir -p "$EBB_STORAGE_DIR"
+# The audit trail's signing key: a file of its own, outside the database and the store (Ebb
+# creates it, owner-only, on the first start; a key kept in the database before is moved here).
+export EBB_AUDIT_SIGNING_KEY_FILE=${EBB_AUDIT_SIGNING_KEY_FILE:-$PWD/.data/keys/audit-signing-key}
+mkdir -p -m 700 "$(dirname "$EBB_AUDIT_SIGNING_KEY_FILE")"
 # The client (wasm) and the server build side by side: each ends in a long single-threaded step
 # (whole-program optimisation, linking) that leaves a core free for the other.
 # The server's profile: `fast-release` (quicker to compile; see Cargo.toml) unless EBB_BUILD_PROFILE says.

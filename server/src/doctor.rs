@@ -54,6 +54,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         report.push("storage marker", Status::Skipped, "needs a working storage");
     }
     report.result("S3 lifecycle", lifecycle(config).await);
+    report.result("write-once", write_once(config).await);
     report.result("SMTP", smtp(config).await);
     if !migrated {
         for name in ["alerts", "retention"] {
@@ -71,6 +72,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         }
     };
     report.result("retention", retention(&state).await);
+    report.result("audit signing key", signing_key(config, &state).await);
     if after_restore {
         if !store_ok || report.get("storage marker").is_some_and(|c| c.status == Status::Fail) {
             report.push("after restore", Status::Skipped, "needs the installation's own storage (see the storage lines)");
@@ -79,6 +81,25 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         crate::restore::after_restore(config, &state, &mut report).await;
     }
     report
+}
+
+/// The audit digest signing key: readable, owner-only, not retired — and kept apart from the
+/// database and the store (whoever holds the key can sign forged digests).
+async fn signing_key(config: &Config, state: &app::state::AppState) -> Result<(Status, String), String> {
+    let found = app::audit::chain::keys::inspect(state).await?;
+    match &config.audit_signing_key_file {
+        None => Ok((
+            Status::Warn,
+            format!(
+                "{found}: whoever can write the database can sign forged audit digests; keep the key in a file of its own (EBB_AUDIT_SIGNING_KEY_FILE; the packages use systemd's LoadCredential) — the next start moves it there"
+            ),
+        )),
+        Some(path) if config.storage == StorageKind::Local && path.starts_with(&config.storage_dir) => Ok((
+            Status::Warn,
+            format!("{found}: the key is inside the storage folder, so one copy of it holds both the digests and the key that signs them; keep it elsewhere"),
+        )),
+        Some(_) => Ok((Status::Ok, found)),
+    }
 }
 
 /// Without a database: the store can still be probed.
@@ -246,6 +267,23 @@ async fn marker(config: &Config, pool: &PgPool) -> Result<(Status, String), Stri
         (Some(_), Some(_)) => Err("the storage holds another installation's marker: this database and this storage do not belong together (check EBB_STORAGE_DIR or the EBB_S3_* settings)".into()),
         (Some(_), None) => Err("the storage marker is missing: this is not the storage Ebb wrote to (an unmounted folder, another bucket?), or it was emptied; restore the storage backup".into()),
         (None, _) => Ok((Status::Warn, "no marker yet: the first `ebb serve` writes it".into())),
+    }
+}
+
+/// Digests are written once: a local folder makes it atomic (a hard link); an S3 server must
+/// honour `If-None-Match: *`, which is probed.
+async fn write_once(config: &Config) -> Result<(Status, String), String> {
+    if config.storage != StorageKind::S3 {
+        return Ok((Status::Ok, "audit digests are written once (a hard link that fails when the name exists)".into()));
+    }
+    let store = crate::s3::S3Store::new(config.s3.settings()?);
+    match store.honours_if_none_match().await {
+        Ok(true) => Ok((Status::Ok, "the S3 server refuses to replace an object written with If-None-Match: * (audit digests)".into())),
+        Ok(false) => Ok((
+            Status::Warn,
+            "the S3 server ignores If-None-Match on PutObject (garage 2.5 does): Ebb checks before writing a digest, but two writers at the same instant could still replace one; use a server that honours it (AWS S3, MinIO, Ceph) or an object lock on audit-digests/".into(),
+        )),
+        Err(e) => Ok((Status::Warn, format!("could not probe conditional writes ({e})"))),
     }
 }
 

@@ -92,7 +92,8 @@ enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Make a new digest signing key; the old one is retired (its digests stay verifiable).
+    /// Make a new digest signing key; every other key is retired (its digests stay verifiable,
+    /// an instance still holding it signs nothing more). Also the way out when the key was lost.
     RotateKey,
     /// Seal what is waiting and write a signed digest now.
     Digest,
@@ -338,6 +339,9 @@ fn print_report(report: &app::audit::chain::verify::Report, json: bool) -> Resul
     } else {
         for p in &report.problems {
             println!("BROKEN  {}: {}", p.place(), p.what);
+        }
+        for w in &report.warnings {
+            println!("WARN    {w}");
         }
         println!("{}", report.summary());
     }

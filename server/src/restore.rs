@@ -104,7 +104,8 @@ async fn audit_digests(state: &app::state::AppState) -> Result<(Status, String),
             Status::Warn,
             format!(
                 "digests {first} to {last} were signed after the backup: the audit events they covered since the backup are lost with it; \
-                 they are kept as superseded and the restore is recorded in the audit log (the next digest follows them)"
+                 they are kept as superseded by a signed restore statement (audit-digests/restore-{first:012}.json, which every verifier reads and reports) \
+                 and the restore is recorded in the audit log (the next digest follows them)"
             ),
         )),
     }

@@ -33,6 +33,28 @@ async fn a_healthy_installation_passes_and_each_problem_is_named(pool: PgPool) {
     // http on localhost works on this machine only: a warning, not a failure.
     assert!(line(&text, "public URL").starts_with("WARN"), "{text}");
 
+    // The audit signing key: kept in the database (as these tests do), a warning; in a file of
+    // its own, ok; readable by others, a failure naming the fix; inside the storage, a warning.
+    assert!(line(&text, "audit signing key").starts_with("WARN") && text.contains("whoever can write the database"), "{text}");
+    let write_key = |path: &std::path::Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, format!("{}\n", "3c".repeat(32))).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let keys_dir = tempfile::tempdir().unwrap();
+    let key_file = keys_dir.path().join("audit-signing-key");
+    write_key(&key_file, 0o600);
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_AUDIT_SIGNING_KEY_FILE", key_file.to_str().unwrap())]);
+    assert!(ok && line(&text, "audit signing key").starts_with("ok "), "{text}");
+    write_key(&key_file, 0o644);
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_AUDIT_SIGNING_KEY_FILE", key_file.to_str().unwrap())]);
+    assert!(!ok && line(&text, "audit signing key").starts_with("FAIL") && text.contains("chmod 600"), "{text}");
+    let inside = app.storage.path().join("audit-signing-key");
+    write_key(&inside, 0o600);
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_AUDIT_SIGNING_KEY_FILE", inside.to_str().unwrap())]);
+    assert!(ok && line(&text, "audit signing key").starts_with("WARN") && text.contains("inside the storage folder"), "{text}");
+    std::fs::remove_file(&inside).unwrap();
+
     // The public URL people use must be https with a host name.
     let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_PUBLIC_URL", "http://ebb.example.org")]);
     assert!(!ok && line(&text, "public URL").starts_with("FAIL") && text.contains("not https"), "{text}");
@@ -141,6 +163,8 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
         sqlx::query_scalar("select blob_key from shares where file_name = 'goes.txt'").fetch_one(&pool).await.unwrap(),
     );
 
+    // The signing key exists from the first start (`ebb serve` makes it), so the backup has it.
+    app::audit::chain::keys::signer(&app.state).await.unwrap();
     // The backup, as the README says: pg_dump's custom format.
     let backup = tempfile::tempdir().unwrap();
     let dump = backup.path().join("ebb.dump");
@@ -200,6 +224,12 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     assert!(count(&restored, "select count(*) from audit_digests").await > db_digests, "the digests written since the backup are known");
     let (ok, out) = doctor_on(&restored, &app, &["audit", "verify", "--archive"], &[]);
     assert!(ok, "{out}");
+    // Superseded by a signed restore statement, which every verifier reads and names.
+    assert!(out.contains("WARN") && out.contains("superseded"), "{out}");
+    assert!(app.read_stored(&format!("audit-digests/restore-{:012}.json", db_digests + 1)).await.is_some(), "the signed restore statement");
+    let (ok, out) = doctor_on(&restored, &app, &["audit", "verify", "--offline"], &[]);
+    assert!(ok && out.contains("WARN") && out.contains("superseded"), "{out}");
+    assert!(crate::trail::python_verdict(&app).0, "the independent verifier reads the statement");
     for check in ["jobs re-run", "live shares", "archived months"] {
         assert!(line(&text, check).starts_with("ok "), "{check}: {text}");
     }

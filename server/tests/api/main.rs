@@ -28,6 +28,7 @@ mod prefs;
 mod requests;
 mod retention;
 mod shares;
+mod side_door;
 mod spam;
 mod startup;
 mod storage;

@@ -397,7 +397,42 @@ async fn storage_setup_changes_only_this_installations_lifecycle_rules() {
     }
 }
 
+/// Write-once (audit digests, restore statements): a second put of the key fails and leaves the
+/// first object as it was; of two writers racing for one key, exactly one wins.
+async fn a_write_once_put_never_replaces_and_one_of_two_racing_writers_wins(_pool: PgPool, backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(backend, dir.path());
+    let key = "audit-digests/000000000001.json";
+    let first = store.put_new(key, Bytes::from_static(b"first")).await.unwrap();
+    assert_eq!(first.size, 5);
+    let second = store.put_new(key, Bytes::from_static(b"second")).await;
+    assert!(matches!(second, Err(BlobError::Exists)), "{second:?}");
+    assert_eq!(store.get(key).await.unwrap().as_deref(), Some(&b"first"[..]));
+    // Racing: both start before either finishes. Atomic in a folder and on S3 servers that
+    // honour If-None-Match; garage 2.5 ignores it (the check before writing is all there is:
+    // `ebb doctor` warns), which the probe must say.
+    if backend == Backend::S3 {
+        let args = storage_args(backend, dir.path());
+        let s3 = server::s3::S3Store::new(crate::backend::config_of(&args).s3.settings().unwrap());
+        assert!(!s3.honours_if_none_match().await.unwrap(), "garage 2.5 ignores If-None-Match on PutObject: the racing check below can now run on S3 too");
+        return;
+    }
+    for round in 0..5 {
+        let key = format!("audit-digests/{:012}.json", 100 + round);
+        let (a, b) = tokio::join!(store.put_new(&key, Bytes::from(vec![b'a'; 1000])), store.put_new(&key, Bytes::from(vec![b'b'; 1000])));
+        let won: Vec<bool> = [&a, &b].iter().map(|r| r.is_ok()).collect();
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "round {round}: {a:?} {b:?}");
+        assert!([&a, &b].iter().all(|r| matches!(r, Ok(_) | Err(BlobError::Exists))), "{a:?} {b:?}");
+        let kept = store.get(&key).await.unwrap().unwrap();
+        let want = vec![if won[0] { b'a' } else { b'b' }; 1000];
+        assert_eq!(kept.as_ref(), &want[..], "the winner's bytes are kept");
+    }
+    // No partial file left behind by the loser (local) or unfinished upload (S3).
+    assert!(keys_in(&*store, Namespace::AuditDigests).await.iter().all(|k| !k.contains(".part")));
+}
+
 on_both_backends!(
+    a_write_once_put_never_replaces_and_one_of_two_racing_writers_wins,
     put_head_get_and_delete_with_checksums,
     a_put_over_the_limit_or_abandoned_leaves_nothing,
     listing_pages_through_a_namespace_only,

@@ -228,7 +228,7 @@ fn pack(text: &str) -> Vec<u8> {
 }
 
 /// The independent verifier's verdict on the store's folder: (ok, first event named).
-fn python_verdict(app: &TestApp) -> (bool, Option<i64>) {
+pub(crate) fn python_verdict(app: &TestApp) -> (bool, Option<i64>) {
     let keys = app.storage.path().join("keys.json");
     let python = if std::path::Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/audit-verify.py");
@@ -273,6 +273,13 @@ async fn archived_months_verify_offline_and_a_changed_or_rebuilt_object_is_caugh
     assert_eq!((p.event, p.source.as_str()), (Some(id), "archive"), "{p:?}");
     assert_eq!(python_verdict(&app), (false, Some(id)));
     assert_eq!(first(&check(&app, true).await).event, Some(id));
+    // The daily step reads one archived month in turn (no --archive asked): it finds it too.
+    let job = app.state.jobs().get(chain::job::JOB).unwrap();
+    let app::jobs::RunOutcome::Ran(run) = app::jobs::run_job(&app.state, job, app::jobs::Trigger::Cli, true).await.unwrap() else { panic!("ran") };
+    assert_ne!(run.outcome, app::jobs::Outcome::Ok, "{:?}", run.steps);
+    let details: String =
+        sqlx::query_scalar("select details from alerts where kind = 'audit.chain_broken' and resolved_at is null").fetch_one(&pool).await.unwrap();
+    assert!(details.contains(&format!("event {id}")), "{details}");
 
     // The object rebuilt, internally consistent: the signed digest catches it.
     let rebuilt = rebuild_chain(&changed);
@@ -476,18 +483,21 @@ mod killed {
     use super::*;
     use crate::archive::crash;
 
-    async fn kill_at(pool: &PgPool, app: &TestApp, point: &str, reached: impl Fn() -> bool) {
+    /// Runs `ebb audit digest` paused at `point` and kills it there — only once `reached` says
+    /// the point was reached (the test fails if it is not within 30 s: a kill elsewhere proves
+    /// nothing).
+    async fn kill_at<F: std::future::Future<Output = bool>>(pool: &PgPool, app: &TestApp, point: &str, reached: impl Fn() -> F) {
         let failpoints = format!("{point}=sleep(120000)");
         let mut child = crash::ebb(pool, app.storage.path(), &["audit", "digest"], &[("FAILPOINTS", &failpoints)]).spawn().unwrap();
         let start = std::time::Instant::now();
         loop {
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert!(child.try_wait().unwrap().is_none(), "ebb ended before {point}");
-            if reached() || start.elapsed() > Duration::from_secs(20) {
+            if reached().await {
                 break;
             }
+            assert!(start.elapsed() < Duration::from_secs(30), "{point} was not reached within 30 s");
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
         child.kill().unwrap();
         child.wait().unwrap();
     }
@@ -496,9 +506,21 @@ mod killed {
     async fn killed_while_sealing_the_next_run_seals_each_event_once(pool: PgPool) {
         let app = spawn_app(pool.clone()).await;
         events(&pool, 12).await;
-        // Paused inside its batch (rows updated, not committed) once the process is up.
-        let started = std::time::Instant::now();
-        kill_at(&pool, &app, "audit-seal-batch", move || started.elapsed() > Duration::from_secs(4)).await;
+        // Paused inside its batch: its transaction has updated the rows and waits, uncommitted.
+        let watcher = pool.clone();
+        kill_at(&pool, &app, "audit-seal-batch", move || {
+            let watcher = watcher.clone();
+            async move {
+                sqlx::query_scalar::<_, bool>(
+                    "select exists (select 1 from pg_stat_activity where datname = current_database() and state = 'idle in transaction'
+                                    and query like 'update audit_events e set seq%')",
+                )
+                .fetch_one(&watcher)
+                .await
+                .unwrap()
+            }
+        })
+        .await;
         let sealed: i64 = sqlx::query_scalar("select count(seq) from audit_events").fetch_one(&pool).await.unwrap();
         assert_eq!(sealed, 0, "the killed batch left nothing");
         assert_eq!(seal_now(&pool).await.sealed, 12);
@@ -513,7 +535,7 @@ mod killed {
         let app = spawn_app(pool.clone()).await;
         events(&pool, 5).await;
         let path = app.storage.path().join("audit-digests/000000000001.json");
-        kill_at(&pool, &app, "audit-digest-after-put", || path.exists()).await;
+        kill_at(&pool, &app, "audit-digest-after-put", || std::future::ready(path.exists())).await;
         let written = std::fs::read(&path).expect("the object was written before the kill");
         let rows: i64 = sqlx::query_scalar("select count(*) from audit_digests").fetch_one(&pool).await.unwrap();
         assert_eq!(rows, 0, "killed before it was recorded");

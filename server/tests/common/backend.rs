@@ -82,9 +82,14 @@ pub fn open_store(backend: Backend, dir: &std::path::Path) -> Box<dyn app::stora
 /// The store that storage flags `args` open.
 #[allow(dead_code)]
 pub fn open_store_with(args: &[String]) -> Box<dyn app::storage::BlobStore> {
+    server::open_store(&config_of(args)).expect("storage opens")
+}
+
+/// The configuration storage flags `args` make.
+#[allow(dead_code)]
+pub fn config_of(args: &[String]) -> server::Config {
     let args = args.iter().cloned();
-    let config = <StoreCli as clap::Parser>::try_parse_from(["ebb", "--database-url", "postgres://unused"].into_iter().map(String::from).chain(args))
+    <StoreCli as clap::Parser>::try_parse_from(["ebb", "--database-url", "postgres://unused"].into_iter().map(String::from).chain(args))
         .expect("valid storage flags")
-        .config;
-    server::open_store(&config).expect("storage opens")
+        .config
 }

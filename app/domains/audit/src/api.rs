@@ -143,5 +143,6 @@ pub async fn verify_trail() -> Result<VerifyOutcome, AppError> {
         archived: report.archived,
         digests: report.digests,
         first: report.problems.first().map(|p| (p.place(), p.what.clone())),
+        warnings: report.warnings,
     })
 }

@@ -385,6 +385,8 @@ pub struct VerifyOutcome {
     pub digests: u64,
     /// The first break: where, and what.
     pub first: Option<(String, String)>,
+    /// Not breaks: digests superseded by a signed restore statement.
+    pub warnings: Vec<String>,
 }
 
 /// A request for a CSV export of a range of audit events.

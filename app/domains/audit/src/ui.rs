@@ -119,6 +119,12 @@ fn TrailSection() -> impl IntoView {
                 }
                 Err(e) => view! { <p class="notice error" role="alert" data-testid="verify-result">{describe(&e)}</p> }.into_any(),
             })}
+            {move || verify.value().get().and_then(Result::ok).filter(|o| !o.warnings.is_empty()).map(|o| view! {
+                <div class="notice warning" data-testid="verify-warnings">
+                    <p>{t(AuditT::VerifyWarnings)}</p>
+                    <ul>{o.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                </div>
+            })}
         </section>
     }
 }

@@ -120,6 +120,12 @@ impl<S: BlobStore> FaultyStore<S> {
 }
 
 impl<S: BlobStore> BlobStore for FaultyStore<S> {
+    fn put_new<'a>(&'a self, key: &'a str, data: bytes::Bytes) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(async move {
+            self.faults.enter(Op::Put, Some(key)).await?;
+            self.inner.put_new(key, data).await
+        })
+    }
     fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
         Box::pin(async move {
             self.faults.enter(Op::Put, Some(key)).await?;

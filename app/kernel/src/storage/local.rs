@@ -130,6 +130,56 @@ async fn checksum_file(mut file: tokio::fs::File) -> Result<(u64, u32), BlobErro
     }
 }
 
+impl LocalDirStore {
+    /// Streams `body` into `key` through a partial file; `replace`: an existing object is
+    /// replaced (rename), else the write fails with [`BlobError::Exists`] (hard link).
+    async fn write(&self, key: &str, mut body: ByteStream<'_>, max_len: u64, replace: bool) -> Result<Stored, BlobError> {
+        let path = self.path(key)?;
+        let folder = path.parent().expect("a key names a file in a folder").to_owned();
+        if folder != self.dir {
+            ensure_dir(&folder).await?;
+        }
+        let name = path.file_name().expect("a key names a file").to_string_lossy().into_owned();
+        let partial_path = folder.join(format!("{name}.{}{PARTIAL_SUFFIX}", uuid::Uuid::new_v4().simple()));
+        let mut file = tokio::fs::File::create(&partial_path).await?;
+        let mut partial = PartialFile(Some(partial_path.clone()));
+        let (mut size, mut crc) = (0u64, 0u32);
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk?;
+            size += chunk.len() as u64;
+            if size > max_len {
+                return Err(BlobError::TooLarge { limit: max_len });
+            }
+            crc = crc32c::crc32c_append(crc, &chunk);
+            file.write_all(&chunk).await?;
+        }
+        // The checksum beside the bytes (a file system without extended attributes just
+        // has none: `head` then reads the file).
+        if let Err(e) = xattr::set(&partial_path, CRC_XATTR, format!("{crc:08x} {size}").as_bytes()) {
+            tracing::debug!(error = %e, "the storage folder keeps no extended attributes; checksums are read from the files");
+        }
+        // Durable before anyone is told the object is stored.
+        file.sync_all().await?;
+        drop(file);
+        if replace {
+            tokio::fs::rename(&partial_path, &path).await?;
+            partial.0 = None;
+        } else {
+            // Write-once: a hard link fails when the name exists, so a second writer can
+            // never replace the first one's object; the partial file is removed either way.
+            match tokio::fs::hard_link(&partial_path, &path).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(BlobError::Exists),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        // The rename itself must be durable before a row pointing at it commits: otherwise
+        // a crash could leave a committed row whose file name never reached the disk.
+        sync_dir(&folder).await?;
+        Ok(Stored { size, crc32c: crc })
+    }
+}
+
 impl BlobStore for LocalDirStore {
     /// Partly written files are normally removed at once; a crash mid-upload leaves one behind.
     fn remove_abandoned_uploads(&self, age: Duration) -> BoxFuture<'_, Result<u64, BlobError>> {
@@ -160,44 +210,16 @@ impl BlobStore for LocalDirStore {
         })
     }
 
-    fn put_stream<'a>(&'a self, key: &'a str, mut body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
-        Box::pin(async move {
-            let path = self.path(key)?;
-            let folder = path.parent().expect("a key names a file in a folder").to_owned();
-            if folder != self.dir {
-                ensure_dir(&folder).await?;
-            }
-            let name = path.file_name().expect("a key names a file").to_string_lossy().into_owned();
-            let partial_path = folder.join(format!("{name}.{}{PARTIAL_SUFFIX}", uuid::Uuid::new_v4().simple()));
-            let mut file = tokio::fs::File::create(&partial_path).await?;
-            let mut partial = PartialFile(Some(partial_path.clone()));
-            let (mut size, mut crc) = (0u64, 0u32);
-            while let Some(chunk) = body.next().await {
-                let chunk = chunk?;
-                size += chunk.len() as u64;
-                if size > max_len {
-                    return Err(BlobError::TooLarge { limit: max_len });
-                }
-                crc = crc32c::crc32c_append(crc, &chunk);
-                file.write_all(&chunk).await?;
-            }
-            // The checksum beside the bytes (a file system without extended attributes just
-            // has none: `head` then reads the file).
-            if let Err(e) = xattr::set(&partial_path, CRC_XATTR, format!("{crc:08x} {size}").as_bytes()) {
-                tracing::debug!(error = %e, "the storage folder keeps no extended attributes; checksums are read from the files");
-            }
-            // Durable before anyone is told the object is stored.
-            file.sync_all().await?;
-            drop(file);
-            tokio::fs::rename(&partial_path, &path).await?;
-            partial.0 = None;
-            // The rename itself must be durable before a row pointing at it commits: otherwise
-            // a crash could leave a committed row whose file name never reached the disk.
-            sync_dir(&folder).await?;
-            Ok(Stored { size, crc32c: crc })
-        })
+    fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(self.write(key, body, max_len, true))
     }
 
+    fn put_new<'a>(&'a self, key: &'a str, data: bytes::Bytes) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(async move {
+            let len = data.len() as u64;
+            self.write(key, futures::stream::once(async move { Ok(data) }).boxed(), len, false).await
+        })
+    }
     fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>> {
         Box::pin(async move {
             // The size from the file system, the CRC32C recorded when it was written (as S3's

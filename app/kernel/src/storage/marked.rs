@@ -118,6 +118,14 @@ impl BlobStore for MarkedStore {
         })
     }
 
+    fn put_new<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(async move {
+            super::check_key(key)?;
+            self.check().await?;
+            self.inner.put_new(key, data).await
+        })
+    }
+
     fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Head>, BlobError>> {
         self.inner.head(key)
     }

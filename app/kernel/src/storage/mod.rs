@@ -44,6 +44,9 @@ pub enum BlobError {
     /// unmounted or swapped folder, another bucket), so nothing is deleted or stored.
     #[error("the storage marker is missing or belongs to another installation; check the storage settings (EBB_STORAGE_DIR, or the EBB_S3_* settings)")]
     MarkerMissing,
+    /// A write-once put ([`BlobStore::put_new`]) found the key taken: nothing was replaced.
+    #[error("the object exists already and is never replaced")]
+    Exists,
 }
 
 /// The namespaces objects live in, each with its own rules for names.
@@ -105,7 +108,14 @@ fn is_digest_name(s: &str) -> bool {
         .strip_prefix("key-")
         .and_then(|k| k.strip_suffix(".json"))
         .is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
-    numbered || key
+    let restore = s.strip_prefix("restore-").and_then(|n| n.strip_suffix(".json")).is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()));
+    numbered || key || restore
+}
+
+/// The key of the signed restore statement that supersedes digests from number `first` on
+/// (`ebb doctor --after-restore`).
+pub fn restore_statement_key(first: i64) -> String {
+    format!("audit-digests/restore-{first:012}.json")
 }
 
 /// The key of digest number `n` (`audit-digests/000000000012.json`: listing order is number order).
@@ -288,6 +298,20 @@ pub trait BlobStore: Send + Sync {
         })
     }
 
+    /// Stores a small object only if `key` is free: write-once (audit digests and restore
+    /// statements). A taken key → [`BlobError::Exists`], the existing object untouched. The
+    /// backends make the check and the write one step (a hard link locally, `If-None-Match: *`
+    /// on S3), so of two writers exactly one succeeds; this default (for tests' wrappers only)
+    /// checks first and is not atomic.
+    fn put_new<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        Box::pin(async move {
+            if self.exists(key).await? {
+                return Err(BlobError::Exists);
+            }
+            self.put(key, data).await
+        })
+    }
+
     /// Reads a whole (small) object into memory.
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Bytes>, BlobError>> {
         Box::pin(async move {
@@ -299,6 +323,9 @@ pub trait BlobStore: Send + Sync {
 }
 
 impl<T: BlobStore + ?Sized> BlobStore for Box<T> {
+    fn put_new<'a>(&'a self, key: &'a str, data: Bytes) -> BoxFuture<'a, Result<Stored, BlobError>> {
+        (**self).put_new(key, data)
+    }
     fn put_stream<'a>(&'a self, key: &'a str, body: ByteStream<'a>, max_len: u64) -> BoxFuture<'a, Result<Stored, BlobError>> {
         (**self).put_stream(key, body, max_len)
     }

@@ -109,6 +109,23 @@ pub struct Checked {
 
 /// Reads a digest object: the envelope, the signature by `key` (one of `keys`, by id) and the body.
 pub fn check(bytes: &[u8], keys: &[keys::PublicKey]) -> Result<Checked, String> {
+    let env = open(bytes, keys)?;
+    let body: Body = serde_json::from_str(&env.body).map_err(|e| format!("its body is not a digest ({e})"))?;
+    if body.format != FORMAT || body.key_id != env.key_id {
+        return Err(format!("unknown format {} or key mismatch", body.format));
+    }
+    Ok(Checked { body, sha256: Sha256::digest(bytes).into() })
+}
+
+/// Signs `body` (JSON text) as an envelope's bytes: `{"body", "key_id", "signature"}`.
+pub fn seal_envelope(signer: &keys::Signer, body: String) -> Vec<u8> {
+    let signature = hex::encode(signer.key.sign(body.as_bytes()).to_bytes());
+    serde_json::to_vec(&Envelope { body, key_id: signer.key_id.clone(), signature }).expect("serialises")
+}
+
+/// Reads a signed envelope (a digest or a restore statement) and checks its signature by one of
+/// `keys` (by id); the body is returned as signed, unparsed.
+pub fn open(bytes: &[u8], keys: &[keys::PublicKey]) -> Result<Envelope, String> {
     let env: Envelope = serde_json::from_slice(bytes).map_err(|e| format!("not a digest ({e})"))?;
     let key: VerifyingKey = keys
         .iter()
@@ -117,11 +134,7 @@ pub fn check(bytes: &[u8], keys: &[keys::PublicKey]) -> Result<Checked, String> 
         .ok_or_else(|| format!("signed by key {}, which is not among the trusted public keys", env.key_id))?;
     let sig: [u8; 64] = hex::decode(&env.signature).ok().and_then(|s| s.try_into().ok()).ok_or("its signature is malformed")?;
     key.verify(env.body.as_bytes(), &Signature::from_bytes(&sig)).map_err(|_| "its signature does not verify".to_string())?;
-    let body: Body = serde_json::from_str(&env.body).map_err(|e| format!("its body is not a digest ({e})"))?;
-    if body.format != FORMAT || body.key_id != env.key_id {
-        return Err(format!("unknown format {} or key mismatch", body.format));
-    }
-    Ok(Checked { body, sha256: Sha256::digest(bytes).into() })
+    Ok(env)
 }
 
 fn rfc3339(t: OffsetDateTime) -> String {
@@ -157,11 +170,21 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
     let now: OffsetDateTime = sqlx::query_scalar!(r#"select now() as "now!""#).fetch_one(&mut *tx).await.map_err(db)?;
     let months = grown_months(&mut tx).await.map_err(db)?;
     let body = Body { format: FORMAT.into(), number, created_at: rfc3339(now), reason: reason.text(), key_id: signer.key_id.clone(), previous, months };
-    let text = serde_json::to_string(&body).expect("serialises");
-    let signature = hex::encode(signer.key.sign(text.as_bytes()).to_bytes());
-    let bytes = serde_json::to_vec(&Envelope { body: text, key_id: signer.key_id.clone(), signature }).expect("serialises");
+    let bytes = seal_envelope(&signer, serde_json::to_string(&body).expect("serialises"));
     fail::fail_point!("audit-digest-before-put");
-    state.blobs.put(&key, bytes.clone().into()).await.map_err(storage)?;
+    // Write-once at the store: a digest object that appeared meanwhile (a writer that did not
+    // take this database's lock) is never replaced — it is checked and adopted, or refused.
+    match state.blobs.put_new(&key, bytes.clone().into()).await {
+        Ok(_) => {}
+        Err(kernel::storage::BlobError::Exists) => {
+            let theirs = state.blobs.get(&key).await.map_err(storage)?.unwrap_or_default();
+            adopt(&mut tx, number, &theirs, body.previous.as_deref(), &trusted).await?;
+            tx.commit().await.map_err(db)?;
+            tracing::warn!(number, "audit digest: another writer stored this digest first; recorded theirs, replaced nothing");
+            return Ok(Some(number));
+        }
+        Err(e) => return Err(storage(e)),
+    }
     fail::fail_point!("audit-digest-after-put");
     record(&mut tx, &key, &body, &Sha256::digest(&bytes).into()).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
@@ -255,6 +278,29 @@ async fn adopt(tx: &mut sqlx::PgConnection, number: i64, bytes: &[u8], previous:
         check(bytes, keys).map_err(|why| format!("digest object {number} is in the store but {why}; a person must look (nothing was overwritten)"))?;
     if checked.body.number != number || checked.body.previous.as_deref() != previous {
         return Err(format!("digest object {number} in the store does not follow digest {} (number or back-link); a person must look", number - 1));
+    }
+    // Signed by us and linked to our last digest, but it must also describe this database's
+    // chains: after a restore, the store holds digests of the lost timeline, which only
+    // `ebb doctor --after-restore` may set aside (signed), never adopted as ours.
+    for m in &checked.body.months {
+        let Some(period) = super::parse_period(&m.month) else { continue };
+        if m.archived.is_some() || m.count == 0 {
+            continue;
+        }
+        let from = period.midnight().assume_utc();
+        let to = crate::upkeep::add_months(from, 1);
+        let ours: Option<Vec<u8>> =
+            sqlx::query_scalar!("select hash from audit_events where occurred_at >= $1 and occurred_at < $2 and seq = $3", from, to, m.count)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(|e| format!("database: {e}"))?
+                .flatten();
+        if ours.map(hex::encode).as_deref() != Some(m.head.as_str()) {
+            return Err(format!(
+                "digest object {number} in the store records {} events of {} that this database does not hold: it belongs to another timeline (was the database restored from a backup? then run `ebb doctor --after-restore`); nothing was adopted or overwritten",
+                m.count, m.month
+            ));
+        }
     }
     record(tx, &digest_key(number), &checked.body, &checked.sha256).await.map_err(|e| format!("database: {e}"))
 }

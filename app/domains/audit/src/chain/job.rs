@@ -1,5 +1,5 @@
 //! The `audit_seal` job (every minute, on the lifecycle engine): seal new events, write a signed
-//! digest when one is due, and verify the database's chains once a day. Its quiet runs are not
+//! digest when one is due, and verify the database's chains and one archived month (in turn) once a day. Its quiet runs are not
 //! written to the audit log (each would be an event to seal: the log would never rest).
 
 use std::time::Duration;
@@ -16,6 +16,8 @@ use crate::AuditKind;
 pub const JOB: &str = "audit_seal";
 /// The settings row holding when the daily verification last ran.
 const VERIFIED_AT: &str = "audit_verified_at";
+/// The settings row holding the archived month the daily step read last (`YYYY-MM`).
+const ROLLING: &str = "audit_archive_checked";
 
 async fn seal_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let late = ctx.state.domain::<super::ChainSettings>().late_limit;
@@ -42,7 +44,12 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     if !due && !matches!(ctx.trigger, kernel::jobs::Trigger::Cli | kernel::jobs::Trigger::Admin) {
         return Ok(StepReport::rows("checked", 0));
     }
-    let report = run(&ctx.state, false, &Actor::system()).await.map_err(StepError::new)?;
+    // The database's chains, and one archived month a day (in turn): every object is read
+    // against the digests within as many days as there are archived months.
+    let after: Option<String> = sqlx::query_scalar!("select value from settings where key = $1", ROLLING).fetch_optional(&ctx.state.pool).await?;
+    let mut report = verify::in_database(&ctx.state.pool, &*ctx.state.blobs, false).await.map_err(StepError::new)?;
+    let month = verify::next_archived(&ctx.state.pool, &*ctx.state.blobs, after.as_deref(), &mut report).await.map_err(StepError::new)?;
+    publish(&ctx.state, &report, if month.is_some() { "rolling" } else { "database" }, &Actor::system()).await.map_err(StepError::new)?;
     sqlx::query!(
         "insert into settings (key, value) values ($1, $2::timestamptz::text) on conflict (key) do update set value = excluded.value",
         VERIFIED_AT,
@@ -50,6 +57,11 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     )
     .execute(&ctx.state.pool)
     .await?;
+    if let Some(month) = month {
+        sqlx::query!("insert into settings (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value", ROLLING, month)
+            .execute(&ctx.state.pool)
+            .await?;
+    }
     if !report.ok() {
         return Err(StepError::new(report.summary()).for_a_person());
     }
@@ -60,6 +72,13 @@ async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 /// the first break or resolves it, and records the check in the audit log.
 pub async fn run(state: &AppState, archive: bool, actor: &Actor) -> Result<Report, String> {
     let report = verify::in_database(&state.pool, &*state.blobs, archive).await?;
+    publish(state, &report, if archive { "archive" } else { "database" }, actor).await?;
+    Ok(report)
+}
+
+/// A verification's outcome made known: `audit.chain_broken` raised naming the first break (or
+/// resolved), and an `audit.verify` event recording what was checked (`scope`).
+async fn publish(state: &AppState, report: &Report, scope: &str, actor: &Actor) -> Result<(), String> {
     let db = |e: sqlx::Error| format!("database: {e}");
     match report.problems.first() {
         Some(first) => {
@@ -75,9 +94,9 @@ pub async fn run(state: &AppState, archive: bool, actor: &Actor) -> Result<Repor
         None => format!("verifies (events: {}, archived months: {}, digests: {})", report.events, report.archived, report.digests),
         Some(p) => format!("BROKEN at {}", p.place()),
     };
-    record(&mut tx, actor, AuditKind::AuditVerify, Some(("chain", if archive { "archive" } else { "database" })), Some(&detail)).await.map_err(db)?;
+    record(&mut tx, actor, AuditKind::AuditVerify, Some(("chain", scope)), Some(&detail)).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
-    Ok(report)
+    Ok(())
 }
 
 /// The job.
@@ -86,7 +105,7 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Audit seal",
-        "Seals new audit events into their month's hash chain, writes a signed digest of the chains to the storage (audit-digests/) at least hourly when something changed and daily otherwise, and verifies the chains once a day.",
+        "Seals new audit events into their month's hash chain, writes a signed digest of the chains to the storage (audit-digests/) at least hourly when something changed and daily otherwise, and verifies the chains and one archived month (each in turn) once a day.",
         "audit_seal_at",
         Duration::from_secs(60),
     )

@@ -16,6 +16,7 @@ pub mod job;
 pub mod keys;
 pub mod restore;
 pub mod seal;
+pub mod statement;
 pub mod verify;
 
 use std::path::PathBuf;

@@ -1,14 +1,30 @@
 //! After a restore (`ebb doctor --after-restore`): the signed digests the store holds past the
-//! restored database's last one are kept as superseded, and the restore is recorded.
+//! restored database's last one are kept as superseded, and the restore is recorded — in the
+//! audit log, and as a **signed restore statement** in the store
+//! (`audit-digests/restore-<first digest, 12 digits>.json`, the same envelope as a digest):
+//!
+//! ```json
+//! {"format": "ebb-audit-restore-v1", "created_at": "…", "key_id": "…", "first": 8, "last": 11,
+//!  "previous": "<SHA-256 of digest 7's object, hex; null when first = 1>",
+//!  "chains": [{"month": "2026-12", "count": 120, "head": "<hex>"}], "reason": "…"}
+//! ```
+//!
+//! Every verifier (the database check, `--offline`, scripts/audit-verify.py) treats digests
+//! `first..=last` as superseded only because such a statement, signed by a trusted key, says so:
+//! what they recorded of a month up to the restored chain's length (`chains`) is still compared,
+//! what lies past it is not (those events were lost with the restore), and every report lists
+//! them as warnings. A `superseded_at` set in the database by hand supersedes nothing.
 
 use kernel::state::AppState;
-use kernel::storage::digest_key;
 use kernel::storage::BlobStore as _;
+use kernel::storage::{digest_key, restore_statement_key};
 use time::OffsetDateTime;
 
 use super::digest::{check, LOCK};
 use super::keys;
 use crate::AuditKind;
+
+pub use super::statement::{check_statement, RestoredChain, Statement, FORMAT};
 
 /// After a restore (`ebb doctor --after-restore`): the digests in the store numbered past the
 /// restored database's last one were written after the backup, and cover events lost with it.
@@ -30,6 +46,8 @@ pub async fn supersede_after_restore(state: &AppState, actor: &kernel::audit::Ac
         .await
         .map_err(db)?;
     }
+    // Connections of their own before the transaction (a pool of one must not wait on itself).
+    let signer = keys::signer(state).await?;
     let trusted = keys::published(&state.pool).await.map_err(db)?;
     let mut tx = state.pool.begin().await.map_err(db)?;
     sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
@@ -69,8 +87,42 @@ pub async fn supersede_after_restore(state: &AppState, actor: &kernel::audit::Ac
         "digests {first} to {} were written after the backup and are kept as superseded; they covered up to {events} events, those recorded after the backup are lost",
         number - 1
     );
+    // The signed statement: without it, no verifier sets these digests aside.
+    let chains = sqlx::query!("select period, seq, head from audit_chains order by period").fetch_all(&mut *tx).await.map_err(db)?;
+    let now: OffsetDateTime = sqlx::query_scalar!(r#"select now() as "now!""#).fetch_one(&mut *tx).await.map_err(db)?;
+    let statement = Statement {
+        format: FORMAT.into(),
+        created_at: now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        key_id: String::new(),
+        first,
+        last: number - 1,
+        previous: last.as_ref().map(|l| hex::encode(&l.sha256)),
+        chains: chains.into_iter().map(|c| RestoredChain { month: super::month_label(c.period), count: c.seq, head: hex::encode(c.head) }).collect(),
+        reason: format!("the database was restored from a backup (ebb doctor --after-restore): {detail}"),
+    };
+    write_statement(state, &signer, &trusted, statement).await?;
     kernel::audit::record(&mut tx, actor, AuditKind::AuditRestore, Some(("digests", &format!("{first}-{}", number - 1))), Some(&detail)).await.map_err(db)?;
     tx.commit().await.map_err(db)?;
     tracing::warn!(first, last = number - 1, "audit digests written after the restored backup are kept as superseded");
     Ok(Some((first, number - 1)))
+}
+
+/// Signs and stores a restore statement, write-once. One already there for the same digests (a
+/// run killed after writing it) is kept when it verifies and names the same range.
+async fn write_statement(state: &AppState, signer: &keys::Signer, trusted: &[keys::PublicKey], mut statement: Statement) -> Result<(), String> {
+    statement.key_id = signer.key_id.clone();
+    let key = restore_statement_key(statement.first);
+    let bytes = super::digest::seal_envelope(signer, serde_json::to_string(&statement).expect("serialises"));
+    match state.blobs.put_new(&key, bytes.into()).await {
+        Ok(_) => Ok(()),
+        Err(kernel::storage::BlobError::Exists) => {
+            let theirs = state.blobs.get(&key).await.map_err(|e| format!("storage: {e}"))?.unwrap_or_default();
+            match check_statement(&key, &theirs, trusted) {
+                Ok(st) if st.last == statement.last && st.previous == statement.previous => Ok(()),
+                Ok(_) => Err(format!("the store already holds a different restore statement {key}; a person must look (nothing was overwritten)")),
+                Err(why) => Err(format!("the store already holds a restore statement {key}, but {why}; a person must look (nothing was overwritten)")),
+            }
+        }
+        Err(e) => Err(format!("storage: {e}")),
+    }
 }

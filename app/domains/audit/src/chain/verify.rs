@@ -70,6 +70,10 @@ pub struct Report {
     /// Events not sealed yet (newer than the last sealing; not a problem).
     pub pending: u64,
     pub problems: Vec<Problem>,
+    /// Not breaks, but an auditor must read them: digests superseded by a signed restore
+    /// statement (events after a backup were lost).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -83,6 +87,10 @@ impl Report {
             "{} events in {} months, {} archived months and {} digests checked; {} events wait for sealing",
             self.events, self.months, self.archived, self.digests, self.pending
         );
+        let checked = match self.warnings.len() {
+            0 => checked,
+            n => format!("{checked}; {n} warning(s): {}", self.warnings.join("; ")),
+        };
         match self.problems.first() {
             None => format!("the audit trail verifies: {checked}"),
             Some(p) => format!("the audit trail does NOT verify — first break at {}: {}; {checked}", p.place(), p.what),
@@ -105,7 +113,12 @@ pub struct Digests {
     pub months: BTreeMap<String, MonthRecord>,
     /// Number → SHA-256 of each digest found.
     pub found: BTreeMap<i64, [u8; 32]>,
+    /// Digests superseded by a signed restore statement.
+    pub superseded: std::collections::BTreeSet<i64>,
+    /// The public keys the store has published for over a day (`key-*.json`): digests were due.
+    pub store_keys: usize,
     pub problems: Vec<Problem>,
+    pub warnings: Vec<String>,
 }
 
 fn digest_problem(digest: i64, what: String) -> Problem {
@@ -114,11 +127,16 @@ fn digest_problem(digest: i64, what: String) -> Problem {
 
 /// Every key in namespace `ns` of the store.
 async fn list_all(store: &dyn BlobStore, ns: Namespace) -> Result<Vec<String>, BlobError> {
+    Ok(list_objects(store, ns).await?.into_iter().map(|o| o.key).collect())
+}
+
+/// Every object in namespace `ns` of the store.
+async fn list_objects(store: &dyn BlobStore, ns: Namespace) -> Result<Vec<kernel::storage::ObjectInfo>, BlobError> {
     let mut keys = Vec::new();
     let mut after: Option<String> = None;
     loop {
         let page = store.list(ns, after.as_deref(), 1000).await?;
-        keys.extend(page.objects.into_iter().map(|o| o.key));
+        keys.extend(page.objects);
         match page.next {
             Some(n) => after = Some(n),
             None => return Ok(keys),
@@ -140,16 +158,21 @@ pub async fn store_keys(store: &dyn BlobStore) -> Result<Vec<PublicKey>, BlobErr
 }
 
 /// Reads and checks every digest in the store: signature by a trusted key, numbers without gaps
-/// from 1, each one's back-link to the previous one's bytes. The `superseded` ones (written after
-/// the backup a database was restored from; `ebb doctor --after-restore`) are checked the same
-/// way, but their month counts are not compared with the chains: those events were lost.
-pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey], superseded: &std::collections::BTreeSet<i64>) -> Result<Digests, BlobError> {
+/// from 1, each one's back-link to the previous one's bytes. Digests a signed restore statement
+/// supersedes (written after the backup a database was restored from; `ebb doctor
+/// --after-restore`) are checked the same way and listed as warnings; of what they recorded, only
+/// a month's chain up to its restored length is compared (the rest was lost with the restore).
+pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey]) -> Result<Digests, BlobError> {
     let mut out = Digests::default();
-    let mut numbered: Vec<(i64, String)> = list_all(store, Namespace::AuditDigests)
-        .await?
-        .into_iter()
-        .filter_map(|k| k.strip_prefix("audit-digests/")?.strip_suffix(".json")?.parse::<i64>().ok().map(|n| (n, k)))
-        .collect();
+    let objects = list_objects(store, Namespace::AuditDigests).await?;
+    // A key is published when it is first used; a day later, its digests are due for sure.
+    let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    out.store_keys = objects.iter().filter(|o| o.key.contains("/key-") && o.modified < day_ago).count();
+    let all: Vec<String> = objects.into_iter().map(|o| o.key).collect();
+    let statements = read_statements(store, &all, keys, &mut out).await?;
+    let superseded = super::statement::superseded_by(&statements);
+    let mut numbered: Vec<(i64, String)> =
+        all.into_iter().filter_map(|k| k.strip_prefix("audit-digests/")?.strip_suffix(".json")?.parse::<i64>().ok().map(|n| (n, k))).collect();
     numbered.sort();
     let mut expected = 1;
     let mut previous: Option<[u8; 32]> = None;
@@ -183,10 +206,15 @@ pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey], superseded: &std
         }
         previous = Some(checked.sha256);
         out.found.insert(n, checked.sha256);
-        if superseded.contains(&n) {
-            continue;
+        let restored = superseded.get(&n);
+        if restored.is_some() {
+            out.superseded.insert(n);
         }
         for m in checked.body.months {
+            // Superseded: only what the restored database still holds is compared.
+            if restored.is_some_and(|st| m.count > st.restored(&m.month)) {
+                continue;
+            }
             let rec = out.months.entry(m.month.clone()).or_default();
             rec.checkpoints.push((n, m.count, m.head.clone()));
             if let Some(a) = m.archived {
@@ -194,7 +222,58 @@ pub async fn digests(store: &dyn BlobStore, keys: &[PublicKey], superseded: &std
             }
         }
     }
+    statements_follow(&statements, &mut out);
     Ok(out)
+}
+
+/// The signed restore statements in the store; one that cannot be trusted is a problem.
+async fn read_statements(store: &dyn BlobStore, all: &[String], keys: &[PublicKey], out: &mut Digests) -> Result<Vec<super::statement::Statement>, BlobError> {
+    let mut statements = Vec::new();
+    for key in all.iter().filter(|k| k.contains("/restore-")) {
+        let Some(bytes) = store.get(key).await? else { continue };
+        match super::statement::check_statement(key, &bytes, keys) {
+            Ok(st) => statements.push(st),
+            Err(why) => out.problems.push(Problem {
+                event: None,
+                month: None,
+                digest: None,
+                source: "digests".into(),
+                what: format!("the restore statement {key} cannot be trusted: {why}"),
+            }),
+        }
+    }
+    Ok(statements)
+}
+
+/// Each restore statement hangs on the digest before the ones it supersedes; each is a warning.
+fn statements_follow(statements: &[super::statement::Statement], out: &mut Digests) {
+    for st in statements {
+        let follows = if st.first == 1 { None } else { out.found.get(&(st.first - 1)).map(hex::encode) };
+        if st.first > 1 && follows.as_deref() != st.previous.as_deref() {
+            out.problems.push(digest_problem(
+                st.first,
+                format!("the restore statement for digests {} to {} does not follow digest {} (its back-link differs)", st.first, st.last, st.first - 1),
+            ));
+        }
+        out.warnings.push(format!(
+            "digests {} to {} are superseded: the database was restored from a backup on {} (restore statement signed by key {}); events recorded after the backup were lost",
+            st.first, st.last, st.created_at, st.key_id
+        ));
+    }
+}
+
+/// Zero digests is a pass only where none was ever due: `signs` names what shows that digests
+/// were written (a published key, an archived month, events sealed long ago).
+fn no_digests(found: &Digests, signs: &[String], report: &mut Report) {
+    if found.found.is_empty() && !signs.is_empty() {
+        report.problems.push(Problem {
+            event: None,
+            month: None,
+            digest: Some(1),
+            source: "digests".into(),
+            what: format!("no digest is in the store, but digests were written ({}): they were deleted", signs.join(", ")),
+        });
+    }
 }
 
 /// Walks one month's chain, event by event in chain order, and names its first break.
@@ -288,16 +367,20 @@ impl<'a> Walker<'a> {
 
 /// Verifies the database: the digests, each month's chain (attached and detached months; archived
 /// ones with `archive`), events sealing skipped, and the digests recorded against the store.
+/// The months checked are every month anything knows of — a signed digest, `audit_chains`, a
+/// partition with events, the archive ledger — so deleting a month's records hides nothing.
 pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) -> Result<Report, String> {
     let db = |e: sqlx::Error| format!("database: {e}");
     let storage = |e: BlobError| format!("storage: {e}");
     let keys = super::keys::published(pool).await.map_err(db)?;
-    let superseded: std::collections::BTreeSet<i64> =
-        sqlx::query_scalar!("select number from audit_digests where superseded_at is not null").fetch_all(pool).await.map_err(db)?.into_iter().collect();
-    let found = digests(store, &keys, &superseded).await.map_err(storage)?;
-    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
+    let found = digests(store, &keys).await.map_err(storage)?;
+    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), warnings: found.warnings.clone(), ..Report::default() };
     // The newest digests: recorded here, so their removal from the store is seen too.
-    for r in sqlx::query!("select number, sha256 from audit_digests order by number").fetch_all(pool).await.map_err(db)? {
+    for r in sqlx::query!("select number, sha256, superseded_at is not null as \"superseded!\" from audit_digests order by number")
+        .fetch_all(pool)
+        .await
+        .map_err(db)?
+    {
         match found.found.get(&r.number) {
             None => report.problems.push(digest_problem(r.number, format!("digest {} was written but is missing from the store", r.number))),
             Some(sha) if sha.as_slice() != r.sha256.as_slice() => {
@@ -305,13 +388,59 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
             }
             _ => {}
         }
+        if r.superseded && !found.superseded.contains(&r.number) {
+            report.problems.push(digest_problem(
+                r.number,
+                format!("digest {} is marked superseded in the database, but no signed restore statement supersedes it: the mark was set by hand", r.number),
+            ));
+        }
     }
-    let cursor = sqlx::query!("select tx, id from audit_seal_cursor").fetch_one(pool).await.map_err(db)?;
-    for r in sqlx::query!("select id, occurred_at from audit_events where seq is null and (tx, id) <= ($1, $2) order by tx, id limit 20", cursor.tx, cursor.id)
-        .fetch_all(pool)
-        .await
-        .map_err(db)?
-    {
+    let signs = signs_of_digests(pool, &found).await.map_err(db)?;
+    no_digests(&found, &signs, &mut report);
+    unsealable_events(pool, &mut report).await.map_err(db)?;
+    months_in_database(pool, store, &found, archive, &mut report).await?;
+    if archive {
+        archived_objects(store, &found, &mut report).await.map_err(storage)?;
+    }
+    Ok(report)
+}
+
+/// What shows that digests were written here (for [`no_digests`]): a key registered over a day
+/// ago, a published key in the store, an archived month, an event sealed over a day ago.
+async fn signs_of_digests(pool: &PgPool, found: &Digests) -> Result<Vec<String>, sqlx::Error> {
+    let mut signs = Vec::new();
+    let r = sqlx::query!(
+        r#"select exists (select 1 from audit_signing_keys where created_at < now() - interval '1 day') as "old_key!",
+                  exists (select 1 from audit_partition_archives where sha256 is not null) as "archived!",
+                  (select min(first_id) from audit_chains where sealed_at < now() - interval '1 day') as old_event"#
+    )
+    .fetch_one(pool)
+    .await?;
+    if r.old_key {
+        signs.push("a signing key registered over a day ago".to_string());
+    }
+    if found.store_keys > 0 {
+        signs.push(format!("{} public key(s) published in the store over a day ago", found.store_keys));
+    }
+    if r.archived {
+        signs.push("months were archived".to_string());
+    }
+    if let Some(id) = r.old_event {
+        signs.push(format!("event {id} was sealed over a day ago"));
+    }
+    Ok(signs)
+}
+
+/// Events that can never be sealed, named: skipped by sealing (inserted behind the cursor, or
+/// dated long before the events around them), or carrying a transaction id no transaction has
+/// had yet (set by hand: it would wait for sealing for ever). The others wait (`pending`).
+async fn unsealable_events(pool: &PgPool, report: &mut Report) -> Result<(), sqlx::Error> {
+    let cursor = sqlx::query!("select tx, id from audit_seal_cursor").fetch_one(pool).await?;
+    let skipped =
+        sqlx::query!("select id, occurred_at from audit_events where seq is null and (tx, id) <= ($1, $2) order by tx, id limit 20", cursor.tx, cursor.id)
+            .fetch_all(pool)
+            .await?;
+    for r in skipped {
         report.problems.push(Problem {
             event: Some(r.id),
             month: Some(month_label(super::period_of(r.occurred_at))),
@@ -320,58 +449,151 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
             what: format!("event {} is not in any chain though sealing passed it: it was inserted afterwards, or dated long before the events around it", r.id),
         });
     }
-    report.pending = sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events where seq is null and (tx, id) > ($1, $2)"#, cursor.tx, cursor.id)
-        .fetch_one(pool)
-        .await
-        .map_err(db)? as u64;
-    months_in_database(pool, &found, &mut report).await?;
-    if archive {
-        archived_objects(store, &found, &mut report).await.map_err(storage)?;
+    let next: i64 = sqlx::query_scalar!(r#"select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as "x!""#).fetch_one(pool).await?;
+    let forged =
+        sqlx::query!("select id, occurred_at, tx from audit_events where seq is null and tx >= $1 order by tx, id limit 20", next).fetch_all(pool).await?;
+    for r in forged {
+        report.problems.push(Problem {
+            event: Some(r.id),
+            month: Some(month_label(super::period_of(r.occurred_at))),
+            digest: None,
+            source: "database".into(),
+            what: format!(
+                "event {} carries transaction id {}, which no transaction has had yet (the next is {next}): it was inserted by hand and can never be sealed",
+                r.id, r.tx
+            ),
+        });
     }
-    Ok(report)
+    report.pending =
+        sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events where seq is null and (tx, id) > ($1, $2) and tx < $3"#, cursor.tx, cursor.id, next)
+            .fetch_one(pool)
+            .await? as u64;
+    Ok(())
 }
 
-async fn months_in_database(pool: &PgPool, found: &Digests, report: &mut Report) -> Result<(), String> {
+/// A month as the database's records know it.
+#[derive(Default)]
+struct MonthState {
+    /// `audit_chains`: length and head.
+    chain: Option<(i64, Vec<u8>)>,
+    /// The archive ledger says it was archived and dropped.
+    dropped: bool,
+    /// Detached for the archive: its table in `audit_pending`.
+    pending_table: Option<String>,
+    /// Sealed events are in the database (attached or detached).
+    has_events: bool,
+}
+
+async fn months_in_database(pool: &PgPool, store: &dyn BlobStore, found: &Digests, archive: bool, report: &mut Report) -> Result<(), String> {
     let db = |e: sqlx::Error| format!("database: {e}");
+    let months = month_states(pool, found).await.map_err(db)?;
+    for (label, m) in months {
+        let Some(period) = super::parse_period(&label) else { continue };
+        let empty = MonthRecord::default();
+        let rec = found.months.get(&label).unwrap_or(&empty);
+        let problem = |digest: Option<i64>, what: String| Problem { event: None, month: Some(label.clone()), digest, source: "database".into(), what };
+        if m.dropped {
+            if rec.archived.is_none() {
+                report
+                    .problems
+                    .push(problem(None, format!("the archive ledger says {label} was archived and dropped, but no signed digest records its archived object")));
+            } else if !archive {
+                let key = kernel::storage::archive_key(period.year(), period.month() as u8);
+                if !store.exists(&key).await.map_err(|e| format!("storage: {e}"))? {
+                    let n = rec.archived.as_ref().map(|a| a.0);
+                    report.problems.push(problem(n, format!("{label} was archived and dropped, but its object {key} is missing from the store")));
+                }
+            }
+            if !m.has_events {
+                continue; // in the archive: checked there
+            }
+            report.problems.push(problem(None, format!("the archive ledger says {label} was archived and dropped, but its events are still in the database")));
+        }
+        if !m.has_events && m.chain.as_ref().is_none_or(|c| c.0 == 0) {
+            // Nothing here: a month a signed digest recorded must be in the archive.
+            if let Some((n, count, _)) = rec.checkpoints.iter().filter(|c| c.1 > 0).max_by_key(|c| c.1) {
+                if !m.dropped && rec.archived.is_none() {
+                    report.problems.push(problem(
+                        Some(*n),
+                        format!("digest {n} records {count} events of {label}, but neither the database nor the archive holds them: the month was deleted"),
+                    ));
+                }
+            }
+            continue;
+        }
+        let table = match &m.pending_table {
+            Some(name) => format!("audit_pending.\"{}\"", name.replace('"', "\"\"")),
+            None => "audit_events".to_string(),
+        };
+        let (seq, head) = m.chain.clone().unwrap_or((0, GENESIS.to_vec()));
+        let (events, walked) = walk_table(pool, &table, period, &label, rec, seq, &head).await.map_err(db)?;
+        report.months += 1;
+        report.events += events;
+        report.problems.extend(walked);
+        if m.chain.is_none() {
+            report.problems.push(problem(None, format!("{label} has sealed events but no chain record (audit_chains): it was deleted")));
+        }
+    }
+    Ok(())
+}
+
+/// Every month anything knows of: the digests, `audit_chains`, the partitions (attached and
+/// detached) that hold sealed events, and the archive ledger.
+async fn month_states(pool: &PgPool, found: &Digests) -> Result<BTreeMap<String, MonthState>, sqlx::Error> {
+    let mut months: BTreeMap<String, MonthState> = found.months.keys().map(|m| (m.clone(), MonthState::default())).collect();
+    for c in sqlx::query!("select period, seq, head from audit_chains").fetch_all(pool).await? {
+        months.entry(month_label(c.period)).or_default().chain = Some((c.seq, c.head));
+    }
+    for a in sqlx::query!("select period from audit_partition_archives where dropped_at is not null").fetch_all(pool).await? {
+        months.entry(month_label(a.period)).or_default().dropped = true;
+    }
     // Months detached for the archive and not dropped yet, by their tables' names (upkeep names
     // them `audit_events_YYYY_MM`; a table whose name says nothing is not walked here — the
     // archive refuses to write it, and its chain is checked before any month is archived).
-    let pending: Vec<(String, time::Date)> = sqlx::query_scalar::<_, String>(
+    let pending: Vec<String> = sqlx::query_scalar(
         "select c.relname::text from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'audit_pending' and c.relkind = 'r'",
     )
     .fetch_all(pool)
-    .await
-    .map_err(db)?
-    .into_iter()
-    .filter_map(|name| {
-        let period = super::parse_period(&name.strip_prefix("audit_events_")?.replace('_', "-"))?;
-        Some((name, period))
-    })
-    .collect();
-    let chains = sqlx::query!(
-        r#"select c.period, c.seq, c.head, a.dropped_at is not null as "dropped!"
-           from audit_chains c left join audit_partition_archives a on a.period = c.period order by c.period"#
+    .await?;
+    for name in pending {
+        let Some(period) = name.strip_prefix("audit_events_").and_then(|p| super::parse_period(&p.replace('_', "-"))) else { continue };
+        let sealed: bool = sqlx::query_scalar(&format!("select exists (select 1 from audit_pending.\"{}\" where seq is not null)", name.replace('"', "\"\"")))
+            .fetch_one(pool)
+            .await?;
+        let m = months.entry(month_label(period)).or_default();
+        m.pending_table = Some(name);
+        m.has_events |= sealed;
+    }
+    // Attached months with sealed events: one probe per partition, and the default partition's
+    // few rows by month.
+    let attached: Vec<String> =
+        sqlx::query_scalar("select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'audit_events'::regclass")
+            .fetch_all(pool)
+            .await?;
+    for name in attached {
+        let Some(period) = name.strip_prefix("audit_events_").and_then(|p| super::parse_period(&p.replace('_', "-"))) else { continue };
+        let from = period.midnight().assume_utc();
+        let to = super::super::upkeep::add_months(from, 1);
+        let sealed: bool = sqlx::query_scalar!(
+            r#"select exists (select 1 from audit_events where occurred_at >= $1 and occurred_at < $2 and seq is not null) as "e!""#,
+            from,
+            to
+        )
+        .fetch_one(pool)
+        .await?;
+        if sealed {
+            months.entry(month_label(period)).or_default().has_events = true;
+        }
+    }
+    let stray: Vec<time::Date> = sqlx::query_scalar!(
+        r#"select distinct (date_trunc('month', occurred_at at time zone 'UTC'))::date as "p!" from audit_events_default where seq is not null"#
     )
     .fetch_all(pool)
-    .await
-    .map_err(db)?;
-    for c in chains {
-        if c.dropped {
-            continue; // in the archive: checked there
-        }
-        let label = month_label(c.period);
-        let table = match pending.iter().find(|(_, p)| *p == c.period) {
-            Some((name, _)) => format!("audit_pending.\"{}\"", name.replace('"', "\"\"")),
-            None => "audit_events".to_string(),
-        };
-        let empty = MonthRecord::default();
-        let rec = found.months.get(&label).unwrap_or(&empty);
-        let (events, problem) = walk_table(pool, &table, c.period, &label, rec, c.seq, &c.head).await.map_err(db)?;
-        report.months += 1;
-        report.events += events;
-        report.problems.extend(problem);
+    .await?;
+    for p in stray {
+        months.entry(month_label(p)).or_default().has_events = true;
     }
-    Ok(())
+    Ok(months)
 }
 
 /// Walks month `period` of `table` (sealed events, by place) against its records.
@@ -415,6 +637,38 @@ pub async fn walk_table(
     Ok((events, problem))
 }
 
+/// The daily step's rolling check of the archive: the next archived object after `after` (in
+/// key order, wrapping round), read whole and checked against the digests. Returns its month
+/// (`None`: nothing archived) and what it found, into `report`.
+pub async fn next_archived(pool: &PgPool, store: &dyn BlobStore, after: Option<&str>, report: &mut Report) -> Result<Option<String>, String> {
+    let storage = |e: BlobError| format!("storage: {e}");
+    let keys = super::keys::published(pool).await.map_err(|e| format!("database: {e}"))?;
+    let labels: Vec<String> = list_all(store, Namespace::AuditArchive)
+        .await
+        .map_err(storage)?
+        .into_iter()
+        .filter_map(|k| Some(k.strip_prefix("audit-archive/")?.strip_suffix(".csv.gz")?.to_string()))
+        .collect();
+    let Some(label) = labels.iter().find(|l| after.is_none_or(|a| l.as_str() > a)).or(labels.first()).cloned() else { return Ok(None) };
+    let found = digests(store, &keys).await.map_err(storage)?;
+    let empty = MonthRecord::default();
+    let rec = found.months.get(&label).unwrap_or(&empty);
+    let (events, problem) = check_object(store, &format!("audit-archive/{label}.csv.gz"), &label, rec).await.map_err(storage)?;
+    report.archived += 1;
+    report.events += events;
+    report.problems.extend(problem);
+    if rec.archived.is_none() {
+        report.problems.push(Problem {
+            event: None,
+            month: Some(label.clone()),
+            digest: None,
+            source: "archive".into(),
+            what: format!("audit-archive/{label}.csv.gz is in the archive, but no signed digest records it: it cannot be told from a forgery"),
+        });
+    }
+    Ok(Some(label))
+}
+
 /// Checks every archived object in the store against the digests.
 pub async fn archived_objects(store: &dyn BlobStore, found: &Digests, report: &mut Report) -> Result<(), BlobError> {
     let keys = list_all(store, Namespace::AuditArchive).await?;
@@ -428,6 +682,15 @@ pub async fn archived_objects(store: &dyn BlobStore, found: &Digests, report: &m
         report.archived += 1;
         report.events += outcome.0;
         report.problems.extend(outcome.1);
+        if rec.archived.is_none() {
+            report.problems.push(Problem {
+                event: None,
+                month: Some(label.to_string()),
+                digest: None,
+                source: "archive".into(),
+                what: format!("{key} is in the archive, but no signed digest records it: it cannot be told from a forgery"),
+            });
+        }
     }
     // A month a digest recorded as archived whose object is gone.
     for (label, rec) in &found.months {
@@ -467,7 +730,10 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
     let sha: [u8; 32] = sha.finalize().into();
     let problem = |digest: Option<i64>, what: String| Problem { event: None, month: Some(label.into()), digest, source: "archive".into(), what };
     let mut recorded: Vec<(Option<i64>, i64, &str)> = rec.checkpoints.iter().map(|(n, c, _)| (Some(*n), *c, "a digest")).collect();
-    let legacy = parser.legacy;
+    // Archived before the chain: the old format, or the columns with no place filled — the
+    // digest of its archive says so (an empty chain) and pins its SHA-256. Every verifier reads
+    // the month this way.
+    let legacy = parser.legacy || rec.archived.as_ref().is_some_and(|a| a.2 == 0);
     let bad = parser.error.take();
     let (count, head) = parser.walker.head();
     if let Some((_, _, n, _)) = &rec.archived {
@@ -653,8 +919,17 @@ pub async fn offline(store: &dyn BlobStore, keys: Option<Vec<PublicKey>>) -> Res
         Some(k) => k,
         None => store_keys(store).await.map_err(storage)?,
     };
-    let found = digests(store, &keys, &Default::default()).await.map_err(storage)?;
-    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), ..Report::default() };
+    let found = digests(store, &keys).await.map_err(storage)?;
+    let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), warnings: found.warnings.clone(), ..Report::default() };
+    let archived = list_all(store, Namespace::AuditArchive).await.map_err(storage)?.len();
+    let mut signs = Vec::new();
+    if found.store_keys > 0 {
+        signs.push(format!("{} public key(s) published in the store over a day ago", found.store_keys));
+    }
+    if archived > 0 {
+        signs.push(format!("{archived} archived month(s) in the store"));
+    }
+    no_digests(&found, &signs, &mut report);
     archived_objects(store, &found, &mut report).await.map_err(storage)?;
     Ok(report)
 }
