@@ -272,7 +272,8 @@ async fn archived_months_verify_offline_and_a_changed_or_rebuilt_object_is_caugh
     let p = first(&verify::offline(&*app.raw, None).await.unwrap()).clone();
     assert_eq!((p.event, p.source.as_str()), (Some(id), "archive"), "{p:?}");
     assert_eq!(python_verdict(&app), (false, Some(id)));
-    assert_eq!(first(&check(&app, true).await).event, Some(id));
+    let report = check(&app, true).await;
+    assert_eq!(first(&report).event, Some(id), "{report:#?}");
     // The daily step reads one archived month in turn (no --archive asked): it finds it too.
     let job = app.state.jobs().get(chain::job::JOB).unwrap();
     let app::jobs::RunOutcome::Ran(run) = app::jobs::run_job(&app.state, job, app::jobs::Trigger::Cli, true).await.unwrap() else { panic!("ran") };

@@ -105,7 +105,7 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Audit seal",
-        "Seals new audit events into their month's hash chain, writes a signed digest of the chains to the storage (audit-digests/) at least hourly when something changed and daily otherwise, and verifies the chains and one archived month (each in turn) once a day.",
+        "Seals new audit events into their month's hash chain, writes a signed digest of the chains to the storage (audit-digests/) at least hourly when something changed and daily otherwise, and verifies the chains once a day.",
         "audit_seal_at",
         Duration::from_secs(60),
     )

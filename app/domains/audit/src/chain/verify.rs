@@ -373,14 +373,16 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
     let db = |e: sqlx::Error| format!("database: {e}");
     let storage = |e: BlobError| format!("storage: {e}");
     let keys = super::keys::published(pool).await.map_err(db)?;
+    // The database's record first: a digest is in the store before it is recorded, so one
+    // written while this runs is never taken for one missing from the store.
+    let recorded = sqlx::query!("select number, sha256, superseded_at is not null as \"superseded!\" from audit_digests order by number")
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
     let found = digests(store, &keys).await.map_err(storage)?;
     let mut report = Report { digests: found.found.len() as u64, problems: found.problems.clone(), warnings: found.warnings.clone(), ..Report::default() };
     // The newest digests: recorded here, so their removal from the store is seen too.
-    for r in sqlx::query!("select number, sha256, superseded_at is not null as \"superseded!\" from audit_digests order by number")
-        .fetch_all(pool)
-        .await
-        .map_err(db)?
-    {
+    for r in recorded {
         match found.found.get(&r.number) {
             None => report.problems.push(digest_problem(r.number, format!("digest {} was written but is missing from the store", r.number))),
             Some(sha) if sha.as_slice() != r.sha256.as_slice() => {
@@ -449,10 +451,17 @@ async fn unsealable_events(pool: &PgPool, report: &mut Report) -> Result<(), sql
             what: format!("event {} is not in any chain though sealing passed it: it was inserted afterwards, or dated long before the events around it", r.id),
         });
     }
-    let next: i64 = sqlx::query_scalar!(r#"select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as "x!""#).fetch_one(pool).await?;
-    let forged =
-        sqlx::query!("select id, occurred_at, tx from audit_events where seq is null and tx >= $1 order by tx, id limit 20", next).fetch_all(pool).await?;
+    // One statement each: the rows read and the snapshot whose next transaction id they are
+    // compared with are the same (a transaction that commits between two statements is not
+    // "from nowhere").
+    let forged = sqlx::query!(
+        r#"select id, occurred_at, tx, pg_snapshot_xmax(pg_current_snapshot())::text::bigint as "next!"
+           from audit_events where seq is null and tx >= pg_snapshot_xmax(pg_current_snapshot())::text::bigint order by tx, id limit 20"#
+    )
+    .fetch_all(pool)
+    .await?;
     for r in forged {
+        let next = r.next;
         report.problems.push(Problem {
             event: Some(r.id),
             month: Some(month_label(super::period_of(r.occurred_at))),
@@ -464,10 +473,14 @@ async fn unsealable_events(pool: &PgPool, report: &mut Report) -> Result<(), sql
             ),
         });
     }
-    report.pending =
-        sqlx::query_scalar!(r#"select count(*) as "n!" from audit_events where seq is null and (tx, id) > ($1, $2) and tx < $3"#, cursor.tx, cursor.id, next)
-            .fetch_one(pool)
-            .await? as u64;
+    report.pending = sqlx::query_scalar!(
+        r#"select count(*) as "n!" from audit_events
+           where seq is null and (tx, id) > ($1, $2) and tx < pg_snapshot_xmax(pg_current_snapshot())::text::bigint"#,
+        cursor.tx,
+        cursor.id
+    )
+    .fetch_one(pool)
+    .await? as u64;
     Ok(())
 }
 
