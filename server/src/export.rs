@@ -164,17 +164,52 @@ pub async fn retention_report(
 }
 
 /// `GET /audit/keys.json`: every public key that signs or signed the audit trail's digests, with
-/// when it was made and retired. Public: an auditor downloads it once and keeps it.
+/// when it was made and retired — and the transparency log's origin with each key as a signed-note
+/// verifier key. Public: an auditor downloads it once and keeps it.
 pub async fn audit_keys(State(state): State<AppState>) -> Response {
     match app::audit::chain::keys::published(&state.pool).await {
-        Ok(keys) => (
-            [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")],
-            serde_json::to_vec_pretty(&serde_json::json!({ "format": "ebb-audit-keys-v1", "keys": keys })).unwrap_or_default(),
-        )
-            .into_response(),
+        Ok(keys) => {
+            let origin = &state.domain::<app::audit::chain::ChainSettings>().log_origin;
+            let verifiers: Vec<String> = keys.iter().filter_map(|k| k.verifying_key()).map(|k| app::audit::chain::tlog::verifier_key(origin, &k)).collect();
+            let doc = serde_json::json!({ "format": "ebb-audit-keys-v1", "keys": keys, "log": { "origin": origin, "verifier_keys": verifiers } });
+            ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")], serde_json::to_vec_pretty(&doc).unwrap_or_default())
+                .into_response()
+        }
         Err(e) => {
             tracing::error!(error = %e, "audit keys could not be read");
             (StatusCode::SERVICE_UNAVAILABLE, "The keys could not be read. Try again later.").into_response()
+        }
+    }
+}
+
+/// `GET /audit/checkpoint`: the transparency log's newest signed checkpoint (C2SP
+/// tlog-checkpoint, a signed note). 404 until the first one is signed.
+pub async fn audit_checkpoint(State(state): State<AppState>) -> Response {
+    match app::audit::chain::tlog::latest(&state.pool).await {
+        Ok(Some(note)) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], note).into_response(),
+        Ok(None) => (StatusCode::NOT_FOUND, "No checkpoint yet: the log is signed within a minute of its first event.").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "the log's checkpoint could not be read");
+            (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The checkpoint could not be read. Try again later.").into_response()
+        }
+    }
+}
+
+/// `GET /audit/tile/{path}`: a hash tile or an entry bundle of the transparency log (C2SP
+/// tlog-tiles). Immutable once served (a full tile never changes; a partial one is named by its
+/// width), so cacheable for good; 404 for what the tree does not have.
+pub async fn audit_tile(State(state): State<AppState>, axum::extract::Path(path): axum::extract::Path<String>) -> Response {
+    let Some(tile) = app::audit::chain::tlog::parse_tile_path(&path) else {
+        return (StatusCode::NOT_FOUND, "Not a tile path: tile/<level>/<N>[.p/<width>] or tile/entries/<N>[.p/<width>].").into_response();
+    };
+    match app::audit::chain::tlog::tile(&state.pool, tile).await {
+        Ok(Some(bytes)) => {
+            ([(header::CONTENT_TYPE, "application/octet-stream"), (header::CACHE_CONTROL, "public, max-age=31536000, immutable")], bytes).into_response()
+        }
+        Ok(None) => (StatusCode::NOT_FOUND, "The log does not have this tile (yet).").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a tile of the log could not be read");
+            (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The tile could not be read. Try again later.").into_response()
         }
     }
 }

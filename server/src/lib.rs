@@ -21,6 +21,7 @@ pub mod security;
 pub mod shares;
 pub mod signed;
 pub mod telemetry;
+pub mod watch;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
@@ -242,6 +243,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
         .with(app::audit::chain::ChainSettings {
             key_file: config.audit_signing_key_file.clone(),
             digest_every: Duration::from_secs(config.audit_digest_minutes * 60),
+            log_origin: app::audit::chain::tlog::origin(config.public_url.as_str()),
             ..Default::default()
         })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
@@ -278,6 +280,8 @@ pub const PLAIN_ROUTES: &[(&str, bool)] = &[
     ("/admin/requests/{id}/cover.txt", true),
     ("/admin/requests/{id}/copy/{file}", true),
     ("/audit/keys.json", false),
+    ("/audit/checkpoint", false),
+    ("/audit/tile/{*path}", false),
     (app::live::PATH, true),
     (shares::UPLOAD_PATH, true),
     ("/s/{token}", false),
@@ -318,6 +322,9 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
         .route("/admin/requests/{id}/copy/{file}", get(requests::copy_csv))
         // The public keys that sign the audit trail's digests (for auditors; no secret).
         .route("/audit/keys.json", get(export::audit_keys))
+        // The transparency log (C2SP tlog-checkpoint and tlog-tiles): public, for any client.
+        .route("/audit/checkpoint", get(export::audit_checkpoint))
+        .route("/audit/tile/{*path}", get(export::audit_tile))
         .route(app::live::PATH, get(live::events))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .route("/s/{token}", post(deliver::download))

@@ -97,6 +97,20 @@ enum AuditCommand {
     RotateKey,
     /// Seal what is waiting and write a signed digest now.
     Digest,
+    /// Watch a transparency log from outside: fetch URL/audit/checkpoint, check its signature,
+    /// prove that it contains the checkpoint seen last time (kept in --state) and keep it.
+    /// Exits 1 naming both sizes when the log was rolled back or forked.
+    Watch {
+        /// Ebb's public address (https://ebb.example.org).
+        url: String,
+        /// A trusted public key file (`/audit/keys.json` as downloaded once); repeat for
+        /// several. Without it, the keys the server publishes now are used (which proves less).
+        #[arg(long = "key", value_name = "FILE")]
+        keys: Vec<std::path::PathBuf>,
+        /// The file that keeps the last checkpoint seen.
+        #[arg(long, value_name = "FILE", default_value = "ebb-audit-checkpoint.txt")]
+        state: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -204,6 +218,16 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("storage: ok (a probe object was written, read back with its size and CRC32C, and deleted)");
             return Ok(());
         }
+        Some(Command::Audit { command: AuditCommand::Watch { url, keys, state } }) => {
+            let keys = if keys.is_empty() {
+                eprintln!("ebb: no --key given: trusting the keys {url} publishes now (download /audit/keys.json once and pass it with --key)");
+                server::watch::published_keys(url).await?
+            } else {
+                read_keys(keys)?
+            };
+            println!("{}", server::watch::watch(url, &keys, state).await?);
+            return Ok(());
+        }
         Some(Command::Audit { command: AuditCommand::Verify { offline: true, keys, json, .. } }) => {
             let store = server::open_store(&config)?;
             let keys = if keys.is_empty() { None } else { Some(read_keys(keys)?) };
@@ -294,9 +318,16 @@ async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> R
             .await
             .map_err(|e| e.to_string())?;
             let n = app::audit::chain::digest::write(&state, app::audit::chain::digest::Reason::Asked, true).await?;
-            println!("{} events sealed; digest {} written", sealed.sealed, n.unwrap_or_default());
+            let signed = app::audit::chain::tlog::checkpoint(&state).await?;
+            println!(
+                "{} events sealed; digest {} written; {}",
+                sealed.sealed,
+                n.unwrap_or_default(),
+                signed.map_or("the log's checkpoint is current".to_string(), |size| format!("the log's checkpoint signed at {size} entries"))
+            );
             Ok(())
         }
+        AuditCommand::Watch { .. } => Err("`ebb audit watch` needs no database; it is run before one is opened".into()),
     }
 }
 

@@ -32,5 +32,6 @@ mod side_door;
 mod spam;
 mod startup;
 mod storage;
+mod tlog;
 mod trail;
 mod upgrade;

@@ -491,30 +491,37 @@ mod killed {
         let failpoints = format!("{point}=sleep(120000)");
         let mut child = crash::ebb(pool, app.storage.path(), &["audit", "digest"], &[("FAILPOINTS", &failpoints)]).spawn().unwrap();
         let start = std::time::Instant::now();
-        loop {
+        let reached_it = loop {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            assert!(child.try_wait().unwrap().is_none(), "ebb ended before {point}");
-            if reached().await {
-                break;
+            if child.try_wait().unwrap().is_some() {
+                break false;
             }
-            assert!(start.elapsed() < Duration::from_secs(30), "{point} was not reached within 30 s");
-        }
-        child.kill().unwrap();
+            if reached().await {
+                break true;
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                break false;
+            }
+        };
+        let _ = child.kill();
         child.wait().unwrap();
+        assert!(reached_it, "{point} was not reached within 30 s (or ebb ended before it)");
     }
 
     #[sqlx::test(migrator = "server::MIGRATOR")]
     async fn killed_while_sealing_the_next_run_seals_each_event_once(pool: PgPool) {
         let app = spawn_app(pool.clone()).await;
         events(&pool, 12).await;
-        // Paused inside its batch: its transaction has updated the rows and waits, uncommitted.
+        // Paused inside its batch: its transaction has updated the rows (and grown the log) and
+        // waits, uncommitted.
         let watcher = pool.clone();
         kill_at(&pool, &app, "audit-seal-batch", move || {
             let watcher = watcher.clone();
             async move {
                 sqlx::query_scalar::<_, bool>(
+                    // The batch's last statement before the fault point: the log's head moved.
                     "select exists (select 1 from pg_stat_activity where datname = current_database() and state = 'idle in transaction'
-                                    and query like 'update audit_events e set seq%')",
+                                    and query like 'update audit_tlog_head set size%')",
                 )
                 .fetch_one(&watcher)
                 .await

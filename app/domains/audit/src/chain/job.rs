@@ -30,7 +30,9 @@ async fn seal_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 
 async fn digest_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let written = digest::write(&ctx.state, Reason::Scheduled, false).await.map_err(StepError::new)?;
-    Ok(StepReport::rows("digests", u64::from(written.is_some())))
+    // The transparency log's checkpoint, signed whenever the log grew (`/audit/checkpoint`).
+    let signed = super::tlog::checkpoint(&ctx.state).await.map_err(StepError::new)?;
+    Ok(StepReport::rows("digests", u64::from(written.is_some())).with("checkpoints", u64::from(signed.is_some())))
 }
 
 async fn verify_step(ctx: StepCtx) -> Result<StepReport, StepError> {

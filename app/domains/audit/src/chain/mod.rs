@@ -17,6 +17,7 @@ pub mod keys;
 pub mod restore;
 pub mod seal;
 pub mod statement;
+pub mod tlog;
 pub mod verify;
 
 use std::path::PathBuf;
@@ -35,11 +36,14 @@ pub struct ChainSettings {
     /// An event dated this long before events sealed ahead of it in chain order is not sealed
     /// (inserted by hand into the past); it is reported by every verification instead.
     pub late_limit: Duration,
+    /// The transparency log's origin (its checkpoints' first line and key name):
+    /// `<public host>/audit`.
+    pub log_origin: String,
 }
 
 impl Default for ChainSettings {
     fn default() -> Self {
-        ChainSettings { key_file: None, digest_every: Duration::from_secs(3600), late_limit: Duration::from_secs(3600) }
+        ChainSettings { key_file: None, digest_every: Duration::from_secs(3600), late_limit: Duration::from_secs(3600), log_origin: "localhost/audit".into() }
     }
 }
 

@@ -132,11 +132,18 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         tx.rollback().await?;
         return Err(sqlx::Error::Protocol(format!("sealing updated {updated} events of {}; nothing was sealed", ids.len())));
     }
+    // The transparency log grows in the same transaction, by the same events in the same order.
+    super::tlog::append(&mut tx, &log_entries(&ids, &ats, &seqs, &hashes)).await?;
     fail::fail_point!("audit-seal-batch");
     write_heads(&mut tx, &heads).await?;
     sqlx::query!("update audit_seal_cursor set tx = $1, id = $2, max_at = $3, sealed_at = now()", last_tx, last_id, max_at).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(Batch { sealed: ids.len() as u64, refused, more: rows.len() as i64 == limit })
+}
+
+/// The sealed events as the transparency log takes them: (id, month, place, hash), in order.
+fn log_entries(ids: &[i64], ats: &[OffsetDateTime], seqs: &[i64], hashes: &[Vec<u8>]) -> Vec<(i64, String, i64, Vec<u8>)> {
+    ids.iter().zip(ats).zip(seqs).zip(hashes).map(|(((id, at), seq), hash)| (*id, super::month_label(period_of(*at)), *seq, hash.clone())).collect()
 }
 
 /// A batch hashed: the places and hashes to write, in the events' order.
