@@ -339,3 +339,22 @@ async fn a_long_transaction_is_dated_when_it_records_and_seals_in_place(pool: Pg
     let done = app::audit::chain::seal::seal_all(&pool, 1000, late, std::time::Instant::now() + Duration::from_secs(10)).await.unwrap();
     assert_eq!((done.sealed, done.refused), (2, 0), "{done:?}");
 }
+
+/// The transparency log the database holds is checked against its newest signed checkpoint: an
+/// entry rewritten, or entries deleted, is reported (the checkpoint's signature cannot be
+/// forged without the key).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_log_in_the_database_is_checked_against_its_signed_checkpoint(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    trail(&app, 5).await;
+    app::audit::chain::tlog::checkpoint(&app.state).await.unwrap();
+    assert!(check(&app).await.ok());
+    let before: String = sqlx::query_scalar("select entry from audit_tlog_entries where index = 2").fetch_one(&pool).await.unwrap();
+    sqlx::query("update audit_tlog_entries set entry = replace(entry, ' ', '  ') where index = 2").execute(&pool).await.unwrap();
+    let p = reported(&check(&app).await, "they were rewritten").clone();
+    assert_eq!(p.source, "log", "{p:?}");
+    sqlx::query("update audit_tlog_entries set entry = $1 where index = 2").bind(&before).execute(&pool).await.unwrap();
+    assert!(check(&app).await.ok());
+    sqlx::query("delete from audit_tlog_entries where index = 4").execute(&pool).await.unwrap();
+    reported(&check(&app).await, "entries were deleted");
+}

@@ -187,6 +187,7 @@ async fn the_newest_events_removed_are_found_by_the_head_and_the_digest(pool: Pg
 async fn a_chain_rebuilt_after_a_change_is_caught_by_the_signed_digest(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let ids = sealed_trail(&app, 6).await;
+    chain::tlog::checkpoint(&app.state).await.unwrap();
     // Someone with the database changes an event and recomputes every hash after it (and the
     // head): the chain is consistent again, but not the one the digest signed.
     sqlx::query("update audit_events set detail = 'nothing happened' where id = $1").bind(ids[2]).execute(&pool).await.unwrap();
@@ -203,15 +204,19 @@ async fn a_chain_rebuilt_after_a_change_is_caught_by_the_signed_digest(pool: PgP
         sqlx::query("update audit_events set hash = $2 where id = $1").bind(r.id).bind(prev.to_vec()).execute(&pool).await.unwrap();
     }
     sqlx::query("update audit_chains set head = $1").bind(prev.to_vec()).execute(&pool).await.unwrap();
-    let p = first(&check(&app, false).await).clone();
-    assert_eq!((p.digest, p.event), (Some(1), Some(ids[5])), "{p:?}");
-    assert!(p.what.contains("not the one digest 1 signed"), "{p:?}");
+    let report = check(&app, false).await;
+    // Named at the changed event (the transparency log recorded each hash when it was sealed)…
+    let p = first(&report).clone();
+    assert_eq!((p.event, p.source.as_str()), (Some(ids[2]), "database"), "{p:?}");
+    assert!(p.what.contains("the transparency log recorded another hash"), "{p:?}");
+    // …and where the signed digest's head no longer matches.
+    assert!(report.problems.iter().any(|p| (p.digest, p.event) == (Some(1), Some(ids[5])) && p.what.contains("not the one digest 1 signed")), "{report:#?}");
     // A failed check through the job raises the critical alert naming the place.
     let report = chain::job::run(&app.state, false, &Actor::system()).await.unwrap();
     assert!(!report.ok());
     let alert: String =
         sqlx::query_scalar("select message from alerts where kind = 'audit.chain_broken' and resolved_at is null").fetch_one(&pool).await.unwrap();
-    assert!(alert.contains("digest 1"), "{alert}");
+    assert!(alert.contains(&format!("event {}", ids[2])), "{alert}");
 }
 
 /// Unpacks an archived object's CSV.

@@ -260,6 +260,77 @@ pub async fn tile(pool: &sqlx::PgPool, tile: TilePath) -> Result<Option<Vec<u8>>
     }
 }
 
+/// The RFC 6962 root of the log's first `n` entries as the database holds them, streamed (the
+/// perfect subtrees of the binary decomposition on a stack: memory O(log n)). `None` when the
+/// database holds fewer than `n` entries.
+pub async fn root_of_entries(pool: &sqlx::PgPool, n: i64) -> Result<Option<[u8; 32]>, sqlx::Error> {
+    use futures::TryStreamExt;
+    let mut stack: Vec<(u64, Hash)> = Vec::new();
+    let mut seen = 0i64;
+    let mut rows = sqlx::query_scalar::<_, String>("select entry from audit_tlog_entries where index < $1 order by index").bind(n).fetch(pool);
+    while let Some(entry) = rows.try_next().await? {
+        seen += 1;
+        stack.push((1, record_hash(entry.as_bytes())));
+        while stack.len() >= 2 && stack[stack.len() - 1].0 == stack[stack.len() - 2].0 {
+            let (size, right) = stack.pop().expect("two");
+            let (_, left) = stack.pop().expect("two");
+            stack.push((size * 2, tlog_tiles::node_hash(left, right)));
+        }
+    }
+    if seen != n {
+        return Ok(None);
+    }
+    let root = stack.iter().rev().fold(None, |acc: Option<Hash>, (_, h)| Some(acc.map_or(*h, |right| tlog_tiles::node_hash(*h, right))));
+    Ok(Some(root.unwrap_or(tlog_tiles::EMPTY_HASH).0))
+}
+
+/// Checks the log the database holds against its newest signed checkpoint: the signature by one
+/// of `keys`, and the root of that many entries recomputed from the entries themselves. `Ok`:
+/// the checkpoint's size (0: none signed yet); `Err`: why the log cannot be trusted.
+pub async fn check_entries(pool: &sqlx::PgPool, keys: &[super::keys::PublicKey]) -> Result<Result<i64, String>, sqlx::Error> {
+    let Some(note) = latest(pool).await? else { return Ok(Ok(0)) };
+    let (size, signed_root) = match open_checkpoint(&note, keys) {
+        Ok(cp) => (cp.size() as i64, cp.hash().0),
+        Err(why) => return Ok(Err(why)),
+    };
+    Ok(match root_of_entries(pool, size).await? {
+        Some(root) if root == signed_root => Ok(size),
+        Some(_) => Err(format!("the log's first {size} entries in the database are not the ones its signed checkpoint covers: they were rewritten")),
+        None => Err(format!("the database holds fewer than the {size} entries its signed checkpoint covers: entries were deleted")),
+    })
+}
+
+/// A signed checkpoint read: signed by one of `keys` under its origin's name.
+pub fn open_checkpoint(note: &str, keys: &[super::keys::PublicKey]) -> Result<tlog_tiles::Checkpoint, String> {
+    let parsed = signed_note::Note::from_bytes(note.as_bytes()).map_err(|e| format!("the newest checkpoint is not a signed note ({e})"))?;
+    let cp = tlog_tiles::Checkpoint::from_bytes(parsed.text()).map_err(|_| "the newest checkpoint is malformed".to_string())?;
+    let mut verifiers: Vec<Box<dyn signed_note::Verifier>> = Vec::new();
+    for k in keys.iter().filter_map(super::keys::PublicKey::verifying_key) {
+        if let Ok(v) = signed_note::StandardVerifier::new(&verifier_key(cp.origin(), &k)) {
+            verifiers.push(Box::new(v));
+        }
+    }
+    if !parsed.verify(&signed_note::VerifierList::new(verifiers)).is_ok_and(|(ok, _)| !ok.is_empty()) {
+        return Err(format!("the checkpoint of {} entries is not signed by a trusted key", cp.size()));
+    }
+    Ok(cp)
+}
+
+/// The chain hashes the log recorded for `month` (`YYYY-MM`), by place — what each event's hash
+/// was when it was sealed.
+pub async fn sealed_hashes(pool: &sqlx::PgPool, month: &str, below: i64) -> Result<HashMap<i64, String>, sqlx::Error> {
+    let rows: Vec<String> =
+        sqlx::query_scalar("select entry from audit_tlog_entries where index < $2 and entry like $1 || ' %'").bind(month).bind(below).fetch_all(pool).await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|e| {
+            let mut parts = e.split(' ');
+            let (_, seq, _, hash) = (parts.next()?, parts.next()?.parse().ok()?, parts.next()?, parts.next()?);
+            Some((seq, hash.to_string()))
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -400,7 +400,16 @@ pub async fn in_database(pool: &PgPool, store: &dyn BlobStore, archive: bool) ->
     let signs = signs_of_digests(pool, &found).await.map_err(db)?;
     no_digests(&found, &signs, &mut report);
     unsealable_events(pool, &mut report).await.map_err(db)?;
-    months_in_database(pool, store, &found, archive, &mut report).await?;
+    // The transparency log, against its newest signed checkpoint; trusted, it names the event a
+    // rebuilt chain changed.
+    let logged = match super::tlog::check_entries(pool, &keys).await.map_err(db)? {
+        Ok(size) => size,
+        Err(what) => {
+            report.problems.push(Problem { event: None, month: None, digest: None, source: "log".into(), what });
+            0
+        }
+    };
+    months_in_database(pool, store, &found, archive, logged, &mut report).await?;
     if archive {
         archived_objects(store, &found, &mut report).await.map_err(storage)?;
     }
@@ -497,7 +506,7 @@ struct MonthState {
     has_events: bool,
 }
 
-async fn months_in_database(pool: &PgPool, store: &dyn BlobStore, found: &Digests, archive: bool, report: &mut Report) -> Result<(), String> {
+async fn months_in_database(pool: &PgPool, store: &dyn BlobStore, found: &Digests, archive: bool, logged: i64, report: &mut Report) -> Result<(), String> {
     let db = |e: sqlx::Error| format!("database: {e}");
     let months = month_states(pool, found).await.map_err(db)?;
     for (label, m) in months {
@@ -542,6 +551,9 @@ async fn months_in_database(pool: &PgPool, store: &dyn BlobStore, found: &Digest
         let (events, walked) = walk_table(pool, &table, period, &label, rec, seq, &head).await.map_err(db)?;
         report.months += 1;
         report.events += events;
+        if walked.is_some() && logged > 0 {
+            report.problems.extend(changed_event(pool, &table, period, &label, logged).await.map_err(db)?);
+        }
         report.problems.extend(walked);
         if m.chain.is_none() {
             report.problems.push(problem(None, format!("{label} has sealed events but no chain record (audit_chains): it was deleted")));
@@ -553,13 +565,11 @@ async fn months_in_database(pool: &PgPool, store: &dyn BlobStore, found: &Digest
 /// Every month anything knows of: the digests, `audit_chains`, the partitions (attached and
 /// detached) that hold sealed events, and the archive ledger.
 async fn month_states(pool: &PgPool, found: &Digests) -> Result<BTreeMap<String, MonthState>, sqlx::Error> {
+    // Read in the order the writers commit, so that work finishing meanwhile reads as done, not
+    // as broken: the ledger's drops before the tables (a month dropped meanwhile is taken as
+    // dropped), the events before the chain heads (sealing commits both together).
+    let dropped_before = dropped_months(pool).await?;
     let mut months: BTreeMap<String, MonthState> = found.months.keys().map(|m| (m.clone(), MonthState::default())).collect();
-    for c in sqlx::query!("select period, seq, head from audit_chains").fetch_all(pool).await? {
-        months.entry(month_label(c.period)).or_default().chain = Some((c.seq, c.head));
-    }
-    for a in sqlx::query!("select period from audit_partition_archives where dropped_at is not null").fetch_all(pool).await? {
-        months.entry(month_label(a.period)).or_default().dropped = true;
-    }
     // Months detached for the archive and not dropped yet, by their tables' names (upkeep names
     // them `audit_events_YYYY_MM`; a table whose name says nothing is not walked here — the
     // archive refuses to write it, and its chain is checked before any month is archived).
@@ -606,7 +616,51 @@ async fn month_states(pool: &PgPool, found: &Digests) -> Result<BTreeMap<String,
     for p in stray {
         months.entry(month_label(p)).or_default().has_events = true;
     }
+    for c in sqlx::query!("select period, seq, head from audit_chains").fetch_all(pool).await? {
+        months.entry(month_label(c.period)).or_default().chain = Some((c.seq, c.head));
+    }
+    for label in dropped_months(pool).await? {
+        let m = months.entry(label.clone()).or_default();
+        m.dropped = true;
+        if !dropped_before.contains(&label) {
+            // Archived and dropped while this ran: its events are in the archive now.
+            (m.has_events, m.pending_table) = (false, None);
+        }
+    }
     Ok(months)
+}
+
+/// The months the archive ledger has as archived and dropped.
+async fn dropped_months(pool: &PgPool) -> Result<std::collections::BTreeSet<String>, sqlx::Error> {
+    let rows = sqlx::query_scalar!("select period from audit_partition_archives where dropped_at is not null").fetch_all(pool).await?;
+    Ok(rows.into_iter().map(month_label).collect())
+}
+
+/// A broken month, against the hashes the (trusted) transparency log recorded when its events
+/// were sealed: the first event whose hash is not the one sealed at its place is the one a
+/// rebuilt chain changed (or moved). `None` when every hash is as sealed (the break is then the
+/// walk's to name).
+async fn changed_event(pool: &PgPool, table: &str, period: time::Date, label: &str, logged: i64) -> Result<Option<Problem>, sqlx::Error> {
+    let sealed = super::tlog::sealed_hashes(pool, label, logged).await?;
+    if sealed.is_empty() {
+        return Ok(None);
+    }
+    let from = period.midnight().assume_utc();
+    let to = super::super::upkeep::add_months(from, 1);
+    let sql = format!("select id, seq, hash from {table} where occurred_at >= $1 and occurred_at < $2 and seq is not null order by seq, id");
+    let mut rows = sqlx::query_as::<_, (i64, i64, Vec<u8>)>(&sql).bind(from).bind(to).fetch(pool);
+    while let Some((id, seq, hash)) = rows.try_next().await? {
+        if sealed.get(&seq).is_some_and(|h| *h != hex::encode(&hash)) {
+            return Ok(Some(Problem {
+                event: Some(id),
+                month: Some(label.to_string()),
+                digest: None,
+                source: "database".into(),
+                what: format!("event {id} is not the event sealed at place {seq}: the transparency log recorded another hash there, so it was changed, inserted or moved and the chain rebuilt after it"),
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// Walks month `period` of `table` (sealed events, by place) against its records.
