@@ -20,6 +20,9 @@ cleanup() {
   pkill -TERM -u ebb 2>/dev/null || true
   wait 2>/dev/null || true
   if dpkg-query -W -f='${Status}' ebb 2>/dev/null | grep -q installed; then dpkg --purge ebb >/dev/null 2>&1 || true; fi
+  # Purging keeps /var/lib/ebb and the signing key (an operator's data and key): what this test
+  # made itself goes, or the next run's fresh database would meet this run's signed digests.
+  if [ "${OWN_VAR:-0}" = 1 ]; then rm -rf /var/lib/ebb /etc/ebb/audit-signing-key; rmdir /etc/ebb 2>/dev/null || true; fi
   podman rm -f ebb-dist-test >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -59,6 +62,9 @@ say "tarball: ok"
 
 say "Debian package"
 DEB=$(ls dist/ebb_"$VERSION"-*_amd64.deb)
+# Only on a machine without Ebb's data: an installation's own is never touched.
+[ ! -e /var/lib/ebb ] && [ ! -e /etc/ebb/audit-signing-key ] || fail "/var/lib/ebb or /etc/ebb/audit-signing-key exists (an installation, or an earlier run's leftovers): the package test needs a machine without them"
+OWN_VAR=1
 dpkg -i "$DEB" >/dev/null
 getent passwd ebb >/dev/null || fail "the package made no ebb user"
 [ "$(stat -c %U:%a /var/lib/ebb/blobs)" = ebb:750 ] || fail "/var/lib/ebb/blobs is $(stat -c %U:%a /var/lib/ebb/blobs)"

@@ -107,7 +107,7 @@ async fn key_from_file(state: &AppState, path: &Path) -> Result<[u8; 32], String
             }
             if signed_before(state).await? {
                 return Err(format!(
-                    "the audit signing key {} is missing, but digests were signed before: Ebb does not make a new key in its place. Restore the file from your backup (or point EBB_AUDIT_SIGNING_KEY_FILE at it); if it is lost for good, run `ebb audit rotate-key`, which records the loss in the audit trail",
+                    "the audit signing key {} is missing, but digests were signed before (this database records them, or the storage holds them: check that EBB_STORAGE_DIR or the bucket is this installation's): Ebb does not make a new key in its place. Restore the file from your backup (or point EBB_AUDIT_SIGNING_KEY_FILE at it); if it is lost for good, run `ebb audit rotate-key`, which records the loss in the audit trail",
                     path.display()
                 ));
             }
@@ -150,7 +150,7 @@ async fn seed(state: &AppState) -> Result<[u8; 32], String> {
                 .map_err(|e| format!("database: {e}"))?;
             if stored.is_none() && signed_before(state).await? {
                 return Err(format!(
-                    "the audit signing key (settings row '{SETTING}') is missing, but digests were signed before: Ebb does not make a new key in its place. Restore the row from a backup, or run `ebb audit rotate-key`, which records the loss"
+                    "the audit signing key (settings row '{SETTING}') is missing, but digests were signed before (this database records them, or the storage holds them: check that EBB_STORAGE_DIR or the bucket is this installation's): Ebb does not make a new key in its place. Restore the row from a backup, or run `ebb audit rotate-key`, which records the loss"
                 ));
             }
             let secret = kernel::settings::secret(&state.pool, SETTING).await?;
