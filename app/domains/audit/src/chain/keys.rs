@@ -265,7 +265,12 @@ async fn register(state: &AppState, public: &VerifyingKey) -> Result<(), String>
             tx.commit().await.map_err(db)?;
         }
     }
+    // Every digest run passes here: a key already published costs one existence check, not a
+    // write (the write-once put stays the guard when it is not there yet).
     let object = digest_public_key(&id);
+    if state.blobs.exists(&object).await.map_err(|e| format!("storage: {e}"))? {
+        return Ok(());
+    }
     let body = serde_json::to_vec_pretty(&PublicKey::of(public)).expect("serialises");
     match state.blobs.put_new(&object, body.into()).await {
         Ok(_) | Err(kernel::storage::BlobError::Exists) => Ok(()),

@@ -718,22 +718,29 @@ pub async fn next_archived(pool: &PgPool, store: &dyn BlobStore, after: Option<&
         .collect();
     let Some(label) = labels.iter().find(|l| after.is_none_or(|a| l.as_str() > a)).or(labels.first()).cloned() else { return Ok(None) };
     let found = digests(store, &keys).await.map_err(storage)?;
+    archived_month(store, &format!("audit-archive/{label}.csv.gz"), &label, &found, report).await.map_err(storage)?;
+    Ok(Some(label))
+}
+
+/// Checks one archived object against the digests, into `report`: its chain and what the
+/// digest of its archive recorded, and that a signed digest records it at all.
+async fn archived_month(store: &dyn BlobStore, key: &str, label: &str, found: &Digests, report: &mut Report) -> Result<(), BlobError> {
     let empty = MonthRecord::default();
-    let rec = found.months.get(&label).unwrap_or(&empty);
-    let (events, problem) = check_object(store, &format!("audit-archive/{label}.csv.gz"), &label, rec).await.map_err(storage)?;
+    let rec = found.months.get(label).unwrap_or(&empty);
+    let (events, problem) = check_object(store, key, label, rec).await?;
     report.archived += 1;
     report.events += events;
     report.problems.extend(problem);
     if rec.archived.is_none() {
         report.problems.push(Problem {
             event: None,
-            month: Some(label.clone()),
+            month: Some(label.to_string()),
             digest: None,
             source: "archive".into(),
-            what: format!("audit-archive/{label}.csv.gz is in the archive, but no signed digest records it: it cannot be told from a forgery"),
+            what: format!("{key} is in the archive, but no signed digest records it: it cannot be told from a forgery"),
         });
     }
-    Ok(Some(label))
+    Ok(())
 }
 
 /// Checks every archived object in the store against the digests.
@@ -743,21 +750,7 @@ pub async fn archived_objects(store: &dyn BlobStore, found: &Digests, report: &m
     for key in keys {
         let Some(label) = key.strip_prefix("audit-archive/").and_then(|k| k.strip_suffix(".csv.gz")) else { continue };
         seen.insert(label.to_string());
-        let empty = MonthRecord::default();
-        let rec = found.months.get(label).unwrap_or(&empty);
-        let outcome = check_object(store, &key, label, rec).await?;
-        report.archived += 1;
-        report.events += outcome.0;
-        report.problems.extend(outcome.1);
-        if rec.archived.is_none() {
-            report.problems.push(Problem {
-                event: None,
-                month: Some(label.to_string()),
-                digest: None,
-                source: "archive".into(),
-                what: format!("{key} is in the archive, but no signed digest records it: it cannot be told from a forgery"),
-            });
-        }
+        archived_month(store, &key, label, found, report).await?;
     }
     // A month a digest recorded as archived whose object is gone.
     for (label, rec) in &found.months {
