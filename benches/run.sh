@@ -140,3 +140,4 @@ echo; bash benches/first-visit.sh
 echo; python3 benches/client-size.py "$LEPTOS_SITE_ROOT/pkg/$(cat "$LEPTOS_SITE_ROOT/pkg/ASSETS")"
 echo; bash benches/lighthouse.sh
 echo; bash benches/ssr.sh
+echo; bash benches/edge.sh

@@ -19,7 +19,7 @@ need_pkgs=()
 pkgs=(rustc-web cargo-web rust-web-src libstd-rust-web-dev rust-web-llvm lld-22 postgresql postgresql-client
       pkg-config curl ca-certificates gzip brotli)
 # Testing and benchmarks: lints, the browser and its fonts, load generators, the SMTP test server.
-[ "$MODE" = run ] || pkgs+=(rustfmt-web rust-web-clippy chromium wrk time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk)
+[ "$MODE" = run ] || pkgs+=(rustfmt-web rust-web-clippy chromium wrk time bc python3-aiosmtpd python3-cryptography fonts-noto-cjk wget)
 # The transparency log's independent check: the Go reference code (x/mod's sumdb/tlog and note).
 [ "$MODE" = run ] || pkgs+=(golang-go golang-golang-x-mod-dev)
 # Release artefacts and their tests: the container tool, dpkg's helpers, the TLS proxy.

@@ -10,9 +10,11 @@ use url::Url;
 /// Settings shared by every subcommand.
 #[derive(Debug, Clone, Args)]
 pub struct Config {
-    /// PostgreSQL connection URL. `make run` starts a project-local cluster when unset.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: String,
+    /// PostgreSQL connection URL. `make run` starts a project-local cluster when unset. A secret
+    /// (it may hold a password): never shown by `Debug`. Commands that need no database
+    /// (`ebb audit watch`, `ebb storage …`) run without it.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "")]
+    pub database_url: Secret,
 
     /// Most connections in the pool.
     #[arg(long, env = "EBB_DB_MAX_CONNECTIONS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=500))]
@@ -89,6 +91,37 @@ pub struct Config {
     /// as a spam signal ("too_fast").
     #[arg(long, env = "EBB_SPAM_MIN_FILL_SECS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=600))]
     pub spam_min_fill_secs: u64,
+
+    /// Most connections open at once (lowered to what the file-descriptor limit allows); beyond
+    /// it a new connection is closed at once.
+    #[arg(long, env = "EBB_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(16..=1_000_000))]
+    pub max_connections: u64,
+
+    /// Most connections open at once from one client network (an IPv4 address, an IPv6 prefix
+    /// of EBB_RATE_LIMIT_IPV6_PREFIX bits). Connections from the machine itself (a local proxy)
+    /// count only against EBB_MAX_CONNECTIONS. Behind a proxy on another machine, raise it.
+    #[arg(long, env = "EBB_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections_per_client: u64,
+
+    /// Slowest upload accepted (shares, file requests), in bytes per second averaged over 30 s;
+    /// a slower one ends with 408.
+    #[arg(long, env = "EBB_MIN_UPLOAD_BYTES_PER_SEC", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_073_741_824))]
+    pub min_upload_bytes_per_sec: u64,
+
+    /// Print a one-time link for the first admin to stderr at start when there is no admin yet.
+    /// The packaged service sets `false` (its stderr is the journal, which keeps the link):
+    /// there the operator runs `ebb admin invite`.
+    #[arg(long, env = "EBB_PRINT_FIRST_ADMIN_LINK", default_value_t = true, action = clap::ArgAction::Set)]
+    pub print_first_admin_link: bool,
+
+    /// Seconds a small request body (the contact form, a server function: all but uploads) may
+    /// take to arrive whole, from the request's start; a slower one ends with 408.
+    #[arg(long, env = "EBB_SMALL_BODY_DEADLINE_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub small_body_deadline_secs: u64,
+
+    /// Seconds over which an upload's minimum rate (EBB_MIN_UPLOAD_BYTES_PER_SEC) is measured.
+    #[arg(long, env = "EBB_UPLOAD_RATE_WINDOW_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub upload_rate_window_secs: u64,
 
     /// Largest request body accepted, in bytes; larger requests get 413.
     #[arg(long, env = "EBB_MAX_BODY_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1024..=16_777_216))]

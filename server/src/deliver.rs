@@ -29,15 +29,19 @@ use futures::{Stream, StreamExt};
 /// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
 /// autocommit conditional UPDATE → only then stream the file, with a receipt for resuming.
 /// Consumed or expired: the share page with 410; unknown: 404. No byte of the file is sent unless
-/// this request won a claim — or asks for a range with this share's receipt (a resume).
+/// this request won a claim — or asks for a range with this share's receipt (a resume). A
+/// `Range` never claims (a resume without its receipt gets 403), and neither does a request that
+/// carries a receipt of this share: a second click on Download gets the share page, which says how
+/// to finish the download that started.
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
     // What the recipient reads (a 503's text) in their language.
     let lang = app::i18n::lang_of_headers(req.headers());
     app::i18n::with_lang(lang, async move {
-        // Only a Range with a receipt resumes: the same browser pressing Download again is a new
-        // claim (refused once the downloads are used up).
-        if req.headers().contains_key(header::RANGE) && receipt_of(req.headers()).is_some() {
+        if req.headers().contains_key(header::RANGE) {
             return resume(&state, &token, req).await;
+        }
+        if receipt_of(req.headers()).is_some() {
+            return share_page(&state, req).await;
         }
         deliver(state, token, req).await
     })
@@ -69,13 +73,28 @@ fn receipt_of(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The keyed hash of the client a receipt is bound to: its address (as the trusted proxies give
-/// it) and its browser.
+/// The keyed hash of the client a receipt is bound to: its network (as the trusted proxies give
+/// it) and its browser. The network, not the address: a rotating IPv6 address or a phone that
+/// moves within its carrier's network keeps its receipt; another network does not.
 fn client_key(state: &AppState, req: &Request) -> String {
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    let ip = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_default();
+    let net = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| receipt_network(ip, state.config.ipv6_prefix)).unwrap_or_default();
     let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
-    state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("receipt", &format!("{ip}\0{agent}"))
+    state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("receipt", &format!("{net}\0{agent}"))
+}
+
+/// The network a receipt is bound to: an IPv4 address's /24, an IPv6 address's rate-limit prefix
+/// (an IPv4-mapped address is its IPv4 address).
+fn receipt_network(ip: std::net::IpAddr, ipv6_prefix: u8) -> String {
+    use std::net::{IpAddr, Ipv4Addr};
+    let v4 = match ip {
+        IpAddr::V4(v4) => Some(v4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped(),
+    };
+    match v4 {
+        Some(v4) => format!("{}/24", Ipv4Addr::from(u32::from(v4) & 0xffff_ff00)),
+        None => app::ratelimit::client_network(ip, ipv6_prefix),
+    }
 }
 
 /// The visitor as the audit log keeps them: the keyed hash of their address.
@@ -148,9 +167,17 @@ fn refuse(status: StatusCode, text: &'static str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], text).into_response()
 }
 
-/// A resume: only with this share's receipt, from the client it was given to, within the grace.
+/// A resume: only with this share's receipt, from the client it was given to, within the grace,
+/// of a delivery not yet complete, of a share not revoked, at most [`receipts::MAX_RESUMES`]
+/// times, and only for what was not yet sent (a range from byte 0 once bytes were sent, a whole
+/// file for an `If-Range` that does not match, or no range at all are refused). HEAD answers
+/// the headers and records nothing.
 async fn resume(state: &AppState, token: &str, req: Request) -> Response {
-    let receipt = receipt_of(req.headers()).unwrap_or_default();
+    use app::i18n::T;
+    let Some(receipt) = receipt_of(req.headers()) else {
+        // A Range without a receipt never claims a download.
+        return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid));
+    };
     let Some(hash) = well_formed_hash(token) else {
         return share_page(state, req).await;
     };
@@ -162,47 +189,61 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
     let grace = state.domain::<shares::ShareSettings>().gc.delivery_grace;
     let delivery = match receipts::find(&state.pool, share.id, &hash_token(&receipt), grace).await {
         Ok(Some(d)) => d,
-        Ok(None) => return refuse(StatusCode::FORBIDDEN, t(app::i18n::T::ShareReceiptInvalid)),
+        Ok(None) => return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid)),
         Err(e) => return unavailable("receipt lookup", e),
     };
     if delivery.client_hash != client_key(state, &req) {
-        return refuse(StatusCode::FORBIDDEN, t(app::i18n::T::ShareReceiptInvalid));
+        return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid));
+    }
+    if share.revoked_at.is_some() {
+        return refuse(StatusCode::GONE, t(T::ShareResumeRevoked));
+    }
+    if delivery.completed_at.is_some() {
+        return refuse(StatusCode::GONE, t(T::ShareResumeDone));
     }
     if !delivery.in_grace || matches!(share.state(), ShareState::Purged { .. }) {
-        return refuse(StatusCode::GONE, t(app::i18n::T::ShareResumeOver));
+        return refuse(StatusCode::GONE, t(T::ShareResumeOver));
+    }
+    if delivery.resumes >= receipts::MAX_RESUMES {
+        return refuse(StatusCode::GONE, t(T::ShareResumeTooMany));
     }
     let size = share.size_bytes.max(0) as u64;
     let tag = etag(&share);
-    // If-Range that does not match: the whole file (RFC 9110 §13.1.5); so does no Range at all.
-    let if_range_ok = req.headers().get(header::IF_RANGE).is_none_or(|v| v.as_bytes() == tag.as_bytes());
-    let range = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok()).filter(|_| if_range_ok).map(|r| parse_range(r, size));
+    // An If-Range that does not match would mean the whole file again (RFC 9110 §13.1.5): refused.
+    if req.headers().get(header::IF_RANGE).is_some_and(|v| v.as_bytes() != tag.as_bytes()) {
+        return refuse(StatusCode::PRECONDITION_FAILED, t(T::ShareResumeFromStart));
+    }
+    let range = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok()).map(|r| parse_range(r, size));
     let (start, end) = match range {
-        None | Some(Range::Ignore) => (0, size.saturating_sub(1)),
-        Some(Range::Bytes(a, b)) => (a, b),
+        Some(Range::Bytes(a, b)) if a > 0 || delivery.bytes_sent == 0 => (a, b),
+        None | Some(Range::Ignore) | Some(Range::Bytes(..)) => return refuse(StatusCode::RANGE_NOT_SATISFIABLE, t(T::ShareResumeFromStart)),
         Some(Range::Unsatisfiable) => {
-            let mut res = refuse(StatusCode::RANGE_NOT_SATISFIABLE, t(app::i18n::T::ShareRangeBad));
+            let mut res = refuse(StatusCode::RANGE_NOT_SATISFIABLE, t(T::ShareRangeBad));
             if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
                 res.headers_mut().insert(header::CONTENT_RANGE, v);
             }
             return res;
         }
     };
-    let partial = matches!(range, Some(Range::Bytes(..)));
-    let blob = match state.blobs.open_at(&share.blob_key, start).await {
-        Ok(Some(b)) => b,
-        Ok(None) => return refuse(StatusCode::GONE, t(app::i18n::T::ShareResumeOver)),
-        Err(e) => return unavailable("share file", e),
-    };
-    if let Err(e) = receipts::note_resume(&state.pool, delivery.id, share.id, &visitor(state, &req)).await {
-        return unavailable("resume record", e);
-    }
-    // Crash tests stop here: the resume is recorded, not a byte sent.
-    fail::fail_point!("share-resume-before-send");
-    tracing::info!(share.id = share.id, partial, "share download resumed");
     let len = if size == 0 { 0 } else { end - start + 1 };
-    let body = if req.method() == Method::HEAD {
+    let head = req.method() == Method::HEAD;
+    let body = if head {
         Body::empty()
     } else {
+        let blob = match state.blobs.open_at(&share.blob_key, start).await {
+            Ok(Some(b)) => b,
+            Ok(None) => return refuse(StatusCode::GONE, t(T::ShareResumeOver)),
+            Err(e) => return unavailable("share file", e),
+        };
+        match receipts::note_resume(&state.pool, delivery.id, share.id, &visitor(state, &req)).await {
+            Ok(true) => {}
+            // Completed, revoked or out of resumes since it was read.
+            Ok(false) => return refuse(StatusCode::GONE, t(T::ShareResumeTooMany)),
+            Err(e) => return unavailable("resume record", e),
+        }
+        // Crash tests stop here: the resume is recorded, not a byte sent.
+        fail::fail_point!("share-resume-before-send");
+        tracing::info!(share.id = share.id, "share download resumed");
         let limited = take_bytes(blob.body, len);
         Body::from_stream(Metered::new(
             limited,
@@ -211,11 +252,9 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
     };
     let mut res = Response::new(body);
     file_headers(res.headers_mut(), &share, len);
-    if partial {
-        *res.status_mut() = StatusCode::PARTIAL_CONTENT;
-        if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")) {
-            res.headers_mut().insert(header::CONTENT_RANGE, v);
-        }
+    *res.status_mut() = StatusCode::PARTIAL_CONTENT;
+    if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{size}")) {
+        res.headers_mut().insert(header::CONTENT_RANGE, v);
     }
     res
 }

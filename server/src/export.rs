@@ -1,11 +1,10 @@
 //! Streamed CSV exports behind the admin gate: `GET /admin/inbox/export.csv[?q=…][&bom=1]` and
 //! `GET /admin/audit/export.csv?kind&admin&subject&from&to[&bom=1]`.
 
-use app::auth::AdminInfo;
 use app::state::AppState;
 use axum::{
     body::Body,
-    extract::{ConnectInfo, Extension, Query, State},
+    extract::{ConnectInfo, Query, State},
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
@@ -20,7 +19,7 @@ pub struct ExportQuery {
 /// Behind the admin gate, which hands over the signed-in admin (a request without one never gets here).
 pub async fn inquiries_csv(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     Query(query): Query<ExportQuery>,
@@ -82,7 +81,7 @@ pub struct AuditQuery {
 /// does not run.
 pub async fn audit_csv(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     query: Result<Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
@@ -127,7 +126,7 @@ pub async fn audit_csv(
 /// given.
 pub async fn retention_report(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
 ) -> Response {

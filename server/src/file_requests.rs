@@ -11,7 +11,7 @@ use app::storage::BlobStore;
 use app::token::well_formed_hash;
 use axum::{
     body::Body,
-    extract::{multipart::MultipartRejection, ConnectInfo, Extension, Multipart, Path, State},
+    extract::{ConnectInfo, Extension, FromRequest, Multipart, Path, Request, State},
     http::{header, HeaderMap, HeaderValue, StatusCode, Uri},
     response::{IntoResponse, Response},
     Json,
@@ -25,6 +25,8 @@ enum Refusal {
     NotFound,
     Used,
     Expired,
+    /// Another upload to the same request is in flight.
+    Busy,
     App(AppError),
 }
 
@@ -32,7 +34,7 @@ impl Refusal {
     fn status(&self) -> StatusCode {
         match self {
             Refusal::NotFound => StatusCode::NOT_FOUND,
-            Refusal::Used => StatusCode::CONFLICT,
+            Refusal::Used | Refusal::Busy => StatusCode::CONFLICT,
             Refusal::Expired => StatusCode::GONE,
             Refusal::App(e) => StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
         }
@@ -42,6 +44,7 @@ impl Refusal {
     fn page_code(&self) -> Option<&'static str> {
         match self {
             Refusal::NotFound | Refusal::Used | Refusal::Expired => None,
+            Refusal::Busy => Some("busy"),
             Refusal::App(AppError::TooLarge { .. }) => Some("too_large"),
             Refusal::App(AppError::Invalid(_)) => Some("no_file"),
             Refusal::App(AppError::StorageUnavailable) | Refusal::App(AppError::Internal) => Some("unavailable"),
@@ -53,6 +56,7 @@ impl Refusal {
         match self {
             Refusal::NotFound => AppError::NotFound,
             Refusal::Used => AppError::Conflict(t(SharesT::RequestUsedText).into()),
+            Refusal::Busy => AppError::Conflict(t(SharesT::UploadBusy).into()),
             Refusal::Expired => AppError::Gone,
             Refusal::App(e) => e,
         }
@@ -60,22 +64,19 @@ impl Refusal {
 }
 
 /// `POST /r/{token}`: a multipart form with one `file`, streamed to the blob store (at most the
-/// request's size limit, never whole in memory). The first completed upload consumes the request
-/// (one conditional UPDATE, in the transaction of the received file's row); any other gets 409
-/// and its file is deleted before the answer. JSON clients get 201 with the file's name and size;
-/// browsers without JavaScript get the page (303 to it on success).
-pub async fn upload(
-    State(state): State<AppState>,
-    Path(token): Path<String>,
-    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
-    headers: HeaderMap,
-    multipart: Result<Multipart, MultipartRejection>,
-) -> Response {
+/// request's size limit, never whole in memory). One upload at a time: an upload takes the
+/// request's lease before it reads a byte of the body (a second one meanwhile gets 409 at once),
+/// the whole body is capped at the request's limit plus the form's overhead, and the upload stops
+/// reading when the request is revoked or expires. The upload consumes the request (one
+/// conditional UPDATE, in the transaction of the received file's row). JSON clients get 201 with
+/// the file's name and size; browsers without JavaScript get the page (303 to it on success).
+pub async fn upload(State(state): State<AppState>, Path(token): Path<String>, ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>, req: Request) -> Response {
+    let headers = req.headers().clone();
     let lang = app::i18n::lang_of_headers(&headers);
     let wants_json = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/json"));
     let client = app::state::client_ip(&headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
     let actor = app::kernel::audit::Actor { admin: None, client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&client) };
-    let result = app::i18n::with_lang(lang, receive(&state, &token, &headers, &actor, multipart)).await;
+    let result = app::i18n::with_lang(lang, receive(&state, &token, &actor, req)).await;
     match (result, wants_json) {
         (Ok(received), true) => (StatusCode::CREATED, Json(received)).into_response(),
         (Ok(_), false) => (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/r/{token}?sent=1"))]).into_response(),
@@ -105,13 +106,7 @@ pub async fn upload(
     }
 }
 
-async fn receive(
-    state: &AppState,
-    token: &str,
-    headers: &HeaderMap,
-    actor: &app::kernel::audit::Actor,
-    multipart: Result<Multipart, MultipartRejection>,
-) -> Result<FileReceived, Refusal> {
+async fn receive(state: &AppState, token: &str, actor: &app::kernel::audit::Actor, req: Request) -> Result<FileReceived, Refusal> {
     let hash = well_formed_hash(token).ok_or(Refusal::NotFound)?;
     let request = requests::find_by_token_hash(&state.pool, &hash)
         .await
@@ -123,20 +118,33 @@ async fn receive(
         FileRequestState::Expired => return Err(Refusal::Expired),
     }
     let limit = request.max_bytes.max(0) as u64;
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit + FORM_OVERHEAD) {
         return Err(Refusal::App(AppError::TooLarge { limit_bytes: limit }));
     }
+    let lease = Lease::take(state, request.id).await?;
+    // The whole body, every field included, within the request's own limit.
+    let req = req.map(|body| Body::new(http_body_util::Limited::new(body, (limit + FORM_OVERHEAD) as usize)));
+    let multipart = Multipart::from_request(req, state).await;
     let mut multipart = multipart.map_err(|e| Refusal::App(AppError::BadRequest(format!("send the form as multipart/form-data ({})", e.body_text()))))?;
     let mut file: Option<ReceivedFile> = None;
-    while let Some(field) = multipart.next_field().await.map_err(|e| Refusal::App(multipart_error(e, limit)))? {
-        if field.name() != Some("file") {
-            continue;
+    let read = async {
+        while let Some(field) = multipart.next_field().await.map_err(|e| Refusal::App(multipart_error(e, limit)))? {
+            if field.name() != Some("file") {
+                continue;
+            }
+            if file.is_some() {
+                return Err(Refusal::App(field_error("file", t(SharesT::OneFileAtATime))));
+            }
+            file = Some(store_file(state, field, limit).await.map_err(Refusal::App)?);
         }
-        if file.is_some() {
-            return Err(Refusal::App(field_error("file", t(SharesT::OneFileAtATime))));
-        }
-        file = Some(store_file(state, field, limit).await.map_err(Refusal::App)?);
+        Ok(())
+    };
+    tokio::select! {
+        done = read => done?,
+        // Revoked or expired meanwhile: nothing more is read (a partly stored file is deleted by
+        // its guard).
+        () = lease.lost.cancelled() => return Err(Refusal::Expired),
     }
     let Some(ReceivedFile { mut stored, file_name, content_type, size }) = file else {
         return Err(Refusal::App(field_error("file", t(SharesT::ChooseFile))));
@@ -147,7 +155,9 @@ async fn receive(
     fail::fail_point!("request-upload-after-store");
     // From here the file is never deleted by the drop guard: a commit in flight may have won.
     stored.committed = true;
-    match requests::receive(&state.pool, request.id, &received, actor).await {
+    let outcome = requests::receive(&state.pool, request.id, &received, actor).await;
+    lease.release().await;
+    match outcome {
         Ok(Some(share_id)) => {
             state.live.touch(app::live::Topic::Share, Some(share_id.to_string()));
             shares::gc::gc_in_background(state);
@@ -163,6 +173,63 @@ async fn receive(
             Err(if now_expired { Refusal::Expired } else { Refusal::Used })
         }
         Err(e) => Err(Refusal::App(AppError::internal("file request: saving the received file failed", e))),
+    }
+}
+
+/// An upload's hold on its file request, renewed while the body streams and given back when the
+/// upload ends (a crashed process's lease runs out after [`requests::UPLOAD_LEASE`]).
+struct Lease {
+    state: AppState,
+    id: i64,
+    lease: String,
+    /// Cancelled when the request is no longer open (or the lease was lost).
+    lost: tokio_util::sync::CancellationToken,
+    renewer: tokio::task::JoinHandle<()>,
+    released: bool,
+}
+
+impl Lease {
+    async fn take(state: &AppState, id: i64) -> Result<Lease, Refusal> {
+        let (lease, _) = app::token::new_token();
+        match requests::take_lease(&state.pool, id, &lease).await {
+            Ok(true) => {}
+            Ok(false) => return Err(Refusal::Busy),
+            Err(e) => return Err(Refusal::App(AppError::internal("file request lease", e))),
+        }
+        let lost = tokio_util::sync::CancellationToken::new();
+        let renewer = tokio::spawn({
+            let (pool, lease, lost) = (state.pool.clone(), lease.clone(), lost.clone());
+            async move {
+                loop {
+                    tokio::time::sleep(requests::UPLOAD_LEASE / 3).await;
+                    match requests::renew_lease(&pool, id, &lease).await {
+                        Ok(true) => {}
+                        Ok(false) => return lost.cancel(),
+                        // A database hiccup: the next renewal tries again (the lease lasts 3 periods).
+                        Err(e) => tracing::warn!(error = %e, "renewing a file request's upload lease failed"),
+                    }
+                }
+            }
+        });
+        Ok(Lease { state: state.clone(), id, lease, lost, renewer, released: false })
+    }
+
+    async fn release(mut self) {
+        self.renewer.abort();
+        self.released = true;
+        if let Err(e) = requests::release_lease(&self.state.pool, self.id, &self.lease).await {
+            tracing::warn!(error = %e, "giving back a file request's upload lease failed; it runs out by itself");
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        if !self.released {
+            let (pool, id, lease) = (self.state.pool.clone(), self.id, std::mem::take(&mut self.lease));
+            self.state.background.spawn("file-request-lease", async move { requests::release_lease(&pool, id, &lease).await });
+        }
     }
 }
 

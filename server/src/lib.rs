@@ -13,6 +13,7 @@ pub mod file_requests;
 pub mod http;
 pub mod live;
 pub mod maintenance;
+pub mod pace;
 pub mod page_cache;
 pub mod requests;
 pub mod restore;
@@ -52,10 +53,13 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 /// rate-limit upsert, and every other sign-in waited on its lock of the counter row until the
 /// test timed out.
 pub async fn connect(config: &Config) -> Result<PgPool, String> {
+    if config.database_url.0.trim().is_empty() {
+        return Err("DATABASE_URL is not set: set it to your PostgreSQL URL (postgresql://user@host/db); `make run` sets it for its local cluster".into());
+    }
     PgPoolOptions::new()
         .max_connections(config.db_max_connections)
         .acquire_timeout(Duration::from_secs(5))
-        .connect(&config.database_url)
+        .connect(&config.database_url.0)
         .await
         .map_err(|e| format!("cannot connect to PostgreSQL at DATABASE_URL ({e}); is the server running and the URL right?"))
 }
@@ -77,7 +81,9 @@ pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -
 /// printed.
 pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config, terminal: &mut impl std::io::Write) -> Result<(), String> {
     let admins = app::auth::db::admin_count(pool).await.map_err(|e| format!("database error: {e}"))?;
-    if admins == 0 {
+    if admins == 0 && !config.print_first_admin_link {
+        tracing::warn!("no admin yet: run `ebb admin invite` for a one-time link for the first admin");
+    } else if admins == 0 {
         let invite = create_invite(pool, config, None).await?;
         writeln!(
             terminal,
@@ -233,6 +239,14 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             max_expiry_hours: config.share_max_expiry_hours,
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
         })
+        .with(http::Limits {
+            max_connections: config.max_connections as usize,
+            per_client: config.max_connections_per_client as usize,
+            ipv6_prefix: config.rate_limit_ipv6_prefix,
+            min_upload_rate: config.min_upload_bytes_per_sec,
+            rate_window: Duration::from_secs(config.upload_rate_window_secs),
+            small_body_deadline: Duration::from_secs(config.small_body_deadline_secs),
+        })
         .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
         .with(Arc::new(app::kernel::audit::ClientSecret::default()))
@@ -346,6 +360,9 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
                 // streamed body that grows past the limit fails as it is read.
                 .layer(RequestBodyLimitLayer::new(max_body_bytes))
                 .map_request(|req: Request<tower_http::body::Limited<axum::body::Body>>| req.map(axum::body::Body::new))
+                // A small body arrives whole within a minute (one byte every 29 s never pauses
+                // long enough for the idle timeout).
+                .layer(axum::middleware::from_fn_with_state(state.clone(), pace::small_bodies))
                 // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
                 .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate)),
         );
@@ -355,7 +372,9 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
     let uploads = Router::new()
         .route(shares::UPLOAD_PATH, post(shares::upload))
         .route("/r/{token}", post(file_requests::upload))
-        .layer(DefaultBodyLimit::max(upload_limit));
+        .layer(DefaultBodyLimit::max(upload_limit))
+        // An upload keeps a minimum rate (EBB_MIN_UPLOAD_BYTES_PER_SEC).
+        .layer(axum::middleware::from_fn_with_state(state.clone(), pace::uploads));
     with_request_layers(small_bodies.merge(uploads), &state, cache).with_state(state)
 }
 
@@ -439,7 +458,8 @@ pub async fn serve(
         shutdown.await;
         closing.cancel();
     };
-    let result = http::serve(listener, app, shutdown).await;
+    let limits = *state.domain::<http::Limits>();
+    let result = http::serve(listener, app, limits, shutdown).await;
     stop.cancel();
     if let Some(t) = ticker {
         let _ = t.await;

@@ -182,7 +182,9 @@ enum MaintenanceCommand {
 
 fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // Logs go to stderr: stdout is what a command prints (`ebb requests export … > file`,
+    // `ebb doctor --json | jq`). Under systemd both reach the journal.
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
@@ -425,6 +427,10 @@ async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
         }
     }
     server::invite_first_admin_if_none(pool, config, &mut std::io::stderr()).await?;
+    // One descriptor per connection: systemd's soft default (1,024) would cap them far below
+    // EBB_MAX_CONNECTIONS.
+    let fds = server::http::raise_fd_limit();
+    tracing::debug!(fds, "file-descriptor limit");
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .map_err(|e| format!("cannot listen on {} ({e}); is another process using it? set EBB_BIND", config.bind))?;

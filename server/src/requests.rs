@@ -10,7 +10,7 @@ use app::requests::{db, RequestView};
 use app::state::AppState;
 use axum::{
     body::Body,
-    extract::{ConnectInfo, Extension, Path, State},
+    extract::{ConnectInfo, Path, State},
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
@@ -92,7 +92,7 @@ async fn prepared(
 
 pub async fn copy_json(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -108,7 +108,7 @@ pub async fn copy_json(
 
 pub async fn cover_txt(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -121,7 +121,7 @@ pub async fn cover_txt(
 
 pub async fn copy_csv(
     State(state): State<AppState>,
-    Extension(admin): Extension<AdminInfo>,
+    crate::security::Admin(admin): crate::security::Admin,
     ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     headers: HeaderMap,
     Path((id, file)): Path<(String, String)>,

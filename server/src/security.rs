@@ -111,3 +111,15 @@ pub fn audit_actor(state: &AppState, headers: &axum::http::HeaderMap, peer: std:
     let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
     app::kernel::audit::Actor { admin: Some(admin.id), client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&client) }
 }
+
+/// The signed-in admin of a plain route, as the gate found them. Should the gate ever miss a
+/// route, the route answers 401 rather than 500 (axum's `Extension` would fail with 500).
+pub struct Admin(pub app::auth::AdminInfo);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Admin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<app::auth::AdminInfo>().cloned().map(Admin).ok_or_else(|| crate::shares::error_response(app::error::AppError::Unauthorized))
+    }
+}

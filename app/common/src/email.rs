@@ -32,7 +32,31 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
 }
 
 /// A valid address as Ebb compares it: [`parse_email`], then lower-case (holds, searches and
-/// data requests compare `lower(email)`).
+/// data requests compare `lower(email collate ucs_basic)`).
 pub fn normalise(raw: &str) -> Result<String, String> {
-    parse_email(raw).map(|e| e.to_lowercase())
+    parse_email(raw).map(|e| e.to_ascii_lowercase())
+}
+
+/// Whether free text (a hold's reason, a note that reaches the audit log) holds something that
+/// looks like an email address: such text would carry a person's address where erasure cannot
+/// reach (the audit log never changes), so it is refused.
+pub fn contains_address(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '<' | '>' | '[' | ']' | '"' | '\'' | '`' | '「' | '」' | '、' | '。'))
+        .map(|w| w.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?')))
+        .any(|w| w.contains('@') && parse_email(w).is_ok())
+}
+
+#[cfg(test)]
+mod address_tests {
+    use super::contains_address;
+
+    #[test]
+    fn free_text_with_an_address_is_found() {
+        for text in ["Court order for ann@example.org", "case (İNCİ@Example.ORG).", "依頼「ann@example.jp」の件", "mailto ann@example.org, thanks"] {
+            assert!(contains_address(text), "{text}");
+        }
+        for text in ["Case 2026-17 (court order)", "@team please keep", "ask legal@ about it", "a@b"] {
+            assert!(!contains_address(text), "{text}");
+        }
+    }
 }

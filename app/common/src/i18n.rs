@@ -346,9 +346,19 @@ texts! {
     InviteDefaultPasskey { en: "This device", ja: "この端末" }
     InviteButton { en: "Create passkey and join", ja: "パスキーを作成して参加" }
 
+    RequestTooSlow { en: "Your request arrived too slowly and was stopped. Check your connection and send it again.", ja: "リクエストの到着が遅すぎたため中止しました。接続を確認して、もう一度送信してください。" }
     // The recipient's share page
     ShareReceiptInvalid { en: "This download can be resumed only by the browser that started it. Ask the sender for a new link if you need the file again.", ja: "このダウンロードは、開始したブラウザーからのみ再開できます。もう一度ファイルが必要な場合は、送信者に新しいリンクを依頼してください。" }
     ShareResumeOver { en: "The time to resume this download has ended and the file was deleted. Ask the sender for a new link.", ja: "このダウンロードを再開できる期間は終了し、ファイルは削除されました。送信者に新しいリンクを依頼してください。" }
+    ShareResumeRevoked { en: "The sender withdrew this file: it can no longer be downloaded or resumed.", ja: "送信者がこのファイルの共有を取り消しました。ダウンロードも再開もできません。" }
+    ShareResumeDone { en: "This download already finished: the whole file was sent. If your copy is incomplete, ask the sender for a new link.", ja: "このダウンロードは完了しています（ファイル全体を送信済みです）。手元のファイルが不完全な場合は、送信者に新しいリンクを依頼してください。" }
+    ShareResumeTooMany { en: "This download was resumed too many times. Ask the sender for a new link.", ja: "このダウンロードは再開の回数が上限に達しました。送信者に新しいリンクを依頼してください。" }
+    ShareResumeFromStart { en: "A download that started can only be continued from where it stopped, not started again. Use your browser's Resume button in its downloads list, or `curl -C -`.", ja: "開始したダウンロードは、中断した位置から続けることだけができ、最初からやり直すことはできません。ブラウザーのダウンロード一覧の「再開」ボタン、または `curl -C -` をお使いください。" }
+    ShareResumeTitle { en: "Your download can still be finished", ja: "ダウンロードはまだ完了できます" }
+    ShareResumeBrowser { en: "This browser started downloading the file and did not get all of it. Open your browser's downloads list (Ctrl+J, or ⌘+Option+L in Safari) and press Resume (or Retry) on this file: it continues where it stopped. Pressing Download again does not start a new download.", ja: "このブラウザーはファイルのダウンロードを開始しましたが、すべてを受け取っていません。ブラウザーのダウンロード一覧（Ctrl+J、Safari では ⌘+Option+L）を開き、このファイルの「再開」（または「再試行」）を押してください。中断した位置から続きます。もう一度「ダウンロード」を押しても新しいダウンロードは始まりません。" }
+    ShareResumeUntil { en: "It can be resumed until", ja: "再開できる期限:" }
+    ShareResumeCommand { en: "Downloaded from the command line? Save the response headers when you start (curl -D receipt.txt), then continue with:", ja: "コマンドラインでダウンロードした場合は、開始時に応答ヘッダーを保存し（curl -D receipt.txt）、次のコマンドで続けてください:" }
+    ShareResumeLinkPlaceholder { en: "THIS-PAGE-ADDRESS", ja: "このページのアドレス" }
     ShareRangeBad { en: "The requested part of the file does not exist. Restart the download from the beginning.", ja: "要求されたファイルの範囲は存在しません。最初からダウンロードし直してください。" }
     ShareUnavailable { en: "The file cannot be delivered right now. Your link still works: try again in a few minutes, or ask the sender.", ja: "現在ファイルをお届けできません。リンクは引き続き有効です。数分後にもう一度お試しいただくか、送信者にお問い合わせください。" }
     ShareTitle { en: "Download a file", ja: "ファイルのダウンロード" }
@@ -357,7 +367,7 @@ texts! {
     ShareSize { en: "Size", ja: "サイズ" }
     ShareExpires { en: "Link expires", ja: "リンクの有効期限" }
     ShareDownload { en: "Download", ja: "ダウンロード" }
-    ShareStarted { en: "Your download has started. This link now no longer works; if the download fails, ask the sender for a new link.", ja: "ダウンロードを開始しました。このリンクはもう使えません。失敗した場合は、送信者に新しいリンクを依頼してください。" }
+    ShareStarted { en: "Your download has started. This link no longer starts a new download; if the download breaks, press Resume in your browser's downloads list (or come back to this page) soon.", ja: "ダウンロードを開始しました。このリンクで新しいダウンロードはできません。ダウンロードが中断した場合は、早めにブラウザーのダウンロード一覧で「再開」を押してください（またはこのページに戻ってください）。" }
     ShareOnce { en: "This link works for one download: once the download starts, it stops working.", ja: "このリンクでダウンロードできるのは 1 回だけです。ダウンロードを開始すると使えなくなります。" }
     ShareWhenDeleted { en: "When this file is deleted", ja: "このファイルが削除される時期" }
     ShareDownloadedTitle { en: "This file was already downloaded", ja: "このファイルはすでにダウンロードされています" }

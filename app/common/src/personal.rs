@@ -31,7 +31,8 @@ impl Found {
     }
 }
 
-/// A kind's label by its stable id, in `lang`.
+/// A kind's label by its stable id, in `lang` (an unknown kind: its id; `server`'s tests check
+/// every registered kind has a label).
 pub fn kind_label(kind: &str, lang: Lang) -> String {
     use PersonalT as P;
     let label = match kind {
@@ -39,6 +40,7 @@ pub fn kind_label(kind: &str, lang: Lang) -> String {
         "legal_holds" => P::KindHolds,
         "notify_digests" => P::KindDigests,
         "data_requests" => P::KindRequests,
+        "suspected_spam" => P::KindSpam,
         other => return other.to_string(),
     };
     label.get(lang).to_string()
@@ -50,5 +52,6 @@ texts! {
     KindHolds { en: "Legal holds", ja: "法的保全" }
     KindDigests { en: "Notification emails sent", ja: "送信済みの通知メール" }
     KindRequests { en: "Other data requests", ja: "他のデータ請求" }
+    KindSpam { en: "Messages held as suspected spam", ja: "スパムの疑いで保留中のメッセージ" }
     }
 }

@@ -29,7 +29,7 @@ pub const ADDRESS_PURPOSE: &str = "address";
 impl Address {
     /// `email` normalised (trimmed, lower-case) with its keyed hash under the state's secret.
     pub fn new(state: &AppState, email: &str) -> Address {
-        let email = email.trim().to_lowercase();
+        let email = email.trim().to_ascii_lowercase();
         let hash = state.domain::<Arc<crate::audit::ClientSecret>>().keyed(ADDRESS_PURPOSE, &email);
         Address { email, hash }
     }

@@ -32,6 +32,10 @@ async fn a_healthy_installation_passes_and_each_problem_is_named(pool: PgPool) {
     }
     // http on localhost works on this machine only: a warning, not a failure.
     assert!(line(&text, "public URL").starts_with("WARN"), "{text}");
+    // --json writes only JSON to stdout, even at debug level (logs go to stderr): `| jq` works.
+    let out = ebb(&pool, app.storage.path(), &["doctor", "--json"], &[("RUST_LOG", "debug")]).output().unwrap();
+    let parsed: Result<serde_json::Value, _> = serde_json::from_slice(&out.stdout);
+    assert!(parsed.is_ok(), "stdout is not JSON: {}", String::from_utf8_lossy(&out.stdout));
 
     // The audit signing key: kept in the database (as these tests do), a warning; in a file of
     // its own, ok; readable by others, a failure naming the fix; inside the storage, a warning.

@@ -156,11 +156,43 @@ async fn a_file_request_refuses_oversize_files_and_closed_links_keeping_nothing(
     assert_eq!(call_form(&app, "/api/admin/shares/publish", Some(&cookie), &[("id", &share.to_string())]).await.status(), 400);
 }
 
-/// The receipt cookie a download set (name=value).
-fn receipt_cookie(res: &reqwest::Response) -> String {
+/// The receipt cookie a download of `path` set (name=value): HttpOnly, scoped to exactly the
+/// share's path, SameSite=Lax, for the delivery grace.
+fn receipt_cookie(res: &reqwest::Response, path: &str) -> String {
     let set = res.headers().get("set-cookie").expect("a receipt").to_str().unwrap().to_owned();
-    assert!(set.contains("HttpOnly") && set.contains("Path=/s/") && set.contains("SameSite="), "{set}");
-    set.split(';').next().unwrap().to_owned()
+    let attrs: Vec<&str> = set.split(';').map(str::trim).collect();
+    assert!(attrs.contains(&"HttpOnly"), "{set}");
+    assert!(attrs.contains(&format!("Path={path}").as_str()), "scoped to the share's own path: {set}");
+    assert!(attrs.contains(&"SameSite=Lax"), "{set}");
+    assert!(attrs.iter().any(|a| a.starts_with("Max-Age=")), "{set}");
+    attrs[0].to_owned()
+}
+
+/// Starts a download of `path` as `agent` and breaks it after the first chunk; returns the
+/// receipt, the ETag and the bytes received.
+async fn broken_download(app: &TestApp, pool: &PgPool, path: &str, agent: &str, forwarded: Option<&str>) -> (String, String, bytes::Bytes) {
+    let mut req = app.client.post(app.url(path)).header("user-agent", agent);
+    if let Some(f) = forwarded {
+        req = req.header("x-forwarded-for", f);
+    }
+    let mut res = req.send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["accept-ranges"], "bytes");
+    let etag = res.headers()["etag"].to_str().unwrap().to_owned();
+    let receipt = receipt_cookie(&res, path);
+    let first = res.chunk().await.unwrap().expect("a first chunk");
+    drop(res);
+    eventually(pool, "select count(*) >= 1 from share_deliveries where bytes_sent > 0").await;
+    (receipt, etag, first)
+}
+
+/// A resume request: `method` with the receipt, a Range from `from`, and the other headers given.
+async fn resume(app: &TestApp, path: &str, method: reqwest::Method, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut req = app.client.request(method, app.url(path));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.send().await.unwrap()
 }
 
 async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_grace(pool: PgPool, backend: Backend) {
@@ -170,48 +202,45 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     // whole file to the connection before the client goes away.
     let data = body_of(48 * 1024 * 1024 + 17);
     let path = share_via_upload(&app, &cookie, "big.bin", data.clone()).await;
-
-    // The download breaks after its first chunk (the client goes away).
-    let mut res = app.client.post(app.url(&path)).header("user-agent", "curl/8").send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["accept-ranges"], "bytes");
-    let etag = res.headers()["etag"].to_str().unwrap().to_owned();
-    let receipt = receipt_cookie(&res);
-    let first = res.chunk().await.unwrap().expect("a first chunk");
-    drop(res);
-    eventually(&pool, "select count(*) = 1 from share_deliveries where bytes_sent > 0").await;
+    let (receipt, etag, first) = broken_download(&app, &pool, &path, "curl/8", None).await;
     let sent: i64 = sqlx::query_scalar("select bytes_sent from share_deliveries").fetch_one(&pool).await.unwrap();
     assert!(sent < data.len() as i64, "the broken download is not complete: {sent}");
+    let from = format!("bytes={}-", first.len());
+    let post = reqwest::Method::POST;
 
-    // The share counts as delivered: without the receipt, nobody gets a byte.
-    let res = app.client.post(app.url(&path)).header("range", format!("bytes={}-", first.len())).send().await.unwrap();
-    assert_eq!(res.status(), 410);
-    // Another client with this receipt: 403.
-    let res = app.client.post(app.url(&path)).header("user-agent", "other/1").header("cookie", &receipt).header("range", "bytes=10-").send().await.unwrap();
+    // Without the receipt nobody gets a byte, and a Range never claims a download.
+    let res = resume(&app, &path, post.clone(), &[("user-agent", "curl/8"), ("range", &from)]).await;
     assert_eq!(res.status(), 403);
-    // A receipt that is not this share's: 403.
-    let res = app
-        .client
-        .post(app.url(&path))
-        .header("user-agent", "curl/8")
-        .header("cookie", "ebb_receipt=forged")
-        .header("range", "bytes=10-")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 403);
+    // Another browser with this receipt, or a receipt that is not this share's: 403.
+    for (agent, receipt) in [("other/1", receipt.as_str()), ("curl/8", "ebb_receipt=forged")] {
+        let res = resume(&app, &path, post.clone(), &[("user-agent", agent), ("cookie", receipt), ("range", "bytes=10-")]).await;
+        assert_eq!(res.status(), 403, "{agent} {receipt}");
+    }
+    // What was sent is not sent again: a range from byte 0, no range, or an If-Range that does
+    // not match (which would mean the whole file).
+    let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "bytes=0-")]).await;
+    assert_eq!(res.status(), 416);
+    let res = resume(&app, &path, post.clone(), &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "items=0-")]).await;
+    assert_eq!(res.status(), 416);
+    let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "bytes=5-"), ("if-range", "\"old\"")]).await;
+    assert_eq!(res.status(), 412);
+    let past = format!("bytes={}-", data.len());
+    let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", &past)]).await;
+    assert_eq!(res.status(), 416);
+    // HEAD answers the headers and records nothing.
+    let res = resume(&app, &path, reqwest::Method::HEAD, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", &from)]).await;
+    assert_eq!(res.status(), 206);
+    let (resumes, events): (i32, i64) =
+        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')").fetch_one(&pool).await.unwrap();
+    assert_eq!((resumes, events), (0, 0), "refusals and HEAD record nothing");
+    // A second click on Download (the receipt, no Range) claims nothing: the page says how to
+    // finish the download.
+    let page = resume(&app, &path, post.clone(), &[("user-agent", "curl/8"), ("cookie", &receipt)]).await;
+    let page = page.text().await.unwrap();
+    assert!(page.contains("data-testid=\"share-resume\""), "the share page offers the resume: {}", &page[..page.len().min(400)]);
 
     // The same client resumes (curl -C - sends a POST with Range; a browser a GET).
-    let res = app
-        .client
-        .post(app.url(&path))
-        .header("user-agent", "curl/8")
-        .header("cookie", &receipt)
-        .header("range", format!("bytes={}-", first.len()))
-        .header("if-range", &etag)
-        .send()
-        .await
-        .unwrap();
+    let res = resume(&app, &path, post.clone(), &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", &from), ("if-range", &etag)]).await;
     assert_eq!(res.status(), 206);
     assert_eq!(res.headers()["content-range"].to_str().unwrap(), format!("bytes {}-{}/{}", first.len(), data.len() - 1, data.len()));
     let rest = res.bytes().await.unwrap();
@@ -222,48 +251,98 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     let bytes_sent: i64 = sqlx::query_scalar("select bytes_sent from share_deliveries").fetch_one(&pool).await.unwrap();
     assert_eq!(bytes_sent, data.len() as i64);
 
-    // A GET with a Range (a browser's resume) works too; an If-Range that does not match gets the
-    // whole file; a range past the end gets 416.
-    let res = app.client.get(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=-5").send().await.unwrap();
-    assert_eq!(res.status(), 206);
-    assert_eq!(res.bytes().await.unwrap().as_ref(), &data[data.len() - 5..]);
-    let res = app
-        .client
-        .get(app.url(&path))
-        .header("user-agent", "curl/8")
-        .header("cookie", &receipt)
-        .header("range", "bytes=5-")
-        .header("if-range", "\"old\"")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.bytes().await.unwrap().len(), data.len());
-    let res = app
-        .client
-        .get(app.url(&path))
-        .header("user-agent", "curl/8")
-        .header("cookie", &receipt)
-        .header("range", format!("bytes={}-", data.len()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 416);
+    // Complete: nothing is left to resume, whatever the range.
+    let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "bytes=-5")]).await;
+    assert_eq!(res.status(), 410);
     // The share is downloaded once, whatever was resumed.
     let (downloads, status): (i32, String) = sqlx::query_as("select downloads, status from shares").fetch_one(&pool).await.unwrap();
     assert_eq!((downloads, status.as_str()), (1, "consumed"));
+    let events: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'share.resume'").fetch_one(&pool).await.unwrap();
+    assert_eq!(events, 1);
 
-    // After the grace: the resume is refused and the GC deletes the file.
+    // After the grace: the GC deletes the file.
     sqlx::query("update share_deliveries set started_at = started_at - interval '1 hour'").execute(&pool).await.unwrap();
     sqlx::query("update shares set consumed_at = consumed_at - interval '1 hour', last_download_at = last_download_at - interval '1 hour'")
         .execute(&pool)
         .await
         .unwrap();
-    let res = app.client.post(app.url(&path)).header("user-agent", "curl/8").header("cookie", &receipt).header("range", "bytes=10-").send().await.unwrap();
-    assert_eq!(res.status(), 410);
     let report = app::shares::gc::collect(&pool, &*app.state.blobs, 10, app::shares::gc::GcRules::default()).await.unwrap();
     assert_eq!(report.purged, 1);
     assert_eq!(app.stored_files().await, Vec::<String>::new(), "the file is gone");
+}
+
+/// A receipt resumes nothing after the admin revoked the share (the GC then deletes the file at
+/// once), after its grace, or past its resume limit; a receipt is bound to the client's network
+/// and browser, not its exact address.
+async fn a_receipt_ends_with_a_revoke_the_grace_or_its_resume_limit_and_follows_its_network(pool: PgPool, backend: Backend) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app_on(pool.clone(), backend, &["--trusted-proxy-hops", "1"], |_| {}).await;
+    let data = body_of(48 * 1024 * 1024 + 3);
+
+    // The network: the same /24 with another address resumes; another network or browser does not.
+    let path = share_via_upload(&app, &cookie, "a.bin", data.clone()).await;
+    let (receipt, _, first) = broken_download(&app, &pool, &path, "Browser/1", Some("203.0.113.7")).await;
+    let from = format!("bytes={}-", first.len());
+    let get = reqwest::Method::GET;
+    for (addr, agent, want) in [("198.51.100.7", "Browser/1", 403), ("203.0.113.7", "Browser/2", 403), ("203.0.113.200", "Browser/1", 206)] {
+        let res = resume(&app, &path, get.clone(), &[("user-agent", agent), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", addr)]).await;
+        assert_eq!(res.status(), want, "{addr} {agent}");
+        drop(res);
+    }
+    // The resume limit: ten resumes, then 410; an audit event for each counted resume only.
+    for _ in 0..12 {
+        let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
+        drop(res);
+    }
+    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
+    assert_eq!(res.status(), 410);
+    let (resumes, events): (i32, i64) =
+        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')").fetch_one(&pool).await.unwrap();
+    assert_eq!((resumes, events), (10, 10), "at most ten resumes, each recorded once");
+
+    // A revoke ends the resume at once, and the GC does not wait for the grace.
+    sqlx::query("delete from share_deliveries").execute(&pool).await.unwrap();
+    let path = share_via_upload(&app, &cookie, "b.bin", data.clone()).await;
+    let (receipt, _, first) = broken_download(&app, &pool, &path, "Browser/1", Some("203.0.113.7")).await;
+    let id: i64 = sqlx::query_scalar("select max(id) from shares").fetch_one(&pool).await.unwrap();
+    let res = call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &id.to_string())]).await;
+    assert_eq!(res.status(), 200, "a downloaded share in its grace can be revoked");
+    let from = format!("bytes={}-", first.len());
+    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
+    assert_eq!(res.status(), 410);
+    let page = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt)]).await.text().await.unwrap();
+    assert!(!page.contains("share-resume"), "a revoked share's page offers no resume");
+    let report = app::shares::gc::collect(&pool, &*app.state.blobs, 10, app::shares::gc::GcRules::default()).await.unwrap();
+    assert!(report.purged >= 1);
+    let left: i64 = sqlx::query_scalar("select count(*) from shares where id = $1 and status <> 'purged'").bind(id).fetch_one(&pool).await.unwrap();
+    assert_eq!(left, 0, "the revoked share's file is deleted without waiting for the grace");
+
+    // After the grace: refused.
+    let path = share_via_upload(&app, &cookie, "c.bin", data.clone()).await;
+    let (receipt, _, first) = broken_download(&app, &pool, &path, "Browser/1", Some("203.0.113.7")).await;
+    sqlx::query("update share_deliveries set started_at = started_at - interval '1 hour'").execute(&pool).await.unwrap();
+    let from = format!("bytes={}-", first.len());
+    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
+    assert_eq!(res.status(), 410);
+}
+
+/// A Range without a receipt never spends a download of an N-download share.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_range_without_a_receipt_never_spends_a_download(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app_on(pool.clone(), Backend::Local, &[], |_| {}).await;
+    let res = upload(&app, &cookie, form("two.bin", body_of(10_000), "24", "").text("max_downloads", "2")).await;
+    let created: serde_json::Value = res.json().await.unwrap();
+    let path = created["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
+    for _ in 0..5 {
+        let res = app.client.post(app.url(&path)).header("range", "bytes=0-").send().await.unwrap();
+        assert_eq!(res.status(), 403);
+    }
+    let downloads: i32 = sqlx::query_scalar("select downloads from shares").fetch_one(&pool).await.unwrap();
+    assert_eq!(downloads, 0);
+    for _ in 0..2 {
+        assert_eq!(app.client.post(app.url(&path)).send().await.unwrap().status(), 200);
+    }
 }
 
 /// Two instances share one storage folder (the second instance helper's setting).
@@ -325,6 +404,7 @@ on_both_backends!(
     fifty_concurrent_uploads_to_one_file_request_store_exactly_one,
     a_file_request_refuses_oversize_files_and_closed_links_keeping_nothing,
     a_broken_download_resumes_with_its_receipt_only_and_only_within_the_grace,
+    a_receipt_ends_with_a_revoke_the_grace_or_its_resume_limit_and_follows_its_network,
     the_shares_list_shows_each_delivery_from_the_servers_stream,
 );
 

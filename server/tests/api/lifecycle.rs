@@ -526,3 +526,44 @@ async fn an_error_in_the_home_page_url_is_shown_only_when_this_server_signed_it(
     assert_eq!(res.status(), 200);
     assert!(!res.text().await.unwrap().contains("account is locked"));
 }
+
+/// A run is closed once: when another instance closed it as `interrupted` (its holder froze and
+/// lost the lease), the holder waking up records nothing more — no second outcome, no second
+/// audit event adding its rows again.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_run_closed_by_another_instance_is_not_closed_again(pool: PgPool) {
+    let config = test_config(&[]);
+    let mut state = server::build_state(&config, pool.clone());
+    let go = Arc::new(tokio::sync::Notify::new());
+    let g = go.clone();
+    let job = Job::new("twice", "Twice", "", "twice_at", Duration::from_secs(3600)).step(Step::new("batches", move |_ctx| {
+        let g = g.clone();
+        async move {
+            app::jobs::tally("deleted", 300);
+            g.notified().await;
+            Ok(StepReport::rows("deleted", 300))
+        }
+    }));
+    state.set_jobs(Arc::new(Registry::new(vec![job])));
+    let job = state.jobs().get("twice").unwrap().clone();
+    let (st, jb) = (state.clone(), job.clone());
+    let task = tokio::spawn(async move { run_job(&st, &jb, Trigger::Cli, false).await });
+    let mut running = false;
+    for _ in 0..100 {
+        let n: i64 = sqlx::query_scalar("select count(*) from maintenance_runs where job = 'twice' and outcome = 'running'").fetch_one(&pool).await.unwrap();
+        if n == 1 {
+            running = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(running);
+    // Another instance's takeover closes the record meanwhile.
+    sqlx::query("update maintenance_runs set outcome = 'interrupted', ok = false, finished_at = clock_timestamp() where job = 'twice'").execute(&pool).await.unwrap();
+    go.notify_one();
+    let _ = task.await.unwrap();
+    let outcomes: Vec<String> = sqlx::query_scalar("select outcome from maintenance_runs where job = 'twice'").fetch_all(&pool).await.unwrap();
+    assert_eq!(outcomes, ["interrupted"], "the waking holder did not close it again");
+    let events: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'maintenance.run'").fetch_one(&pool).await.unwrap();
+    assert_eq!(events, 0, "no second audit event for the same run");
+}

@@ -12,6 +12,7 @@ mod auth;
 mod contact;
 mod crash;
 mod doctor;
+mod edge;
 mod exports;
 mod file_requests;
 mod gate;

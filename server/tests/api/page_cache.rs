@@ -13,7 +13,7 @@ async fn cached_router(app: &TestApp, cache: &PageCache) -> String {
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let router = server::router_with_cache(app.state.clone(), 1 << 20, cache.clone());
-    tokio::spawn(server::http::serve(listener, router, std::future::pending()));
+    tokio::spawn(server::http::serve(listener, router, server::http::Limits::default(), std::future::pending()));
     base
 }
 

@@ -193,6 +193,35 @@ async fn find_copy_and_erase_cover_exactly_the_address_and_leave_what_is_held(po
     let again = call_form(&app, "/api/admin/requests/erase", Some(&cookie), &[("id", &id.to_string())]).await;
     assert_eq!(again.status(), 409);
     assert!(again.text().await.unwrap().contains("already closed"));
+    // The closed request's page refreshing (live updates) records no new search or dry run.
+    let before = (events(&pool, "request.find").await, events(&pool, "request.erase_preview").await);
+    for preview in [false, true, false, true] {
+        find(&app, &cookie, id, preview).await;
+    }
+    assert_eq!((events(&pool, "request.find").await, events(&pool, "request.erase_preview").await), before);
+}
+
+/// An address with a non-ASCII capital (`İ`), accepted by the contact form, is found and erased
+/// by a data request typed in any case: one rule (ASCII letters lower-cased) on both sides.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_address_with_a_dotted_capital_i_is_found_and_erased(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    for email in ["İNCİ@Example.ORG", "İnci@example.org"] {
+        let res = app.post_contact(&[("name", "İnci"), ("email", email), ("message", "Merhaba, lütfen beni arayın.")]).await;
+        assert_eq!(res.status(), 200, "{email}: {}", res.text().await.unwrap());
+    }
+    assert_eq!(inquiry_count(&pool).await, 2);
+    let cookie = session_cookie_for(&pool, create_admin(&pool, "Ada").await).await;
+    let id = record_id(&app, &cookie, "erasure", "İNCİ@EXAMPLE.org").await;
+    let found = find(&app, &cookie, id, false).await;
+    assert_eq!(found["request"]["email"], "İnci@example.org", "the address as compared: ASCII letters lower-cased");
+    assert_eq!(counts(&found)["inquiries"], (2, 0), "{found}");
+    find(&app, &cookie, id, true).await;
+    let res = call_form(&app, "/api/admin/requests/erase", Some(&cookie), &[("id", &id.to_string())]).await;
+    assert_eq!(res.status(), 200);
+    app.state.background.settle().await;
+    assert_eq!(status(&pool, id).await, "done");
+    assert_eq!(inquiry_count(&pool).await, 0, "both inquiries erased");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
@@ -561,4 +590,20 @@ async fn a_copy_larger_than_a_page_holds_every_item_once(pool: PgPool) {
     let csv =
         app.client.get(app.url(&format!("/admin/requests/{id}/copy/inquiries.csv"))).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
     assert_eq!(csv::Reader::from_reader(csv.as_bytes()).records().count() as i64, extra + 3);
+}
+
+/// Every kind of personal data has a label in both languages (none shows its table name, as
+/// `suspected_spam` did on the request page and the person's cover sheet).
+#[test]
+fn every_kind_of_personal_data_has_a_label_in_both_languages() {
+    let sources = app::personal_sources();
+    let mut n = 0;
+    for source in sources.iter() {
+        for lang in [app::i18n::Lang::En, app::i18n::Lang::Ja] {
+            let label = app::common::personal::kind_label(source.kind(), lang);
+            assert_ne!(label, source.kind(), "{} has no {lang:?} label", source.kind());
+        }
+        n += 1;
+    }
+    assert!(n >= 5, "{n} kinds");
 }

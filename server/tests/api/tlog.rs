@@ -199,3 +199,22 @@ async fn the_log_proves_inclusion_and_growth_and_three_watchers_catch_a_rollback
     let err = server::watch::watch(&app.base, &stranger, &dir.path().join("other.txt")).await.unwrap_err();
     assert!(err.contains("cannot be trusted"), "{err}");
 }
+
+/// An auditor's machine has no database: `ebb audit watch` runs without `DATABASE_URL` (it
+/// fails here only at the key file it was given), and a command that needs the database says
+/// what to set.
+#[test]
+fn the_watch_command_needs_no_database_url() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .env_clear()
+        .args(["audit", "watch", "http://127.0.0.1:9/", "--key", "/nonexistent/ebb-audit-keys.json"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!said.contains("DATABASE_URL"), "{said}");
+    assert!(said.contains("/nonexistent/ebb-audit-keys.json"), "{said}");
+    let out = Command::new(env!("CARGO_BIN_EXE_ebb")).env_clear().args(["maintenance", "status"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("DATABASE_URL is not set"), "{said}");
+}

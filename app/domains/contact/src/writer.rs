@@ -112,6 +112,11 @@ fn drain(rx: &mut mpsc::Receiver<Job>, jobs: &mut Vec<Job>) {
 const CHECK_AFTER: Duration = Duration::from_secs(1);
 /// How a writer's own connection shows in `pg_stat_activity`.
 pub const APPLICATION_NAME: &str = "ebb-contact-writer";
+/// Longest wait for the writer's own connection to open (or answer its check), as the pool's
+/// acquire timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest a batch's statement may run on the server.
+const STATEMENT_TIMEOUT: &str = "10s";
 /// A writer closes its own connection after this long without a submission.
 const IDLE_CLOSE: Duration = Duration::from_secs(60);
 
@@ -129,7 +134,9 @@ const IDLE_CLOSE: Duration = Duration::from_secs(60);
 /// ends), after what is queued is written.
 async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<AtomicU64>) {
     use sqlx::Connection as _;
-    let options = (*pool.connect_options()).clone().application_name(APPLICATION_NAME);
+    // Bounded like the pool's: a database that does not answer fails the submissions waiting
+    // (503, nothing lost: the visitor is told to send again) instead of holding them.
+    let options = (*pool.connect_options()).clone().application_name(APPLICATION_NAME).options([("statement_timeout", STATEMENT_TIMEOUT)]);
     let mut conn: Option<PgConnection> = None;
     let mut used = Instant::now();
     let mut jobs: Vec<Job> = Vec::with_capacity(MAX_BATCH);
@@ -161,14 +168,14 @@ async fn run(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<Job>>>, statements: Arc<
         }
         if used.elapsed() >= CHECK_AFTER {
             if let Some(mut c) = conn.take() {
-                if c.ping().await.is_ok() {
+                if matches!(tokio::time::timeout(CONNECT_TIMEOUT, c.ping()).await, Ok(Ok(()))) {
                     conn = Some(c);
                 }
             }
         }
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match PgConnection::connect_with(&options).await {
+            None => match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await.unwrap_or(Err(sqlx::Error::PoolTimedOut)) {
                 Ok(c) => conn.insert(c),
                 Err(e) => {
                     let e = Arc::new(e);

@@ -91,7 +91,7 @@ async fn hold_inquiry(tx: &mut PgConnection, actor: &Actor, inquiry: Uuid, reaso
 
 /// Holds every inquiry from the sender of `inquiry`, by address (lock taken by the caller).
 async fn hold_sender(tx: &mut PgConnection, actor: &Actor, inquiry: Uuid, reason: &str) -> Result<(i64, String), HoldError> {
-    let email = sqlx::query_scalar!("select lower(email) as \"email!\" from inquiries where id = $1", inquiry)
+    let email = sqlx::query_scalar!("select lower(email collate ucs_basic) as \"email!\" from inquiries where id = $1", inquiry)
         .fetch_optional(&mut *tx)
         .await?
         .ok_or(HoldError::NotFound)?;
@@ -106,7 +106,7 @@ async fn hold_sender(tx: &mut PgConnection, actor: &Actor, inquiry: Uuid, reason
     .fetch_optional(&mut *tx)
     .await?
     .ok_or(HoldError::AlreadyHeld)?;
-    sqlx::query!("update inquiries set held = true where lower(email) = $1 and not held", email).execute(&mut *tx).await?;
+    sqlx::query!("update inquiries set held = true where lower(email collate ucs_basic) = $1 and not held", email).execute(&mut *tx).await?;
     Ok((id, format!("every inquiry from the sender of inquiry {inquiry}")))
 }
 
@@ -156,7 +156,7 @@ pub async fn lift(pool: &PgPool, actor: &Actor, id: i64) -> Result<(), HoldError
         .ok_or(HoldError::NotFound)?;
     let what = if let Some(inquiry) = hold.inquiry_id {
         sqlx::query!(
-            "update inquiries i set held = exists (select 1 from legal_holds h where h.email = lower(i.email))
+            "update inquiries i set held = exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))
              where id = $1",
             inquiry
         )
@@ -166,7 +166,7 @@ pub async fn lift(pool: &PgPool, actor: &Actor, id: i64) -> Result<(), HoldError
     } else if let Some(email) = hold.email {
         sqlx::query!(
             "update inquiries i set held = exists (select 1 from legal_holds h where h.inquiry_id = i.id)
-             where held and lower(email) = $1",
+             where held and lower(email collate ucs_basic) = $1",
             email
         )
         .execute(&mut *tx)
@@ -188,7 +188,7 @@ pub async fn list(pool: &PgPool) -> Result<Vec<HoldView>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"select h.id, h.inquiry_id, h.email, h.share_id, h.reason, a.name as "placed_by?", h.placed_at,
                   i.name as "inquiry_from?", s.file_name as "share_file?",
-                  case when h.email is not null then (select count(*) from inquiries x where lower(x.email) = h.email)
+                  case when h.email is not null then (select count(*) from inquiries x where lower(x.email collate ucs_basic) = h.email)
                        when h.inquiry_id is not null then (select count(*) from inquiries x where x.id = h.inquiry_id)
                        else (select count(*) from shares x where x.id = h.share_id and x.status <> 'purged') end as "covers!"
            from legal_holds h
@@ -230,7 +230,7 @@ pub async fn clear_stale_flags(pool: &PgPool) -> Result<u64, sqlx::Error> {
         "update inquiries i set held = false
          where held
            and not exists (select 1 from legal_holds h where h.inquiry_id = i.id)
-           and not exists (select 1 from legal_holds h where h.email = lower(i.email))"
+           and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))"
     )
     .execute(&mut *tx)
     .await?

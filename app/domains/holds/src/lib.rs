@@ -28,6 +28,10 @@ pub fn parse_reason(raw: &str) -> Result<String, String> {
     if !REASON_CHARS.contains(&reason.chars().count()) || reason.chars().any(char::is_control) {
         return Err(t(HoldTextT::ReasonMessage).to_string());
     }
+    // The reason goes into the audit log, which never changes: no person's address in it.
+    if common::email::contains_address(reason) {
+        return Err(t(HoldTextT::ReasonNoAddress).to_string());
+    }
     Ok(reason.to_string())
 }
 
@@ -85,6 +89,7 @@ mod tests {
 texts! {
     pub(crate) enum HoldTextT {
     // A hold's reason (`parse_reason`): the form and the server say it
+    ReasonNoAddress { en: "Leave the email address out of the reason: it is kept in the audit log, which never changes. Name the case or request instead.", ja: "理由にメールアドレスを含めないでください。理由は変更できない監査ログに残ります。代わりに案件や依頼を記載してください。" }
     ReasonMessage { en: "Give a reason of 10 to 256 characters (for example the case or request it is for).", ja: "理由を 10〜256 文字で入力してください（例: 対象となる案件や依頼）。" }
 
     // What a hold keeps (`HeldItem::describe`), inside the holds list's sentences

@@ -23,7 +23,7 @@ pub fn source() -> Arc<dyn PersonalData> {
     Arc::new(Holds)
 }
 
-const TIED: &str = "(h.email = $1 or h.inquiry_id in (select id from inquiries where lower(email) = $1))";
+const TIED: &str = "(h.email = $1 or h.inquiry_id in (select id from inquiries where lower(email collate ucs_basic) = $1))";
 const KEPT: &str = "a legal hold stays until an admin lifts it; an erasure does not lift it";
 
 impl PersonalData for Holds {

@@ -55,7 +55,7 @@ pub async fn detail(pool: &PgPool, id: Uuid) -> Result<Option<InquiryDetail>, sq
 pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
     sqlx::query_scalar!(
         "delete from inquiries i where id = any($1) and not held
-           and not exists (select 1 from legal_holds h where h.email = lower(i.email))
+           and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))
          returning id",
         ids
     )
@@ -67,7 +67,7 @@ pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, 
 pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
     sqlx::query_scalar!(
         "select id from inquiries i where id = any($1)
-           and (held or exists (select 1 from legal_holds h where h.email = lower(i.email)))",
+           and (held or exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic)))",
         ids
     )
     .fetch_all(conn)

@@ -78,7 +78,7 @@ pub mod db {
         let before = before.unwrap_or(Cursor { created_at: time::macros::datetime!(9999-12-31 23:59:59 UTC), id: Uuid::from_u128(u128::MAX) });
         let rows: Vec<Row> = sqlx::query_as(
             "select id, name, email, message, created_at, signals, score,
-                    held or exists (select 1 from legal_holds h where h.email = lower(s.email))
+                    held or exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic))
              from suspected_spam s where (created_at, id) < ($1, $2) order by created_at desc, id desc limit $3",
         )
         .bind(before.created_at)
@@ -103,7 +103,7 @@ pub mod db {
             "with moved as (delete from suspected_spam where id = $1 returning *),
                   ins as (insert into inquiries (id, name, email, message, created_at, held)
                           select id, name, email, message, created_at,
-                                 held or exists (select 1 from legal_holds h where h.email = lower(moved.email))
+                                 held or exists (select 1 from legal_holds h where h.email = lower(moved.email collate ucs_basic))
                           from moved returning id),
                   fig as (insert into contact_daily (day, figure, shard, n)
                           select (clock_timestamp() at time zone 'UTC')::date, 'released', (pg_backend_pid() % 16)::int2, count(*) from ins having count(*) > 0
@@ -120,7 +120,7 @@ pub mod db {
     pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
         sqlx::query_scalar(
             "select id from suspected_spam s where id = any($1)
-               and (held or exists (select 1 from legal_holds h where h.email = lower(s.email)))",
+               and (held or exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic)))",
         )
         .bind(ids)
         .fetch_all(conn)
@@ -130,7 +130,7 @@ pub mod db {
     pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
         sqlx::query_scalar(
             "delete from suspected_spam s where id = any($1) and not held
-               and not exists (select 1 from legal_holds h where h.email = lower(s.email))
+               and not exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic))
              returning id",
         )
         .bind(ids)

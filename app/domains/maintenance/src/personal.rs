@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::prune;
 
-/// A person's inquiries, by `lower(email)` (the index `inquiries_email_time_idx`).
+/// A person's inquiries, by `lower(email collate ucs_basic)` (the index `inquiries_email_time_idx`).
 pub struct Inquiries;
 
 /// This domain's source, for the composition root's list.
@@ -40,14 +40,14 @@ impl PersonalData for Inquiries {
             let pool = &ctx.state.pool;
             let (count, kept, oldest, newest): (i64, i64, Option<OffsetDateTime>, Option<OffsetDateTime>) = sqlx::query_as(
                 "select count(*), count(*) filter (where held or exists (select 1 from legal_holds h where h.email = $1)), min(created_at), max(created_at)
-                 from inquiries where lower(email) = $1",
+                 from inquiries where lower(email collate ucs_basic) = $1",
             )
             .bind(&who.email)
             .fetch_one(pool)
             .await?;
             let kept_why: Vec<String> = sqlx::query_scalar(
                 "select distinct 'legal hold: ' || h.reason from legal_holds h
-                 where h.email = $1 or h.inquiry_id in (select id from inquiries where lower(email) = $1 and held) order by 1",
+                 where h.email = $1 or h.inquiry_id in (select id from inquiries where lower(email collate ucs_basic) = $1 and held) order by 1",
             )
             .bind(&who.email)
             .fetch_all(pool)
@@ -71,7 +71,7 @@ impl PersonalData for Inquiries {
                 "select i.id, i.created_at, i.name, i.email, i.message, i.notified,
                         i.held or h.reason is not null, coalesce(h.reason, hi.reason)
                  from inquiries i left join legal_holds h on h.email = $1 left join legal_holds hi on hi.inquiry_id = i.id
-                 where lower(i.email) = $1 and (i.created_at, i.id) > ($2, $3)
+                 where lower(i.email collate ucs_basic) = $1 and (i.created_at, i.id) > ($2, $3)
                  order by i.created_at, i.id limit $4",
             )
             .bind(&who.email)
@@ -98,7 +98,7 @@ impl PersonalData for Inquiries {
             // (an UPDATE of the row) keeps the inquiry, as with prune.
             let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
                 "delete from inquiries where id in (
-                     select id from inquiries where lower(email) = $1 and not held
+                     select id from inquiries where lower(email collate ucs_basic) = $1 and not held
                         and not exists (select 1 from legal_holds h where h.email = $1)
                       order by created_at, id limit $2 for update skip locked)
                    and not held
@@ -120,7 +120,7 @@ impl PersonalData for Inquiries {
     }
 }
 
-/// A person's suspected spam (the contact form's quarantine), by `lower(email)`: pruned after
+/// A person's suspected spam (the contact form's quarantine), by `lower(email collate ucs_basic)`: pruned after
 /// the spam retention, found, copied and erased for a data request like inquiries.
 pub struct SuspectedSpam;
 
@@ -145,7 +145,7 @@ impl PersonalData for SuspectedSpam {
         Box::pin(async move {
             let (count, kept, oldest, newest): (i64, i64, Option<OffsetDateTime>, Option<OffsetDateTime>) = sqlx::query_as(
                 "select count(*), count(*) filter (where held or exists (select 1 from legal_holds h where h.email = $1)), min(created_at), max(created_at)
-                 from suspected_spam where lower(email) = $1",
+                 from suspected_spam where lower(email collate ucs_basic) = $1",
             )
             .bind(&who.email)
             .fetch_one(&ctx.state.pool)
@@ -170,7 +170,7 @@ impl PersonalData for SuspectedSpam {
                 "select s.id, s.created_at, s.name, s.email, s.message,
                         s.held or exists (select 1 from legal_holds h where h.email = $1), s.signals
                  from suspected_spam s
-                 where lower(s.email) = $1 and (s.created_at, s.id) > ($2, $3)
+                 where lower(s.email collate ucs_basic) = $1 and (s.created_at, s.id) > ($2, $3)
                  order by s.created_at, s.id limit $4",
             )
             .bind(&who.email)
@@ -195,7 +195,7 @@ impl PersonalData for SuspectedSpam {
         Box::pin(async move {
             let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
                 "delete from suspected_spam where id in (
-                     select id from suspected_spam where lower(email) = $1 and not held
+                     select id from suspected_spam where lower(email collate ucs_basic) = $1 and not held
                         and not exists (select 1 from legal_holds h where h.email = $1)
                       order by created_at, id limit $2 for update skip locked)
                    and not held

@@ -123,7 +123,7 @@ pub async fn count_older_than(pool: &PgPool, now: OffsetDateTime, days: u32) -> 
     let cutoff = now - time::Duration::days(days as i64);
     sqlx::query_scalar!(
         r#"select count(*) as "n!" from inquiries i where created_at < $1 and not held
-             and not exists (select 1 from legal_holds h where h.email = lower(i.email))"#,
+             and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))"#,
         cutoff
     )
     .fetch_one(pool)
@@ -229,7 +229,7 @@ const OLD_INQUIRIES: Doomed = Doomed {
     table: "inquiries",
     keys: &["id"],
     select: "select id from inquiries i where created_at < $1 and not held
-               and not exists (select 1 from legal_holds h where h.email = lower(i.email))
+               and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))
              order by created_at",
     lock: " for update skip locked",
 };
@@ -264,7 +264,7 @@ const OLD_SPAM: Doomed = Doomed {
     table: "suspected_spam",
     keys: &["id"],
     select: "select id from suspected_spam s where created_at < $1 and not held
-               and not exists (select 1 from legal_holds h where h.email = lower(s.email))
+               and not exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic))
              order by created_at",
     lock: " for update skip locked",
 };

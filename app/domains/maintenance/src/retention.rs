@@ -36,11 +36,11 @@ fn inquiries<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadErro
             r#"select 0::bigint as "count!",
                       (select min(created_at) from inquiries) as oldest_at,
                       (select count(*) from inquiries i where created_at < $1 and not held
-                         and not exists (select 1 from legal_holds h where h.email = lower(i.email))) as "past!",
+                         and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))) as "past!",
                       (select count(*) from inquiries i where created_at < $2 and not held
-                         and not exists (select 1 from legal_holds h where h.email = lower(i.email))) as "overdue!",
+                         and not exists (select 1 from legal_holds h where h.email = lower(i.email collate ucs_basic))) as "overdue!",
                       (select count(*) from (select id from inquiries where held
-                                             union select i.id from legal_holds h join inquiries i on lower(i.email) = h.email
+                                             union select i.id from legal_holds h join inquiries i on lower(i.email collate ucs_basic) = h.email
                                              where h.email is not null) k) as "held!""#,
             cutoff,
             cutoff - ctx.every(JOB, CLAIM_INTERVAL),
@@ -61,9 +61,9 @@ fn suspected_spam<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, Rea
         let cutoff = ctx.now - time::Duration::days(i64::from(days));
         let (count, oldest_at, past, overdue, held): (i64, Option<time::OffsetDateTime>, i64, i64, i64) = sqlx::query_as(
             "select count(*), min(created_at),
-                    count(*) filter (where created_at < $1 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email))),
-                    count(*) filter (where created_at < $2 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email))),
-                    count(*) filter (where held or exists (select 1 from legal_holds h where h.email = lower(s.email)))
+                    count(*) filter (where created_at < $1 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic))),
+                    count(*) filter (where created_at < $2 and not held and not exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic))),
+                    count(*) filter (where held or exists (select 1 from legal_holds h where h.email = lower(s.email collate ucs_basic)))
              from suspected_spam s",
         )
         .bind(cutoff)

@@ -75,6 +75,10 @@ pub async fn find_request(id: i64, preview: bool) -> Result<Findings, AppError> 
     let who = kernel::personal::Address::new(&state, &email);
     let found = super::personal::find_all(&state, &who, id).await.map_err(internal("data request search"))?;
     let findings = Findings { request, found, checked_at };
+    // A closed request's page only shows what is left (its live refreshes are not new searches).
+    if findings.request.closed_at.is_some() {
+        return Ok(findings);
+    }
     let (kind, more) = if preview {
         (kernel::audit::AuditKind::RequestErasePreview, format!("would erase {}; would keep {}", findings.erasable(), findings.total() - findings.erasable()))
     } else {

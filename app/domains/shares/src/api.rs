@@ -25,13 +25,37 @@ pub async fn fetch_share_landing(token: String) -> Result<ShareLanding, AppError
     let share = super::db::find_by_token_hash(&state.pool, &hash).await.map_err(internal("share lookup"))?;
     super::gc::gc_in_background(&state);
     let share = share.ok_or(AppError::NotFound)?;
+    let resume_until = match share.state() {
+        super::ShareState::Active => None,
+        _ => resumable_until(&state, &share).await?,
+    };
     Ok(match share.state() {
         super::ShareState::Active => {
             ShareLanding::Active { file_name: super::clean_file_name(&share.file_name), size_bytes: share.size_bytes, expires_at: share.expires_at }
         }
-        super::ShareState::Downloaded | super::ShareState::Purged { downloaded: true } => ShareLanding::Gone { downloaded: true },
-        super::ShareState::Expired | super::ShareState::Purged { downloaded: false } => ShareLanding::Gone { downloaded: false },
+        super::ShareState::Downloaded | super::ShareState::Purged { downloaded: true } => ShareLanding::Gone { downloaded: true, resume_until },
+        super::ShareState::Expired | super::ShareState::Purged { downloaded: false } => ShareLanding::Gone { downloaded: false, resume_until },
     })
+}
+
+/// Until when this browser can resume its unfinished download of `share` (its receipt cookie,
+/// scoped to the share's path, comes with the page's request), if it can.
+#[cfg(feature = "ssr")]
+async fn resumable_until(state: &kernel::state::AppState, share: &super::db::ShareRecord) -> Result<Option<time::OffsetDateTime>, AppError> {
+    if share.revoked_at.is_some() || matches!(share.state(), super::ShareState::Purged { .. }) {
+        return Ok(None);
+    }
+    let Ok(headers) = leptos_axum::extract::<axum::http::HeaderMap>().await else {
+        return Ok(None);
+    };
+    let Some(receipt) = common::i18n::header_cookies(&headers, super::receipts::COOKIE).find(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let grace = state.domain::<super::ShareSettings>().gc.delivery_grace;
+    let found = super::receipts::find(&state.pool, share.id, &kernel::token::hash_token(receipt), grace).await.map_err(internal("receipt lookup"))?;
+    Ok(found
+        .filter(|d| d.in_grace && d.completed_at.is_none() && d.resumes < super::receipts::MAX_RESUMES)
+        .map(|d| d.started_at + grace))
 }
 
 /// The upload limits. The upload form gets them once: were they part of the live list, every
@@ -48,7 +72,8 @@ pub async fn get_share_limits() -> Result<super::ShareLimits, AppError> {
 #[server(prefix = "/api", endpoint = "admin/shares")]
 pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
     let (state, _, _) = kernel::session::require_admin().await?;
-    let mut items = super::db::list_page(&state.pool, before, super::PAGE_SIZE + 1).await.map_err(internal("share list"))?;
+    let grace = state.domain::<super::ShareSettings>().gc.delivery_grace;
+    let mut items = super::db::list_page(&state.pool, before, super::PAGE_SIZE + 1, grace).await.map_err(internal("share list"))?;
     let next = if items.len() as i64 > super::PAGE_SIZE {
         items.truncate(super::PAGE_SIZE as usize);
         items.last().map(|s| s.id)

@@ -53,6 +53,8 @@ pub struct ShareRecord {
     pub consumed_at: Option<OffsetDateTime>,
     pub downloads: i32,
     pub max_downloads: i32,
+    /// When an admin revoked it (its receipts then resume nothing).
+    pub revoked_at: Option<OffsetDateTime>,
     pub now: OffsetDateTime,
 }
 
@@ -67,7 +69,7 @@ impl ShareRecord {
 pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<ShareRecord>, sqlx::Error> {
     sqlx::query_as!(
         ShareRecord,
-        r#"select id, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, downloads, max_downloads, now() as "now!"
+        r#"select id, blob_key, file_name, size_bytes, content_type, status, expires_at, consumed_at, downloads, max_downloads, revoked_at, now() as "now!"
            from shares where token_hash = $1"#,
         hash,
     )
@@ -76,7 +78,7 @@ pub async fn find_by_token_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<Sha
 }
 
 /// A page of shares, newest first, below `before` (an id) when given.
-pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, sqlx::Error> {
+pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64, grace: std::time::Duration) -> Result<Vec<ShareSummary>, sqlx::Error> {
     let rows = sqlx::query!(
         r#"select s.id, s.file_name, s.size_bytes, s.note, s.status, s.created_at, a.name as "created_by?",
                   s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, s.held, now() as "now!",
@@ -91,7 +93,7 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
     .fetch_all(pool)
     .await?;
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    let mut deliveries = deliveries_of(pool, &ids).await?;
+    let mut deliveries = deliveries_of(pool, &ids, grace).await?;
     Ok(rows
         .into_iter()
         .map(|r| ShareSummary {
@@ -118,10 +120,16 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64) -> Result
 }
 
 /// The deliveries of these shares, oldest first.
-async fn deliveries_of(pool: &PgPool, ids: &[i64]) -> Result<std::collections::HashMap<i64, Vec<Delivery>>, sqlx::Error> {
+async fn deliveries_of(pool: &PgPool, ids: &[i64], grace: std::time::Duration) -> Result<std::collections::HashMap<i64, Vec<Delivery>>, sqlx::Error> {
     let rows = sqlx::query!(
-        "select share_id, started_at, bytes_sent, resumes, completed_at from share_deliveries where share_id = any($1) order by share_id, id",
-        ids
+        r#"select d.share_id, d.started_at, d.bytes_sent, d.resumes, d.completed_at,
+                  (d.completed_at is null and d.resumes < $3 and s.revoked_at is null and s.status <> 'purged'
+                   and d.started_at + make_interval(secs => $2) > now()) as "resumable!"
+           from share_deliveries d join shares s on s.id = d.share_id
+           where d.share_id = any($1) order by d.share_id, d.id"#,
+        ids,
+        grace.as_secs_f64(),
+        super::receipts::MAX_RESUMES,
     )
     .fetch_all(pool)
     .await?;
@@ -132,18 +140,24 @@ async fn deliveries_of(pool: &PgPool, ids: &[i64]) -> Result<std::collections::H
             bytes_sent: r.bytes_sent,
             resumes: r.resumes,
             completed_at: r.completed_at,
+            resumable: r.resumable,
         });
     }
     Ok(out)
 }
 
-/// Revokes a share: an active, unexpired share expires now, by the statement's clock (the GC
-/// then deletes its file; a download's claim compares with the same clock). Returns whether
-/// something changed.
+/// Revokes a share whose file is still there: it expires now, by the statement's clock (a
+/// download's claim compares with the same clock), its deliveries' receipts resume nothing more,
+/// and the GC deletes its file without waiting for the delivery grace. A downloaded share in its
+/// grace can be revoked too (the recipient's resume ends). Returns whether something changed.
 pub async fn revoke(tx: &mut Transaction<'_, Postgres>, id: i64) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query!("update shares set expires_at = clock_timestamp() where id = $1 and status = 'active' and expires_at > clock_timestamp()", id)
-        .execute(&mut **tx)
-        .await?;
+    let r = sqlx::query!(
+        "update shares set expires_at = least(expires_at, clock_timestamp()), revoked_at = clock_timestamp()
+          where id = $1 and status <> 'purged' and revoked_at is null",
+        id
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(r.rows_affected() == 1)
 }
 

@@ -119,6 +119,9 @@ pub struct Delivery {
     /// Requests that resumed it (Range).
     pub resumes: i32,
     pub completed_at: Option<OffsetDateTime>,
+    /// Whether its receipt can still resume it (not complete, in the grace, resumes left, the
+    /// share neither revoked nor its file deleted).
+    pub resumable: bool,
 }
 
 /// Downloads a share may allow at most.
@@ -244,9 +247,12 @@ pub enum ShareLanding {
         size_bytes: i64,
         expires_at: OffsetDateTime,
     },
-    /// The link no longer works; `downloaded` says whether it was used.
+    /// The link no longer works; `downloaded` says whether it was used. `resume_until`: this
+    /// browser holds the receipt of a download that did not finish, which it can resume until
+    /// then (the browser's own Resume, or `curl -C -`).
     Gone {
         downloaded: bool,
+        resume_until: Option<OffsetDateTime>,
     },
 }
 
@@ -282,8 +288,9 @@ pub const MAX_EXPIRY_HOURS: u32 = 720;
 /// Longest note, in characters.
 pub const NOTE_MAX_CHARS: usize = 500;
 
-/// Longest stored file name, in characters.
-pub const FILE_NAME_MAX_CHARS: usize = 255;
+/// Longest stored file name, in bytes of UTF-8 (what file systems allow: a name a recipient can
+/// save, whatever its script).
+pub const FILE_NAME_MAX_BYTES: usize = 255;
 
 /// Validates the expiry in hours: 1 hour up to the configured cap.
 pub fn parse_expiry_hours(raw: &str, max_hours: u32) -> Result<u32, String> {
@@ -321,7 +328,7 @@ pub fn parse_note(raw: &str) -> Result<Option<String>, String> {
 
 /// Turns the name a browser sent into a safe display and download name: the last path
 /// component only, no control or bidirectional-override characters, no leading dots, at most
-/// 255 characters (keeping a short extension), never empty.
+/// 255 bytes of UTF-8, cut on a character boundary (keeping a short extension), never empty.
 pub fn clean_file_name(raw: &str) -> String {
     let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
     let cleaned: String =
@@ -330,19 +337,27 @@ pub fn clean_file_name(raw: &str) -> String {
     if trimmed.is_empty() {
         return "download".into();
     }
-    if trimmed.chars().count() <= FILE_NAME_MAX_CHARS {
+    if trimmed.len() <= FILE_NAME_MAX_BYTES {
         return trimmed.to_string();
     }
     // Too long: keep the extension (when it is short) and cut the stem.
-    let ext = trimmed.rsplit_once('.').map(|(_, e)| e).filter(|e| !e.is_empty() && e.chars().count() <= 16);
+    let ext = trimmed.rsplit_once('.').map(|(_, e)| e).filter(|e| !e.is_empty() && e.len() <= 16);
     match ext {
         Some(ext) => {
-            let keep = FILE_NAME_MAX_CHARS - ext.chars().count() - 1;
-            let stem: String = trimmed.chars().take(keep).collect();
-            format!("{}.{ext}", stem.trim_end())
+            let stem = &trimmed[..trimmed.len() - ext.len() - 1];
+            format!("{}.{ext}", prefix_within(stem, FILE_NAME_MAX_BYTES - ext.len() - 1).trim_end())
         }
-        None => trimmed.chars().take(FILE_NAME_MAX_CHARS).collect(),
+        None => prefix_within(trimmed, FILE_NAME_MAX_BYTES).to_string(),
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn prefix_within(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]
@@ -381,13 +396,20 @@ mod tests {
     }
 
     #[test]
-    fn long_file_names_are_cut_to_255_characters_keeping_the_extension() {
+    fn long_file_names_are_cut_to_255_bytes_on_a_character_boundary_keeping_the_extension() {
         let long = format!("{}.pdf", "é".repeat(300));
         let cleaned = clean_file_name(&long);
-        assert_eq!(cleaned.chars().count(), 255);
+        assert!(cleaned.len() <= 255 && cleaned.len() >= 250, "{}", cleaned.len());
         assert!(cleaned.ends_with(".pdf"));
+        // A Japanese name of 304 bytes (three bytes a character) fits a file system once cut.
+        let japanese = format!("{}.pdf", "報".repeat(100));
+        assert_eq!(japanese.len(), 304);
+        let cut = clean_file_name(&japanese);
+        assert!(cut.len() <= 255 && cut.ends_with(".pdf"), "{} bytes", cut.len());
+        assert_eq!(cut.chars().filter(|c| *c == '報').count(), (255 - 4) / 3);
         let no_ext = "x".repeat(300);
-        assert_eq!(clean_file_name(&no_ext).chars().count(), 255);
+        assert_eq!(clean_file_name(&no_ext).len(), 255);
+        assert_eq!(clean_file_name(&"ü".repeat(200)).len(), 254, "never half a character");
     }
 
     #[test]

@@ -79,7 +79,8 @@ pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Res
         r#"select id, blob_key from shares
            where status <> 'purged' and not held
              and (next_purge_attempt_at is null or next_purge_attempt_at <= now())
-             and ((status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
+             and (revoked_at is not null
+                  or (status = 'consumed' and consumed_at <= now() - make_interval(secs => $2))
                   or (status <> 'consumed' and expires_at <= now()
                       and (last_download_at is null or last_download_at <= now() - make_interval(secs => $2))))
            order by next_purge_attempt_at nulls first, id
@@ -91,13 +92,14 @@ pub async fn select_purgeable(pool: &PgPool, limit: i64, grace: Duration) -> Res
     .await
 }
 
-/// Marks a share purged after its file was deleted. The WHERE re-checks eligibility, so an
-/// active, unexpired share can never be purged (its file would then never be collected), nor a
-/// held one.
+/// Marks a share purged after its file was deleted, forgetting its file name and note (a name
+/// can be personal data: "Passport Ann Example.pdf"; the row stays for the counts and receipts).
+/// The WHERE re-checks eligibility, so an active, unexpired share can never be purged (its file
+/// would then never be collected), nor a held one.
 pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let r = sqlx::query!(
-        "update shares set status = 'purged', purged_at = now()
+        "update shares set status = 'purged', purged_at = now(), file_name = '-', note = null
          where id = $1 and status <> 'purged' and not held and (status = 'consumed' or expires_at <= now())",
         id,
     )

@@ -8,6 +8,9 @@ use time::OffsetDateTime;
 /// The receipt cookie's name (its path is the share's `/s/{token}`).
 pub const COOKIE: &str = "ebb_receipt";
 
+/// Most resumes of one delivery: enough for a bad connection, not for replaying the file.
+pub const MAX_RESUMES: i32 = 10;
+
 /// A delivery found by its receipt.
 #[derive(Debug, Clone)]
 pub struct DeliveryRecord {
@@ -16,13 +19,19 @@ pub struct DeliveryRecord {
     pub started_at: OffsetDateTime,
     /// Whether the delivery grace after the start has not ended yet (database clock).
     pub in_grace: bool,
+    /// The contiguous prefix the server's stream sent.
+    pub bytes_sent: i64,
+    pub resumes: i32,
+    /// When the whole file had been sent (then nothing is left to resume).
+    pub completed_at: Option<OffsetDateTime>,
 }
 
 /// The delivery of `share_id` whose receipt hashes to `receipt_hash`.
 pub async fn find(pool: &PgPool, share_id: i64, receipt_hash: &[u8], grace: std::time::Duration) -> Result<Option<DeliveryRecord>, sqlx::Error> {
     sqlx::query_as!(
         DeliveryRecord,
-        r#"select id, client_hash, started_at, started_at + make_interval(secs => $3) > now() as "in_grace!"
+        r#"select id, client_hash, started_at, started_at + make_interval(secs => $3) > now() as "in_grace!",
+                  bytes_sent, resumes, completed_at
            from share_deliveries where share_id = $1 and receipt_hash = $2"#,
         share_id,
         receipt_hash,
@@ -32,12 +41,29 @@ pub async fn find(pool: &PgPool, share_id: i64, receipt_hash: &[u8], grace: std:
     .await
 }
 
-/// Counts a resume of a delivery, with its audit event (the visitor: a keyed hash only).
-pub async fn note_resume(pool: &PgPool, id: i64, share_id: i64, actor: &kernel::audit::Actor) -> Result<(), sqlx::Error> {
+/// Counts a resume of a delivery, with its audit event (the visitor: a keyed hash only), unless
+/// the delivery completed or used its [`MAX_RESUMES`] meanwhile, or its share was revoked (one
+/// conditional UPDATE: concurrent resumes cannot pass the cap together). Returns whether it
+/// was counted.
+pub async fn note_resume(pool: &PgPool, id: i64, share_id: i64, actor: &kernel::audit::Actor) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    sqlx::query!("update share_deliveries set resumes = resumes + 1, last_at = now() where id = $1", id).execute(&mut *tx).await?;
+    let counted = sqlx::query!(
+        "update share_deliveries d set resumes = resumes + 1, last_at = now()
+          where d.id = $1 and d.completed_at is null and d.resumes < $2
+            and not exists (select 1 from shares s where s.id = d.share_id and s.revoked_at is not null)",
+        id,
+        MAX_RESUMES,
+    )
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        == 1;
+    if !counted {
+        return Ok(false);
+    }
     kernel::audit::record(&mut tx, actor, kernel::audit::AuditKind::ShareResume, Some(("share", &share_id.to_string())), None).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Records what one response of a delivery sent: `sent` bytes from offset `start`. The contiguous

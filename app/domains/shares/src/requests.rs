@@ -189,3 +189,46 @@ pub async fn publish(tx: &mut Transaction<'_, Postgres>, share_id: i64, token_ha
     .fetch_optional(&mut **tx)
     .await
 }
+
+/// How long an upload's lease on its file request lasts without renewal (the upload renews it
+/// while its body streams; a crashed instance's lease runs out).
+pub const UPLOAD_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Takes the request's upload lease for `lease` (a random id): one upload in flight per request.
+/// `false`: the request is not open, or another upload holds the lease.
+pub async fn take_lease(pool: &PgPool, id: i64, lease: &str) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update file_requests set upload_lease = $2, upload_lease_until = clock_timestamp() + make_interval(secs => $3)
+          where id = $1 and status = 'open' and expires_at > clock_timestamp()
+            and (upload_lease_until is null or upload_lease_until < clock_timestamp())",
+        id,
+        lease,
+        UPLOAD_LEASE.as_secs_f64(),
+    )
+    .execute(pool)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Renews a lease; `false` when the request is no longer open (revoked, expired) or the lease
+/// was lost: the upload then stops reading.
+pub async fn renew_lease(pool: &PgPool, id: i64, lease: &str) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!(
+        "update file_requests set upload_lease_until = clock_timestamp() + make_interval(secs => $3)
+          where id = $1 and upload_lease = $2 and status = 'open' and expires_at > clock_timestamp()",
+        id,
+        lease,
+        UPLOAD_LEASE.as_secs_f64(),
+    )
+    .execute(pool)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Gives a lease back (the upload ended, stored or not).
+pub async fn release_lease(pool: &PgPool, id: i64, lease: &str) -> Result<(), sqlx::Error> {
+    sqlx::query!("update file_requests set upload_lease = null, upload_lease_until = null where id = $1 and upload_lease = $2", id, lease)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

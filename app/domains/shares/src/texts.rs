@@ -94,6 +94,8 @@ texts! {
     BytesSent { en: "{sent} of {size} sent", ja: "{size} 中 {sent} 送信" }
     DeliveryComplete { en: "complete {time}", ja: "{time} に完了" }
     DeliveryCompleteResumed { en: "complete {time} after resuming {n}×", ja: "{n} 回の再開後、{time} に完了" }
+    NameForgotten { en: "(file deleted; its name and note are forgotten)", ja: "（ファイル削除済み。名前とメモは消去されました）" }
+    DeliveryIncompleteOver { en: "not complete (it can no longer be resumed)", ja: "未完了（再開はできなくなりました）" }
     DeliveryIncomplete { en: "not complete (the recipient can resume within the grace period)", ja: "未完了（受信者は猶予期間内に再開できます）" }
     ReceivedBadge { en: "Received", ja: "受信" }
     DownloadReceived { en: "Download", ja: "ダウンロード" }
@@ -128,6 +130,7 @@ texts! {
     UploaderSend { en: "Send file", ja: "ファイルを送信" }
     UploaderOnce { en: "This link takes one file. Only the person who sent you the link can download it.", ja: "このリンクで送れるファイルは 1 つです。ダウンロードできるのはリンクを送った人だけです。" }
     UploadTooLargeHere { en: "The file is larger than this link accepts. Send a smaller file, or ask for a link with a higher limit.", ja: "ファイルがこのリンクの上限を超えています。より小さいファイルを送るか、上限の大きいリンクを依頼してください。" }
+    UploadBusy { en: "A file is being sent to this link right now: one upload at a time. If that upload fails, try again in a minute.", ja: "現在このリンクにファイルが送信されています（同時に送信できるのは 1 件です）。その送信が失敗した場合は、1 分後にもう一度お試しください。" }
     UploadUnavailable { en: "The file could not be stored right now. The link still works: try again in a few minutes.", ja: "現在ファイルを保存できません。リンクは引き続き有効です。数分後にもう一度お試しください。" }
     UploadInterrupted { en: "The upload was interrupted. The link still works: try again.", ja: "アップロードが中断されました。リンクは引き続き有効です。もう一度お試しください。" }
     ThanksTitle { en: "Thank you — your file was received", ja: "ありがとうございます。ファイルを受け取りました" }

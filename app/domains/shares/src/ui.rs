@@ -192,6 +192,8 @@ fn ShareRow(
 ) -> impl IntoView {
     use common::holds::{hold_form, HoldTarget};
     let active = share.state == ShareState::Active;
+    // A download that can still be resumed: the admin can revoke it (the resume ends).
+    let resumable = share.deliveries.iter().any(|d| d.resumable);
     let id = share.id;
     let received = share.received;
     let publish = ServerAction::<PublishReceived>::new();
@@ -216,7 +218,7 @@ fn ShareRow(
         <tr data-testid="share-row" data-share-id=share.id>
             <td>
                 {received.then(|| view! { <span class="badge info" data-testid="received-badge">{t(SharesT::ReceivedBadge)}</span> " " })}
-                <span class="file-name">{share.file_name.clone()}</span>
+                <span class="file-name">{if matches!(share.state, ShareState::Purged { .. }) { t(SharesT::NameForgotten).to_string() } else { share.file_name.clone() }}</span>
                 <span class="muted nowrap">" · " {format_bytes(share.size_bytes.max(0) as u64)}</span>
                 {share.note.clone().map(|n| view! { <div class="muted note">{n}</div> })}
             </td>
@@ -239,7 +241,7 @@ fn ShareRow(
                     <button type="button" class="secondary small" data-testid="publish" on:click=move |_| { publish.dispatch(PublishReceived { id }); }>{t(SharesT::Publish)}</button>
                 })}
                 {move || publish_error.get().map(|m| view! { <p class="field-error" role="alert">{m}</p> })}
-                {active.then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{if received { t(SharesT::DeleteNow) } else { t(SharesT::Revoke) }}</button> })}
+                {(active || resumable).then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{if received { t(SharesT::DeleteNow) } else { t(SharesT::Revoke) }}</button> })}
                 {(active && !share.held).then(|| view! {
                     <details class="hold">
                         <summary>{t(SharesT::LegalHold)}</summary>
@@ -263,7 +265,8 @@ fn Deliveries(deliveries: Vec<super::Delivery>, size: i64) -> impl IntoView {
                     let outcome = match (d.completed_at, d.resumes) {
                         (Some(at), 0) => tf(SharesT::DeliveryComplete, &[("time", &format_time(at))]),
                         (Some(at), n) => tf(SharesT::DeliveryCompleteResumed, &[("time", &format_time(at)), ("n", &n)]),
-                        (None, _) => t(SharesT::DeliveryIncomplete).to_string(),
+                        (None, _) if d.resumable => t(SharesT::DeliveryIncomplete).to_string(),
+                        (None, _) => t(SharesT::DeliveryIncompleteOver).to_string(),
                     };
                     let done = d.completed_at.is_some();
                     view! {
@@ -544,7 +547,21 @@ pub fn SharePage() -> impl IntoView {
                             <p class="muted"><a href="/retention">{t(T::ShareWhenDeleted)}</a></p>
                         </section>
                     }.into_any(),
-                    Ok(ShareLanding::Gone { downloaded }) => {
+                    Ok(ShareLanding::Gone { resume_until: Some(until), .. }) => {
+                        #[cfg(feature = "ssr")]
+                        gone();
+                        view! {
+                            <Title text=format!("{}{}", t(T::ShareResumeTitle), t(T::TitleSuffix))/>
+                            <section class="card" data-testid="share-resume">
+                                <h1>{t(T::ShareResumeTitle)}</h1>
+                                <p>{t(T::ShareResumeBrowser)}</p>
+                                <p>{t(T::ShareResumeUntil)}" "<strong><common::time::LocalTime at={until}/></strong></p>
+                                <p class="muted">{t(T::ShareResumeCommand)}</p>
+                                <pre class="command">{format!("curl -C - -b receipt.txt -o FILE {}", common::i18n::t(T::ShareResumeLinkPlaceholder))}</pre>
+                            </section>
+                        }.into_any()
+                    }
+                    Ok(ShareLanding::Gone { downloaded, resume_until: None }) => {
                         #[cfg(feature = "ssr")]
                         gone();
                         let (title, text) = if downloaded {

@@ -166,6 +166,7 @@ fn refusal_text(code: &str) -> &'static str {
         "too_large" => SharesT::UploadTooLargeHere,
         "no_file" => SharesT::ChooseFile,
         "unavailable" => SharesT::UploadUnavailable,
+        "busy" => SharesT::UploadBusy,
         _ => SharesT::UploadInterrupted,
     })
 }

@@ -663,8 +663,11 @@ async fn close_run(
     let errors: Vec<String> =
         steps.iter().filter(|s| s.status == StepStatus::Failed).filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.step))).collect();
     let mut tx = state.pool.begin().await?;
-    sqlx::query!(
-        r#"update maintenance_runs set finished_at = clock_timestamp(), ok = $2, steps = $3, outcome = $4, error = $5 where id = $1"#,
+    // Closed once: a holder that froze while another instance took over and closed this run as
+    // `interrupted` records nothing more (a second close would count its rows twice).
+    let closed = sqlx::query!(
+        r#"update maintenance_runs set finished_at = clock_timestamp(), ok = $2, steps = $3, outcome = $4, error = $5
+            where id = $1 and outcome = 'running'"#,
         run_id,
         outcome != Outcome::Failed,
         serde_json::to_value(steps).unwrap_or_default(),
@@ -672,7 +675,12 @@ async fn close_run(
         (!errors.is_empty()).then(|| errors.join("; ")),
     )
     .execute(&mut *tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if closed == 0 {
+        tracing::warn!(job = job.name, run.id = run_id, "this run was closed by another instance meanwhile (it lost its lease); nothing more is recorded for it");
+        return Ok(());
+    }
     // The audit log keeps runs that did something, failed, or were asked for (a quiet share GC
     // run every minute is not news).
     if (!rows.is_empty() && !job.quiet) || outcome != Outcome::Ok || matches!(trigger, Trigger::Cli | Trigger::Admin) {
