@@ -31,8 +31,8 @@ use futures::{Stream, StreamExt};
 /// Consumed or expired: the share page with 410; unknown: 404. No byte of the file is sent unless
 /// this request won a claim — or asks for a range with this share's receipt (a resume). A
 /// `Range` never claims (a resume without its receipt gets 403), and neither does a request that
-/// carries a receipt of this share: a second click on Download gets the share page, which says how
-/// to finish the download that started.
+/// carries the receipt of an unfinished delivery of this share: a second click on Download gets
+/// the share page, which says how to finish the download that started.
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
     // What the recipient reads (a 503's text) in their language.
     let lang = app::i18n::lang_of_headers(req.headers());
@@ -40,8 +40,10 @@ pub async fn download(State(state): State<AppState>, Path(token): Path<String>, 
         if req.headers().contains_key(header::RANGE) {
             return resume(&state, &token, req).await;
         }
-        if receipt_of(req.headers()).is_some() {
-            return share_page(&state, req).await;
+        if let Some(receipt) = receipt_of(req.headers()) {
+            if unfinished(&state, &token, &receipt).await {
+                return share_page(&state, req).await;
+            }
         }
         deliver(state, token, req).await
     })
@@ -62,6 +64,19 @@ pub async fn resume_gate(State(state): State<AppState>, req: Request, next: Next
     }
 }
 
+/// Whether `receipt` is of a delivery of this share that can still be resumed: pressing Download
+/// again then claims nothing (the share page says how to finish). A finished delivery's receipt
+/// does not stop a new download of a share that allows several.
+async fn unfinished(state: &AppState, token: &str, receipt: &str) -> bool {
+    let Some(hash) = well_formed_hash(token) else { return false };
+    let Ok(Some(share)) = shares::db::find_by_token_hash(&state.pool, &hash).await else { return false };
+    let grace = state.domain::<shares::ShareSettings>().gc.delivery_grace;
+    matches!(
+        receipts::find(&state.pool, share.id, &hash_token(receipt), grace).await,
+        Ok(Some(d)) if d.in_grace && d.completed_at.is_none() && d.resumes < receipts::MAX_RESUMES && share.revoked_at.is_none()
+    )
+}
+
 /// The receipt cookie's value, if the request carries one.
 fn receipt_of(headers: &HeaderMap) -> Option<String> {
     headers
@@ -78,7 +93,8 @@ fn receipt_of(headers: &HeaderMap) -> Option<String> {
 /// moves within its carrier's network keeps its receipt; another network does not.
 fn client_key(state: &AppState, req: &Request) -> String {
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    let net = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| receipt_network(ip, state.config.ipv6_prefix)).unwrap_or_default();
+    let net =
+        app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| receipt_network(ip, state.config.ipv6_prefix)).unwrap_or_default();
     let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
     state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("receipt", &format!("{net}\0{agent}"))
 }

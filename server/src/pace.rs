@@ -143,7 +143,9 @@ pub async fn uploads(State(state): State<AppState>, req: Request, next: Next) ->
 async fn paced(req: Request, next: Next, rule: Rule) -> Response {
     // A request without a body has nothing to pace.
     let bodiless = req.headers().get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == b"0")
-        || (req.headers().get(header::CONTENT_LENGTH).is_none() && req.headers().get(header::TRANSFER_ENCODING).is_none() && req.version() < axum::http::Version::HTTP_2);
+        || (req.headers().get(header::CONTENT_LENGTH).is_none()
+            && req.headers().get(header::TRANSFER_ENCODING).is_none()
+            && req.version() < axum::http::Version::HTTP_2);
     if bodiless {
         return next.run(req).await;
     }

@@ -78,11 +78,13 @@ async fn purge_again(state: &app::state::AppState, id: i64, key: &str) -> Result
     // A file already absent counts as deleted (the store's marker proved it is the real store).
     state.blobs.delete(key).await.map_err(|e: BlobError| format!("cannot delete share {id}'s file again: {e}"))?;
     let mut tx = state.pool.begin().await.map_err(db)?;
-    sqlx::query("update shares set status = 'purged', purged_at = coalesce(purged_at, now()) where id = $1 and status <> 'purged'")
-        .bind(id)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
+    sqlx::query(
+        "update shares set status = 'purged', purged_at = coalesce(purged_at, now()), file_name = '-', note = null where id = $1 and status <> 'purged'",
+    )
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
     app::kernel::audit::record(
         &mut tx,
         &app::kernel::audit::Actor::system(),

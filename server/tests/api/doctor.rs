@@ -240,7 +240,8 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     // Nothing deleted came back; nothing live was lost.
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0);
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
-    assert_eq!(count(&restored, "select count(*) from shares where file_name = 'goes.txt' and status = 'purged'").await, 1);
+    assert_eq!(count(&restored, "select count(*) from shares where file_name = 'goes.txt'").await, 0, "its name is forgotten again");
+    assert_eq!(count(&restored, "select count(*) from shares where file_name = '-' and note is null and status = 'purged'").await, 1);
     assert_eq!(count(&restored, "select count(*) from shares where file_name = 'stays.txt' and status = 'active'").await, 1);
     assert_eq!(app.read_stored(&kept_key).await.as_deref(), Some(&b"staying file"[..]));
 

@@ -75,11 +75,13 @@ async fn a_trickling_small_body_is_cut_at_its_deadline(pool: PgPool) {
 async fn a_slow_upload_is_cut_and_its_request_can_be_used_again(pool: PgPool) {
     let cookie = crate::shares::admin_cookie(&pool).await;
     let app = spawn_app_with(pool.clone(), &["--min-upload-bytes-per-sec", "20000", "--upload-rate-window-secs", "2"], |_| {}).await;
-    let res = crate::helpers::call_form(&app, "/api/admin/file-requests/create", Some(&cookie), &[("expires_hours", "24"), ("max_mib", "5"), ("note", "")]).await;
+    let res =
+        crate::helpers::call_form(&app, "/api/admin/file-requests/create", Some(&cookie), &[("expires_hours", "24"), ("max_mib", "5"), ("note", "")]).await;
     let created: serde_json::Value = res.json().await.unwrap();
     let path = created["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
     let boundary = "XyZ";
-    let part_head = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n");
+    let part_head =
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"slow.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n");
     let total = part_head.len() + 1_000_000 + format!("\r\n--{boundary}--\r\n").len();
     let head = format!(
         "POST {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {total}\r\n\r\n{part_head}"
@@ -208,8 +210,16 @@ async fn a_killed_curl_or_wget_finishes_its_download_with_the_readme_recipe(pool
     let dir = tempfile::tempdir().unwrap();
     let clients: [(&str, &str, &str); 2] = [
         // start (rate-limited, so the kill lands mid-file), resume
-        ("curl", "curl -s -X POST --limit-rate 2M -D receipt.txt -o file.bin \"$URL\"", "curl -s -C - -H \"Cookie: $(grep -o 'ebb_receipt=[^;]*' receipt.txt)\" -o file.bin \"$URL\""),
-        ("wget", "wget -q -S --method=POST --limit-rate=2m -O file.bin \"$URL\" 2> receipt.txt", "wget -q -c --header \"Cookie: $(grep -o 'ebb_receipt=[^;]*' receipt.txt)\" -O file.bin \"$URL\""),
+        (
+            "curl",
+            "curl -s -X POST --limit-rate 2M -D receipt.txt -o file.bin \"$URL\"",
+            "curl -s -C - -H \"Cookie: $(grep -o 'ebb_receipt=[^;]*' receipt.txt)\" -o file.bin \"$URL\"",
+        ),
+        (
+            "wget",
+            "wget -q -S --method=POST --limit-rate=2m -O file.bin \"$URL\" 2> receipt.txt",
+            "wget -q -c --header \"Cookie: $(grep -o 'ebb_receipt=[^;]*' receipt.txt)\" -O file.bin \"$URL\"",
+        ),
     ];
     for (name, start, finish) in clients {
         let path = crate::shares::share_via_upload(&app, &cookie, "big.bin", data.clone()).await;
@@ -235,7 +245,10 @@ async fn a_killed_curl_or_wget_finishes_its_download_with_the_readme_recipe(pool
         .unwrap();
         assert!(partial > 0 && partial < data.len() as u64, "{name}: killed mid-file ({partial} bytes)");
         let (work2, finish) = (work.clone(), finish.to_owned());
-        let status = tokio::task::spawn_blocking(move || std::process::Command::new("sh").args(["-c", &finish]).env("URL", &url).current_dir(&work2).status().unwrap()).await.unwrap();
+        let status =
+            tokio::task::spawn_blocking(move || std::process::Command::new("sh").args(["-c", &finish]).env("URL", &url).current_dir(&work2).status().unwrap())
+                .await
+                .unwrap();
         assert!(status.success(), "{name}: the resume command failed");
         let got = std::fs::read(work.join("file.bin")).unwrap();
         assert_eq!(got.len(), data.len(), "{name}: the whole file");

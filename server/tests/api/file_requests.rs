@@ -222,7 +222,8 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     assert_eq!(res.status(), 416);
     let res = resume(&app, &path, post.clone(), &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "items=0-")]).await;
     assert_eq!(res.status(), 416);
-    let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "bytes=5-"), ("if-range", "\"old\"")]).await;
+    let res =
+        resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", "bytes=5-"), ("if-range", "\"old\"")]).await;
     assert_eq!(res.status(), 412);
     let past = format!("bytes={}-", data.len());
     let res = resume(&app, &path, reqwest::Method::GET, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", &past)]).await;
@@ -231,7 +232,10 @@ async fn a_broken_download_resumes_with_its_receipt_only_and_only_within_the_gra
     let res = resume(&app, &path, reqwest::Method::HEAD, &[("user-agent", "curl/8"), ("cookie", &receipt), ("range", &from)]).await;
     assert_eq!(res.status(), 206);
     let (resumes, events): (i32, i64) =
-        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')").fetch_one(&pool).await.unwrap();
+        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     assert_eq!((resumes, events), (0, 0), "refusals and HEAD record nothing");
     // A second click on Download (the receipt, no Range) claims nothing: the page says how to
     // finish the download.
@@ -291,13 +295,18 @@ async fn a_receipt_ends_with_a_revoke_the_grace_or_its_resume_limit_and_follows_
     }
     // The resume limit: ten resumes, then 410; an audit event for each counted resume only.
     for _ in 0..12 {
-        let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
+        let res =
+            resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
         drop(res);
     }
-    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
+    let res =
+        resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.9")]).await;
     assert_eq!(res.status(), 410);
     let (resumes, events): (i32, i64) =
-        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')").fetch_one(&pool).await.unwrap();
+        sqlx::query_as("select (select resumes from share_deliveries), (select count(*) from audit_events where kind = 'share.resume')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     assert_eq!((resumes, events), (10, 10), "at most ten resumes, each recorded once");
 
     // A revoke ends the resume at once, and the GC does not wait for the grace.
@@ -308,7 +317,8 @@ async fn a_receipt_ends_with_a_revoke_the_grace_or_its_resume_limit_and_follows_
     let res = call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &id.to_string())]).await;
     assert_eq!(res.status(), 200, "a downloaded share in its grace can be revoked");
     let from = format!("bytes={}-", first.len());
-    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
+    let res =
+        resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
     assert_eq!(res.status(), 410);
     let page = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt)]).await.text().await.unwrap();
     assert!(!page.contains("share-resume"), "a revoked share's page offers no resume");
@@ -322,7 +332,8 @@ async fn a_receipt_ends_with_a_revoke_the_grace_or_its_resume_limit_and_follows_
     let (receipt, _, first) = broken_download(&app, &pool, &path, "Browser/1", Some("203.0.113.7")).await;
     sqlx::query("update share_deliveries set started_at = started_at - interval '1 hour'").execute(&pool).await.unwrap();
     let from = format!("bytes={}-", first.len());
-    let res = resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
+    let res =
+        resume(&app, &path, get.clone(), &[("user-agent", "Browser/1"), ("cookie", &receipt), ("range", &from), ("x-forwarded-for", "203.0.113.7")]).await;
     assert_eq!(res.status(), 410);
 }
 

@@ -110,3 +110,36 @@ async fn a_signed_in_admin_passes_the_gate(pool: PgPool) {
     let list: serde_json::Value = res.json().await.unwrap();
     assert_eq!(list[0]["name"], "Laptop");
 }
+
+/// Behind the gate, each admin route still refuses on its own: were the gate ever to miss one,
+/// it answers 401, never 500 (axum's `Extension` extractor would fail with 500).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn admin_routes_answer_401_not_500_if_the_gate_missed_them(pool: PgPool) {
+    use axum::routing::get;
+    use tower::ServiceExt;
+    let app = spawn_app(pool.clone()).await;
+    // The handlers alone, with no gate and no session layer.
+    let bare = axum::Router::new()
+        .route("/admin/inbox/export.csv", get(server::export::inquiries_csv))
+        .route("/admin/audit/export.csv", get(server::export::audit_csv))
+        .route("/admin/retention/report.json", get(server::export::retention_report))
+        .route("/admin/requests/{id}/copy.json", get(server::requests::copy_json))
+        .route("/admin/requests/{id}/cover.txt", get(server::requests::cover_txt))
+        .route("/admin/requests/{id}/copy/{file}", get(server::requests::copy_csv))
+        .route("/admin/shares/{id}/file", get(server::file_requests::admin_file))
+        .with_state(app.state.clone());
+    for path in [
+        "/admin/inbox/export.csv",
+        "/admin/audit/export.csv",
+        "/admin/retention/report.json",
+        "/admin/requests/1/copy.json",
+        "/admin/requests/1/cover.txt",
+        "/admin/requests/1/copy/inquiries.csv",
+        "/admin/shares/1/file",
+    ] {
+        let mut req = axum::http::Request::get(path).body(axum::body::Body::empty()).unwrap();
+        req.extensions_mut().insert(axum::extract::ConnectInfo(std::net::SocketAddr::from(([127, 0, 0, 1], 9))));
+        let res = bare.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 401, "{path}");
+    }
+}

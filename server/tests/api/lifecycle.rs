@@ -559,7 +559,10 @@ async fn a_run_closed_by_another_instance_is_not_closed_again(pool: PgPool) {
     }
     assert!(running);
     // Another instance's takeover closes the record meanwhile.
-    sqlx::query("update maintenance_runs set outcome = 'interrupted', ok = false, finished_at = clock_timestamp() where job = 'twice'").execute(&pool).await.unwrap();
+    sqlx::query("update maintenance_runs set outcome = 'interrupted', ok = false, finished_at = clock_timestamp() where job = 'twice'")
+        .execute(&pool)
+        .await
+        .unwrap();
     go.notify_one();
     let _ = task.await.unwrap();
     let outcomes: Vec<String> = sqlx::query_scalar("select outcome from maintenance_runs where job = 'twice'").fetch_all(&pool).await.unwrap();

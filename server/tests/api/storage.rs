@@ -273,6 +273,7 @@ async fn a_store_outage_keeps_links_and_purges_nothing(pool: PgPool, backend: Ba
     let link = res.json::<serde_json::Value>().await.unwrap()["url"].as_str().unwrap().replace("http://localhost:3000", "");
     assert_eq!(upload("old.pdf").await.unwrap().status(), 201);
     app.state.background.settle().await;
+    let old_id: i64 = sqlx::query_scalar("select id from shares where file_name = 'old.pdf'").fetch_one(&pool).await.unwrap();
     sqlx::query("update shares set expires_at = now() - interval '1 minute' where file_name = 'old.pdf'").execute(&pool).await.unwrap();
 
     app.faults.fail_all();
@@ -281,7 +282,7 @@ async fn a_store_outage_keeps_links_and_purges_nothing(pool: PgPool, backend: Ba
     assert!(res.text().await.unwrap().contains("Your link still works"));
     let mut out = Vec::new();
     let _ = server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await;
-    let status: String = sqlx::query_scalar("select status from shares where file_name = 'old.pdf'").fetch_one(&pool).await.unwrap();
+    let status: String = sqlx::query_scalar("select status from shares where id = $1").bind(old_id).fetch_one(&pool).await.unwrap();
     assert_eq!(status, "active", "nothing counts as deleted while the store is down: {}", String::from_utf8_lossy(&out));
     let uploaded = upload("during.pdf").await.unwrap();
     assert!(uploaded.status().is_server_error(), "an upload while the store is down fails: {}", uploaded.status());
@@ -294,9 +295,9 @@ async fn a_store_outage_keeps_links_and_purges_nothing(pool: PgPool, backend: Ba
     sqlx::query("update shares set next_purge_attempt_at = null").execute(&pool).await.unwrap();
     let mut out = Vec::new();
     server::maintenance::run_now(&app.state, &["share_gc".into()], true, &mut out).await.unwrap();
-    let status: String = sqlx::query_scalar("select status from shares where file_name = 'old.pdf'").fetch_one(&pool).await.unwrap();
+    let status: String = sqlx::query_scalar("select status from shares where id = $1").bind(old_id).fetch_one(&pool).await.unwrap();
     assert_eq!(status, "purged", "{}", String::from_utf8_lossy(&out));
-    let key: String = sqlx::query_scalar("select blob_key from shares where file_name = 'old.pdf'").fetch_one(&pool).await.unwrap();
+    let key: String = sqlx::query_scalar("select blob_key from shares where id = $1").bind(old_id).fetch_one(&pool).await.unwrap();
     assert!(app.read_stored(&key).await.is_none(), "purged means deleted");
 }
 

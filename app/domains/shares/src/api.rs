@@ -53,9 +53,7 @@ async fn resumable_until(state: &kernel::state::AppState, share: &super::db::Sha
     };
     let grace = state.domain::<super::ShareSettings>().gc.delivery_grace;
     let found = super::receipts::find(&state.pool, share.id, &kernel::token::hash_token(receipt), grace).await.map_err(internal("receipt lookup"))?;
-    Ok(found
-        .filter(|d| d.in_grace && d.completed_at.is_none() && d.resumes < super::receipts::MAX_RESUMES)
-        .map(|d| d.started_at + grace))
+    Ok(found.filter(|d| d.in_grace && d.completed_at.is_none() && d.resumes < super::receipts::MAX_RESUMES).map(|d| d.started_at + grace))
 }
 
 /// The upload limits. The upload form gets them once: were they part of the live list, every

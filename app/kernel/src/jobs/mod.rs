@@ -678,7 +678,11 @@ async fn close_run(
     .await?
     .rows_affected();
     if closed == 0 {
-        tracing::warn!(job = job.name, run.id = run_id, "this run was closed by another instance meanwhile (it lost its lease); nothing more is recorded for it");
+        tracing::warn!(
+            job = job.name,
+            run.id = run_id,
+            "this run was closed by another instance meanwhile (it lost its lease); nothing more is recorded for it"
+        );
         return Ok(());
     }
     // The audit log keeps runs that did something, failed, or were asked for (a quiet share GC
