@@ -251,6 +251,18 @@ pub enum NotifyContentArg {
 }
 
 impl Config {
+    /// The connection and body limits (`EBB_MAX_CONNECTIONS` and the rest).
+    pub fn http_limits(&self) -> crate::http::Limits {
+        crate::http::Limits {
+            max_connections: self.max_connections as usize,
+            per_client: self.max_connections_per_client as usize,
+            ipv6_prefix: self.rate_limit_ipv6_prefix,
+            min_upload_rate: self.min_upload_bytes_per_sec,
+            rate_window: Duration::from_secs(self.upload_rate_window_secs),
+            small_body_deadline: Duration::from_secs(self.small_body_deadline_secs),
+        }
+    }
+
     /// The notification mailer from the settings (none without EBB_SMTP_URL), or what is wrong.
     pub fn notify_settings(&self) -> Result<app::notify::NotifySettings, String> {
         use lettre::message::Mailbox;

@@ -208,20 +208,8 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
         Ok(None) => return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid)),
         Err(e) => return unavailable("receipt lookup", e),
     };
-    if delivery.client_hash != client_key(state, &req) {
-        return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid));
-    }
-    if share.revoked_at.is_some() {
-        return refuse(StatusCode::GONE, t(T::ShareResumeRevoked));
-    }
-    if delivery.completed_at.is_some() {
-        return refuse(StatusCode::GONE, t(T::ShareResumeDone));
-    }
-    if !delivery.in_grace || matches!(share.state(), ShareState::Purged { .. }) {
-        return refuse(StatusCode::GONE, t(T::ShareResumeOver));
-    }
-    if delivery.resumes >= receipts::MAX_RESUMES {
-        return refuse(StatusCode::GONE, t(T::ShareResumeTooMany));
+    if let Some(refused) = refusal(&share, &delivery, delivery.client_hash == client_key(state, &req)) {
+        return refused;
     }
     let size = share.size_bytes.max(0) as u64;
     let tag = etag(&share);
@@ -273,6 +261,26 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
         res.headers_mut().insert(header::CONTENT_RANGE, v);
     }
     res
+}
+
+/// Why a receipt resumes nothing now, if it does not: another client, a revoked share, a
+/// complete delivery, the grace over, or its resumes used up.
+fn refusal(share: &shares::db::ShareRecord, delivery: &receipts::DeliveryRecord, same_client: bool) -> Option<Response> {
+    use app::i18n::T;
+    let (status, text) = if !same_client {
+        (StatusCode::FORBIDDEN, T::ShareReceiptInvalid)
+    } else if share.revoked_at.is_some() {
+        (StatusCode::GONE, T::ShareResumeRevoked)
+    } else if delivery.completed_at.is_some() {
+        (StatusCode::GONE, T::ShareResumeDone)
+    } else if !delivery.in_grace || matches!(share.state(), ShareState::Purged { .. }) {
+        (StatusCode::GONE, T::ShareResumeOver)
+    } else if delivery.resumes >= receipts::MAX_RESUMES {
+        (StatusCode::GONE, T::ShareResumeTooMany)
+    } else {
+        return None;
+    };
+    Some(refuse(status, t(text)))
 }
 
 /// A `Range` header, as this server answers it: one byte range, or none.

@@ -123,6 +123,22 @@ async fn receive(state: &AppState, token: &str, actor: &app::kernel::audit::Acto
         return Err(Refusal::App(AppError::TooLarge { limit_bytes: limit }));
     }
     let lease = Lease::take(state, request.id).await?;
+    // Given back before the answer, whatever the outcome: the sender's next try finds it free.
+    let result = receive_leased(state, &request, &hash, limit, actor, &lease, req).await;
+    lease.release().await;
+    result
+}
+
+/// [`receive`] while holding the request's upload lease.
+async fn receive_leased(
+    state: &AppState,
+    request: &requests::FileRequestRecord,
+    hash: &[u8],
+    limit: u64,
+    actor: &app::kernel::audit::Actor,
+    lease: &Lease,
+    req: Request,
+) -> Result<FileReceived, Refusal> {
     // The whole body, every field included, within the request's own limit.
     let req = req.map(|body| Body::new(http_body_util::Limited::new(body, (limit + FORM_OVERHEAD) as usize)));
     let multipart = Multipart::from_request(req, state).await;
@@ -155,9 +171,7 @@ async fn receive(state: &AppState, token: &str, actor: &app::kernel::audit::Acto
     fail::fail_point!("request-upload-after-store");
     // From here the file is never deleted by the drop guard: a commit in flight may have won.
     stored.committed = true;
-    let outcome = requests::receive(&state.pool, request.id, &received, actor).await;
-    lease.release().await;
-    match outcome {
+    match requests::receive(&state.pool, request.id, &received, actor).await {
         Ok(Some(share_id)) => {
             state.live.touch(app::live::Topic::Share, Some(share_id.to_string()));
             shares::gc::gc_in_background(state);
@@ -169,7 +183,7 @@ async fn receive(state: &AppState, token: &str, actor: &app::kernel::audit::Acto
             if let Err(e) = state.blobs.delete(&stored.key).await {
                 tracing::warn!(error = %e, "a refused upload's file could not be deleted; reconciliation removes it");
             }
-            let now_expired = matches!(requests::find_by_token_hash(&state.pool, &hash).await, Ok(Some(r)) if r.state() == FileRequestState::Expired);
+            let now_expired = matches!(requests::find_by_token_hash(&state.pool, hash).await, Ok(Some(r)) if r.state() == FileRequestState::Expired);
             Err(if now_expired { Refusal::Expired } else { Refusal::Used })
         }
         Err(e) => Err(Refusal::App(AppError::internal("file request: saving the received file failed", e))),

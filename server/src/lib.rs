@@ -239,14 +239,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             max_expiry_hours: config.share_max_expiry_hours,
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
         })
-        .with(http::Limits {
-            max_connections: config.max_connections as usize,
-            per_client: config.max_connections_per_client as usize,
-            ipv6_prefix: config.rate_limit_ipv6_prefix,
-            min_upload_rate: config.min_upload_bytes_per_sec,
-            rate_window: Duration::from_secs(config.upload_rate_window_secs),
-            small_body_deadline: Duration::from_secs(config.small_body_deadline_secs),
-        })
+        .with(config.http_limits())
         .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
         .with(Arc::new(app::kernel::audit::ClientSecret::default()))

@@ -120,6 +120,11 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Admin {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        parts.extensions.get::<app::auth::AdminInfo>().cloned().map(Admin).ok_or_else(|| crate::shares::error_response(app::error::AppError::Unauthorized))
+        parts
+            .extensions
+            .get::<app::auth::AdminInfo>()
+            .cloned()
+            .map(Admin)
+            .ok_or_else(|| (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Sign in as an admin first.").into_response())
     }
 }

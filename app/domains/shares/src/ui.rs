@@ -547,20 +547,7 @@ pub fn SharePage() -> impl IntoView {
                             <p class="muted"><a href="/retention">{t(T::ShareWhenDeleted)}</a></p>
                         </section>
                     }.into_any(),
-                    Ok(ShareLanding::Gone { resume_until: Some(until), .. }) => {
-                        #[cfg(feature = "ssr")]
-                        gone();
-                        view! {
-                            <Title text=format!("{}{}", t(T::ShareResumeTitle), t(T::TitleSuffix))/>
-                            <section class="card" data-testid="share-resume">
-                                <h1>{t(T::ShareResumeTitle)}</h1>
-                                <p>{t(T::ShareResumeBrowser)}</p>
-                                <p>{t(T::ShareResumeUntil)}" "<strong><common::time::LocalTime at={until}/></strong></p>
-                                <p class="muted">{t(T::ShareResumeCommand)}</p>
-                                <pre class="command">{format!("curl -C - -b receipt.txt -o FILE {}", common::i18n::t(T::ShareResumeLinkPlaceholder))}</pre>
-                            </section>
-                        }.into_any()
-                    }
+                    Ok(ShareLanding::Gone { resume_until: Some(until), .. }) => view! { <ShareResume until=until/> }.into_any(),
                     Ok(ShareLanding::Gone { downloaded, resume_until: None }) => {
                         #[cfg(feature = "ssr")]
                         gone();
@@ -597,6 +584,23 @@ pub fn SharePage() -> impl IntoView {
                 })}
             </Suspense>
         </div>
+    }
+}
+
+/// The share page for a browser whose download broke: how to finish it, and until when.
+#[component]
+fn ShareResume(until: time::OffsetDateTime) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    gone();
+    view! {
+        <Title text=format!("{}{}", t(T::ShareResumeTitle), t(T::TitleSuffix))/>
+        <section class="card" data-testid="share-resume">
+            <h1>{t(T::ShareResumeTitle)}</h1>
+            <p>{t(T::ShareResumeBrowser)}</p>
+            <p>{t(T::ShareResumeUntil)}" "<strong><common::time::LocalTime at={until}/></strong></p>
+            <p class="muted">{t(T::ShareResumeCommand)}</p>
+            <pre class="command">{format!("curl -C - -H \"Cookie: $(grep -o 'ebb_receipt=[^;]*' receipt.txt)\" -o FILE {}", t(T::ShareResumeLinkPlaceholder))}</pre>
+        </section>
     }
 }
 
