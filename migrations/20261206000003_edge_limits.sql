@@ -1,3 +1,6 @@
+-- contract: replaces the address checks of legal_holds and data_requests by wider ones (a row that
+-- an older binary writes, lower-cased in full, has no ASCII capital either, so it passes), and
+-- replaces two indexes by ones on the new rule; an older binary's queries still run (unindexed).
 -- Issue 54: promises that hold at the edge. Expand only: old binaries ignore the new columns.
 
 -- A revoked share ends its deliveries' resumes too (a receipt resumes nothing after a revoke),

@@ -337,14 +337,25 @@ async fn revoking_changes_only_an_active_unexpired_share(pool: PgPool, backend: 
     assert!(mark_consumed(&f.pool, consumed).await.unwrap());
     let mut tx = f.pool.begin().await.unwrap();
     assert!(app::shares::db::revoke(&mut tx, active).await.unwrap());
-    assert!(!app::shares::db::revoke(&mut tx, active).await.unwrap(), "already expired");
-    assert!(!app::shares::db::revoke(&mut tx, consumed).await.unwrap(), "a downloaded share stays downloaded");
+    assert!(!app::shares::db::revoke(&mut tx, active).await.unwrap(), "already revoked");
     tx.commit().await.unwrap();
     assert!(!mark_consumed(&f.pool, active).await.unwrap(), "a revoked link cannot be used");
-    // Revoked = unconsumed and expired: the GC purges it at once.
+    // Revoked = unconsumed and expired: the GC purges it at once; the downloaded one waits for
+    // its delivery grace.
     assert_eq!(f.gc(10).await.purged, 1);
     assert_eq!(f.status(active).await, "purged");
     assert_eq!(f.status(consumed).await, "consumed");
+    // A downloaded share in its grace can be revoked too (its receipt's resumes end): it stays
+    // downloaded, and the GC deletes its file without waiting for the grace.
+    let mut tx = f.pool.begin().await.unwrap();
+    assert!(app::shares::db::revoke(&mut tx, consumed).await.unwrap());
+    tx.commit().await.unwrap();
+    assert_eq!(f.status(consumed).await, "consumed");
+    assert_eq!(f.gc(10).await.purged, 1);
+    assert_eq!(f.status(consumed).await, "purged");
+    let mut tx = f.pool.begin().await.unwrap();
+    assert!(!app::shares::db::revoke(&mut tx, consumed).await.unwrap(), "a purged share cannot be revoked");
+    tx.commit().await.unwrap();
 }
 
 async fn a_file_that_cannot_be_deleted_three_times_raises_an_alert_resolved_once_it_is_purged(pool: PgPool, backend: Backend) {
