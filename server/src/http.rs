@@ -291,6 +291,21 @@ impl Idle {
     fn expired(&mut self, cx: &mut Context<'_>) -> bool {
         self.timer.as_mut().poll(cx).is_ready()
     }
+
+    /// A write's outcome: bytes written count as activity; a pending write of an idle connection
+    /// fails.
+    fn wrote(&mut self, cx: &mut Context<'_>, polled: Poll<std::io::Result<usize>>) -> Poll<std::io::Result<usize>> {
+        match polled {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 {
+                    self.active();
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
+            other => other,
+        }
+    }
 }
 
 fn idle_error() -> std::io::Error {
@@ -315,29 +330,13 @@ impl AsyncRead for Idle {
 
 impl AsyncWrite for Idle {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(n)) => {
-                if n > 0 {
-                    self.active();
-                }
-                Poll::Ready(Ok(n))
-            }
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
-            other => other,
-        }
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.wrote(cx, polled)
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
-        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(Ok(n)) => {
-                if n > 0 {
-                    self.active();
-                }
-                Poll::Ready(Ok(n))
-            }
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(idle_error())),
-            other => other,
-        }
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.wrote(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
