@@ -20,7 +20,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         Ok(pool) => pool,
         Err(e) => {
             report.push("database", Status::Fail, e);
-            for name in ["migrations", "clock", "storage marker", "alerts", "retention"] {
+            for name in ["secrets", "migrations", "clock", "storage marker", "alerts", "retention"] {
                 report.push(name, Status::Skipped, "needs the database");
             }
             storage_checks_without_db(config, &mut report).await;
@@ -28,6 +28,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         }
     };
     report.result("database", database(&pool).await);
+    report.result("secrets", secrets(&pool).await);
     let mut plan = migration_plan(&pool).await;
     // A backup from before an upgrade: the repair brings its schema up to date first.
     if after_restore {
@@ -48,6 +49,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
     report.result("migrations", plan.map(|p| p.status()));
     report.result("clock", clock(&pool).await);
     let store_ok = storage(config, &mut report).await;
+    report.result("free space", free_space(config));
     if store_ok {
         report.result("storage marker", marker(config, &pool).await);
     } else {
@@ -137,9 +139,59 @@ fn public_url(config: &Config) -> Result<(Status, String), String> {
     }
 }
 
+/// The oldest PostgreSQL Ebb can run on (`gen_random_uuid()` in core), and the one it is tested on.
+pub const PG_MINIMUM: i64 = 130_000;
+pub const PG_TESTED: i64 = 150_000;
+
 async fn database(pool: &PgPool) -> Result<(Status, String), String> {
-    let version: String = sqlx::query_scalar("show server_version").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
-    Ok((Status::Ok, format!("PostgreSQL {version} reachable")))
+    let (version, num): (String, String) =
+        sqlx::query_as("select current_setting('server_version'), current_setting('server_version_num')").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
+    postgres_version(&version, num.parse().unwrap_or(0))
+}
+
+/// What a server version means for Ebb: too old fails, older than the tested one warns.
+fn postgres_version(version: &str, num: i64) -> Result<(Status, String), String> {
+    match num {
+        n if n < PG_MINIMUM => Err(format!("PostgreSQL {version} is older than 13, which Ebb needs: upgrade PostgreSQL (Ebb is tested on 15)")),
+        n if n < PG_TESTED => Ok((Status::Warn, format!("PostgreSQL {version} reachable; Ebb is tested on 15 and later: upgrade when you can"))),
+        _ => Ok((Status::Ok, format!("PostgreSQL {version} reachable"))),
+    }
+}
+
+/// The secrets Ebb keeps in `settings`: each readable (an unreadable one stops `ebb serve`).
+async fn secrets(pool: &PgPool) -> Result<(Status, String), String> {
+    let mut found = 0;
+    for key in app::settings::SECRETS {
+        let stored: Option<String> =
+            sqlx::query_scalar("select value from settings where key = $1").bind(key).fetch_optional(pool).await.map_err(|e| format!("database error: {e}"))?;
+        if let Some(stored) = stored {
+            app::settings::parse_secret(key, &stored)?;
+            found += 1;
+        }
+    }
+    Ok((Status::Ok, format!("{found} of {} readable (the others are made on first start)", app::settings::SECRETS.len())))
+}
+
+/// Free space where a local store keeps its files: below one largest share it fails (an
+/// upload would not fit), below four it warns.
+fn free_space(config: &Config) -> Result<(Status, String), String> {
+    if config.storage != StorageKind::Local {
+        return Ok((Status::Skipped, "S3: the bucket's space is the provider's".into()));
+    }
+    let stat = rustix::fs::statvfs(&config.storage_dir).map_err(|e| format!("{}: {e}", config.storage_dir.display()))?;
+    let free = stat.f_bavail.saturating_mul(stat.f_frsize);
+    space_status(free, config.share_max_bytes, &config.storage_dir.display().to_string())
+}
+
+fn space_status(free: u64, largest: u64, dir: &str) -> Result<(Status, String), String> {
+    let mib = |b: u64| format!("{} MiB", b / (1024 * 1024));
+    if free < largest {
+        return Err(format!("{} free in {dir}, less than one largest share ({}): uploads will fail; free space or move the store", mib(free), mib(largest)));
+    }
+    if free < largest.saturating_mul(4) {
+        return Ok((Status::Warn, format!("{} free in {dir}: room for fewer than four largest shares ({} each)", mib(free), mib(largest))));
+    }
+    Ok((Status::Ok, format!("{} free in {dir}", mib(free))))
 }
 
 /// Migrations this binary has, compared with what the database applied.
@@ -390,6 +442,17 @@ mod tests {
         assert_eq!(contracts("alter table shares alter column note set not null;"), vec!["makes a column NOT NULL"]);
         assert_eq!(contracts("alter table a rename to b;"), vec!["renames a table"]);
         assert_eq!(contracts("-- we never drop table here\nselect 1;"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn postgres_versions_and_free_space_are_judged() {
+        assert!(postgres_version("12.9", 120_009).is_err());
+        assert_eq!(postgres_version("14.1", 140_001).unwrap().0, Status::Warn);
+        assert_eq!(postgres_version("15.20", 150_020).unwrap().0, Status::Ok);
+        let mib = 1024 * 1024;
+        assert!(space_status(24 * 1024, 100 * mib, "/s").unwrap_err().contains("uploads will fail"));
+        assert_eq!(space_status(300 * mib, 100 * mib, "/s").unwrap().0, Status::Warn);
+        assert_eq!(space_status(500 * mib, 100 * mib, "/s").unwrap().0, Status::Ok);
     }
 
     #[test]

@@ -136,13 +136,15 @@ pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), Stri
 /// and the secret of Ebb-signed read URLs.
 pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(), String> {
     // Whether Ebb ever wrote objects to its store: any share (purged ones included), any month
-    // the archive wrote (written, verified or failed), any export file. A store without its
-    // marker then is not an empty new store but the wrong one (an unmounted folder, another
-    // bucket) — it is never adopted as "the" store.
+    // the archive wrote (written, verified or failed), any export file, any signed audit digest
+    // (written to the store before its row). A store without its marker then is not an empty new
+    // store but the wrong one (an unmounted folder, another bucket) — it is never adopted as
+    // "the" store.
     let written = sqlx::query_scalar!(
         r#"select exists (select 1 from shares)
                or exists (select 1 from audit_partition_archives)
-               or exists (select 1 from audit_export_requests where object_key is not null) as "written!""#
+               or exists (select 1 from audit_export_requests where object_key is not null)
+               or exists (select 1 from audit_digests) as "written!""#
     )
     .fetch_one(&state.pool)
     .await

@@ -417,6 +417,16 @@ async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
     server::probe_storage(&state, config).await?;
     migrate(pool).await?;
     server::check_storage_marker(&state, config).await?;
+    // What the deletion journal says was erased or purged since the last start stays deleted,
+    // also on a database restored from a backup without `ebb doctor --after-restore`.
+    let (erased, purged) = server::restore::redo_since_last_start(&state).await?;
+    if erased + purged > 0 {
+        tracing::warn!(
+            erased,
+            purged,
+            "rows the deletion journal says were erased or purged were back (a database restored from a backup?): deleted again. Run `ebb doctor --after-restore` to check the audit digests and the live files too"
+        );
+    }
     // The digest signing key exists (and its public key is published) from the first start.
     app::audit::chain::keys::signer(&state).await?;
     if let Some(addr) = config.metrics_bind.0 {

@@ -38,11 +38,63 @@ pub async fn after_restore(config: &Config, state: &app::state::AppState, report
 /// Every journal entry applied to the restored database. Idempotent: a row already gone is
 /// skipped, so the doctor can run again.
 async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String), String> {
-    let store = &*state.blobs;
-    let (entries, unreadable) = journal::read_all(store).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
+    let (entries, unreadable) = journal::read_all(&*state.blobs).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
+    let (erased, purged) = redo(state, &entries).await?;
+    note_redone(state, &entries).await?;
+    let words = format!("{} journal entries read: {erased} erased row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
+    if unreadable.is_empty() {
+        Ok((Status::Ok, words))
+    } else {
+        Ok((Status::Warn, format!("{words}; {} entries could not be read ({})", unreadable.len(), unreadable.join(", "))))
+    }
+}
+
+/// The `settings` row holding the time of the newest journal entry redone at a start (or by the
+/// doctor): the next start reads the journal from an hour before it (an instance's clock may
+/// lag another's).
+const REDONE_SETTING: &str = "deletion_journal_redone_at";
+const REDO_OVERLAP: time::Duration = time::Duration::hours(1);
+
+/// At every start of `ebb serve`, before it listens: the journal entries written since the last
+/// start are applied again. On a database that saw them, nothing is left to do (each is a
+/// deletion it committed, or one in flight on another instance, which redoing finishes); on a
+/// database restored from a backup — `ebb doctor --after-restore` skipped — they delete again
+/// what was erased or purged after the backup, so the restored database never serves it.
+/// Returns (rows erased again, shares purged again).
+pub async fn redo_since_last_start(state: &app::state::AppState) -> Result<(u64, u64), String> {
+    let since: Option<String> = sqlx::query_scalar("select value from settings where key = $1").bind(REDONE_SETTING).fetch_optional(&state.pool).await.map_err(db)?;
+    let since = since.and_then(|v| time::OffsetDateTime::parse(&v, &time::format_description::well_known::Rfc3339).ok()).map(|at| at - REDO_OVERLAP);
+    let (entries, unreadable) = journal::read_since(&*state.blobs, since).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
+    if !unreadable.is_empty() {
+        tracing::warn!(unreadable = unreadable.len(), "deletion-journal entries could not be read; `ebb doctor --after-restore` names them");
+    }
+    let done = redo(state, &entries).await?;
+    note_redone(state, &entries).await?;
+    Ok(done)
+}
+
+/// Remembers the newest entry redone (never moving back).
+async fn note_redone(state: &app::state::AppState, entries: &[journal::Entry]) -> Result<(), String> {
+    let Some(newest) = entries.iter().map(|e| e.at).max() else { return Ok(()) };
+    let text = newest.format(&time::format_description::well_known::Rfc3339).map_err(|e| e.to_string())?;
+    sqlx::query(
+        "insert into settings (key, value, updated_at) values ($1, $2, now())
+         on conflict (key) do update set value = excluded.value, updated_at = now()
+         where settings.value::timestamptz < excluded.value::timestamptz",
+    )
+    .bind(REDONE_SETTING)
+    .bind(text)
+    .execute(&state.pool)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+/// Applies `entries` again: (rows erased again, shares purged again).
+async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Result<(u64, u64), String> {
     let sources = state.domain::<app::kernel::personal::PersonalSources>().clone();
     let (mut erased, mut purged) = (0u64, 0u64);
-    for entry in &entries {
+    for entry in entries {
         match &entry.deletion {
             Deletion::Erasure { source, hash, ids, .. } => {
                 let Some(s) = sources.get(source) else { continue };
@@ -59,12 +111,7 @@ async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String)
             }
         }
     }
-    let words = format!("{} journal entries read: {erased} erased row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
-    if unreadable.is_empty() {
-        Ok((Status::Ok, words))
-    } else {
-        Ok((Status::Warn, format!("{words}; {} entries could not be read ({})", unreadable.len(), unreadable.join(", "))))
-    }
+    Ok((erased, purged))
 }
 
 /// A share the journal says was purged: its file deleted (again) and its row marked purged.

@@ -45,6 +45,9 @@ pub enum AlertKind {
     /// An open data request is near its deadline, or past it; subject: the request's id.
     /// Resolved when the request is closed.
     DataRequestDue,
+    /// Emails about files (or inquiries) were not sent within a day of their event (the SMTP
+    /// server refused them all that time) and are given up; subject: empty. Resolved by an admin.
+    NotifyUnsent,
 }
 
 impl AlertKind {
@@ -63,6 +66,7 @@ impl AlertKind {
             AlertKind::AuditUpkeepFailed => "audit.upkeep_failed",
             AlertKind::AuditChainBroken => "audit.chain_broken",
             AlertKind::DataRequestDue => "data_request.due",
+            AlertKind::NotifyUnsent => "notify.unsent",
         }
     }
 }
@@ -121,6 +125,8 @@ pub enum AlertMessage {
     ChainBroken { place: String },
     /// Data request `id` is due on `due` (`days_left` from today; negative: past it).
     RequestDue { id: i64, due: String, days_left: i64 },
+    /// `n` file notifications were given up a day after their event, unsent.
+    NotifyUnsent { n: i64 },
 }
 
 impl AlertMessage {
@@ -156,6 +162,7 @@ impl AlertMessage {
                 };
                 fill(template.get(lang), &[("id", &id.to_string()), ("due", due), ("n", &num(days_left.abs()))])
             }
+            AlertMessage::NotifyUnsent { n } => fill(A::NotifyUnsent.get(lang), &[("n", &num(*n))]),
             AlertMessage::DefaultRows { n } => fill(A::DefaultRows.get(lang), &[("n", &num(*n))]),
             AlertMessage::UnexpectedPartition { names } => fill(A::UnexpectedPartition.get(lang), &[("names", &list(names))]),
             AlertMessage::Overdue { kind, label, n, job, job_title: title, promise } => {
@@ -196,6 +203,7 @@ texts! {
     UnexpectedPartition { en: "Audit upkeep left these partitions alone (unexpected name or bounds): {names}.", ja: "監査ログの保守は、次のパーティションを処理対象外としました（想定外の名前または範囲）: {names}。" }
     OverdueOne { en: "{label}: 1 item is past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: 1 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
     OverdueMany { en: "{label}: {n} items are past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: {n} 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
+    NotifyUnsent { en: "{n} emails about files were not sent within a day of their event and were given up (the SMTP server did not take them; the server log has why). Check the SMTP settings; the shares page shows what happened.", ja: "ファイルに関する {n} 件のメールが、発生から 1 日以内に送信できなかったため破棄されました（SMTP サーバーが受け付けませんでした。原因はサーバーログにあります）。SMTP の設定を確認してください。経緯は共有ファイルのページで確認できます。" }
     TheirJob { en: "their job", ja: "削除ジョブ" }
     ChainBroken { en: "The audit trail does not verify: the first break is at {place}. Someone may have changed the audit log or its archive. Keep the database and the storage as they are, and run `ebb audit verify --archive` for the full report.", ja: "監査証跡の検証に失敗しました。最初の不整合は {place} です。監査ログまたはそのアーカイブが改ざんされた可能性があります。データベースとストレージをそのまま保全し、`ebb audit verify --archive` で詳細を確認してください。" }
     }

@@ -11,6 +11,7 @@ pub mod email;
 pub mod error;
 pub mod holds;
 pub mod i18n;
+pub mod id;
 pub mod jobs;
 pub mod live;
 pub mod personal;

@@ -7,6 +7,13 @@ pub async fn get_or_insert(pool: &sqlx::PgPool, key: &str, candidate: &str) -> R
     sqlx::query_scalar!("select value from settings where key = $1", key).fetch_one(pool).await
 }
 
+/// Every secret Ebb keeps in `settings` (`ebb doctor` checks that each is readable).
+pub const SECRETS: [&str; 2] = [CLIENT_SECRET, BLOB_URL_SECRET];
+/// Keys client hashes, rate limits, receipts and address hashes.
+pub const CLIENT_SECRET: &str = "audit_client_secret";
+/// Signs the local store's download URLs.
+pub const BLOB_URL_SECRET: &str = "blob_url_secret";
+
 /// Bytes in every secret Ebb generates (HMAC keys).
 pub const SECRET_BYTES: usize = 32;
 

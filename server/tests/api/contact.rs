@@ -237,3 +237,21 @@ async fn after_a_lost_claim_submissions_skip_the_claim_for_a_minute(pool: PgPool
     server::maintenance::run_now(&app.state, &["prune".into()], false, &mut Vec::new()).await.unwrap();
     assert_eq!(runs().await, 1);
 }
+
+/// The contact writer's own connection is bounded like the pool's: a statement the database does
+/// not finish (here: the table locked by someone else) fails after the statement timeout with a
+/// 503 the visitor can act on, instead of holding the submission; once the lock goes, the next
+/// submission is stored and the failed one was not.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_stuck_database_fails_a_submission_in_bounded_time_and_stores_it_once_sent_again(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("lock table inquiries in access exclusive mode").execute(&mut *holder).await.unwrap();
+    let res = tokio::time::timeout(std::time::Duration::from_secs(40), app.post_contact(&VALID)).await.expect("answered within the statement timeout");
+    assert_eq!(res.status(), 503);
+    holder.rollback().await.unwrap();
+    assert_eq!(inquiry_count(&pool).await, 0, "the failed submission was not stored");
+    assert_eq!(app.post_contact(&VALID).await.status(), 200);
+    assert_eq!(inquiry_count(&pool).await, 1);
+    app.shutdown().await;
+}

@@ -59,6 +59,18 @@ async fn a_healthy_installation_passes_and_each_problem_is_named(pool: PgPool) {
     assert!(ok && line(&text, "audit signing key").starts_with("WARN") && text.contains("inside the storage folder"), "{text}");
     std::fs::remove_file(&inside).unwrap();
 
+    // The secrets in `settings`: readable, or a failure naming the row.
+    assert!(line(&text, "secrets").starts_with("ok "), "{text}");
+    let kept: String = sqlx::query_scalar("select value from settings where key = 'blob_url_secret'").fetch_one(&pool).await.unwrap();
+    sqlx::query("update settings set value = 'not hex' where key = 'blob_url_secret'").execute(&pool).await.unwrap();
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[]);
+    assert!(!ok && line(&text, "secrets").starts_with("FAIL") && text.contains("'blob_url_secret'"), "{text}");
+    sqlx::query("update settings set value = $1 where key = 'blob_url_secret'").bind(&kept).execute(&pool).await.unwrap();
+    // Free space on the store's disk: less than one largest share fails.
+    assert!(line(&text, "free space").starts_with("ok "), "{text}");
+    let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_SHARE_MAX_BYTES", "1099511627776")]);
+    assert!(!ok && line(&text, "free space").starts_with("FAIL") && text.contains("uploads will fail"), "{text}");
+
     // The public URL people use must be https with a host name.
     let (ok, text) = doctor_on(&pool, &app, &["doctor"], &[("EBB_PUBLIC_URL", "http://ebb.example.org")]);
     assert!(!ok && line(&text, "public URL").starts_with("FAIL") && text.contains("not https"), "{text}");
@@ -257,4 +269,55 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
 
     restored.close().await;
     sqlx::query(&format!("drop database {restored_name} with (force)")).execute(&pool).await.unwrap();
+}
+
+/// `ebb serve` on a restored database whose operator skipped `ebb doctor --after-restore`: before
+/// it listens, it redoes the deletion journal, so the person erased after the backup is not
+/// served again; the next start has nothing to redo.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    insert_inquiry(&pool, ERASED).await;
+    insert_inquiry(&pool, KEPT).await;
+    app::audit::chain::keys::signer(&app.state).await.unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    let dump = backup.path().join("ebb.dump");
+    run(Command::new("pg_dump").args(["--format=custom", "--file", dump.to_str().unwrap(), &database_url(&db)]));
+    server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
+    let restored_name = format!("ebb_restored_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    sqlx::query(&format!("create database {restored_name}")).execute(&pool).await.unwrap();
+    run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&restored_name), dump.to_str().unwrap()]));
+    let restored = PgPool::connect(&database_url(&restored_name)).await.unwrap();
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 1, "the restore brought the person back");
+
+    let serve_until_ready = || {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = ebb(&restored, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..300 {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+                panic!("ebb serve exited ({status}): {err}");
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child.kill().unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let log = serve_until_ready();
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0, "erased again before serving: {log}");
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
+    assert!(log.contains("deleted again") && log.contains("--after-restore"), "the operator is told: {log}");
+    assert!(!log.contains(ERASED), "no address in the log: {log}");
+    let log = serve_until_ready();
+    assert!(!log.contains("deleted again"), "nothing left to redo: {log}");
+    restored.close().await;
 }

@@ -142,18 +142,45 @@ async fn a_file_request_refuses_oversize_files_and_closed_links_keeping_nothing(
     }
     assert_eq!(app.stored_files().await.len(), 1);
 
-    // The admin makes a share of the received file: it then has a one-time public link.
+    // The admin makes a share of the received file: a copy gets a one-time public link; the
+    // received file keeps its own row, file and expiry.
     let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
-    let res = call_form(&app, "/api/admin/shares/publish", Some(&cookie), &[("id", &share.to_string())]).await;
+    let publish = || call_form(&app, "/api/admin/shares/publish", Some(&cookie), &[("id", &share.to_string())]);
+    let res = publish().await;
     assert_eq!(res.status(), 200);
     let link: serde_json::Value = res.json().await.unwrap();
+    let copy = link["id"].as_i64().unwrap();
+    assert_ne!(copy, share, "the link belongs to a copy");
     let link = link["url"].as_str().unwrap().strip_prefix("http://localhost:3000").unwrap().to_owned();
+    assert_eq!(app.stored_files().await.len(), 2, "the copy is a file of its own");
     let res = app.client.post(app.url(&link)).send().await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.bytes().await.unwrap().as_ref(), &[1u8; 10]);
     assert_eq!(app.client.post(app.url(&link)).send().await.unwrap().status(), 410);
-    // Twice is refused.
-    assert_eq!(call_form(&app, "/api/admin/shares/publish", Some(&cookie), &[("id", &share.to_string())]).await.status(), 400);
+    // Past the link's grace the GC deletes the copy, and only the copy.
+    sqlx::query("update share_deliveries set started_at = started_at - interval '1 hour'").execute(&pool).await.unwrap();
+    sqlx::query("update shares set consumed_at = consumed_at - interval '1 hour', last_download_at = last_download_at - interval '1 hour' where id = $1")
+        .bind(copy)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let report = app::shares::gc::collect(&pool, &*app.state.blobs, 10, app::shares::gc::GcRules::default()).await.unwrap();
+    assert_eq!(report.purged, 1);
+    let states: Vec<(i64, String)> = sqlx::query_as("select id, status from shares order by id").fetch_all(&pool).await.unwrap();
+    assert_eq!(states, vec![(share, "active".to_owned()), (copy, "purged".to_owned())]);
+    assert_eq!(app.stored_files().await.len(), 1, "the received file is kept");
+    let res = app.client.get(app.url(&format!("/admin/shares/{share}/file"))).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap().as_ref(), &[1u8; 10]);
+    // It can be shared again (another copy, another link); the audit trail names both copies.
+    let again: serde_json::Value = publish().await.json().await.unwrap();
+    assert!(again["id"].as_i64().unwrap() > copy);
+    let events: i64 = sqlx::query_scalar("select count(*) from audit_events where kind = 'share.publish'").fetch_one(&pool).await.unwrap();
+    assert_eq!(events, 2);
+    // Once the received file is deleted, nothing can be shared from it.
+    let res = call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &share.to_string())]).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(publish().await.status(), 400);
 }
 
 /// The receipt cookie a download of `path` set (name=value): HttpOnly, scoped to exactly the

@@ -53,6 +53,11 @@ impl TestApp {
         keys
     }
 
+    /// The keys stored in one namespace, in listing order.
+    pub async fn stored_keys(&self, ns: app::storage::Namespace) -> Vec<String> {
+        self.raw.list(ns, None, 1000).await.unwrap().objects.into_iter().map(|o| o.key).collect()
+    }
+
     /// An object's bytes as stored.
     pub async fn read_stored(&self, key: &str) -> Option<Vec<u8>> {
         self.raw.get(key).await.unwrap().map(|b| b.to_vec())

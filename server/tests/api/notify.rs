@@ -268,3 +268,44 @@ async fn file_events_are_emailed_once_when_opted_in(pool: PgPool) {
     assert_eq!(run_notify(&app).await.steps[1].counts, vec![("sent", 0), ("off", 1)]);
     app.shutdown().await;
 }
+
+/// A file email the SMTP server refused for a whole day is given up, counted and named in a
+/// `notify.unsent` alert, never dropped silently; events from before file emails were switched
+/// on are given up without an alert.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn file_emails_unsent_for_a_day_are_given_up_with_an_alert(pool: PgPool) {
+    // An SMTP address nobody listens on: every send fails.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("smtp://127.0.0.1:{port}");
+    let cookie = crate::shares::admin_cookie(&pool).await;
+    let app = spawn_app_with(pool.clone(), &["--smtp-url", &url, "--notify-to", "ops@example.com", "--notify-files", "true"], |_| {}).await;
+    for name in ["a.pdf", "b.pdf"] {
+        let path = crate::shares::share_via_upload(&app, &cookie, name, crate::shares::body_of(1_000)).await;
+        let res = app.client.post(app.url(&path)).send().await.unwrap();
+        assert_eq!(res.bytes().await.unwrap().len(), 1_000);
+    }
+    app.state.background.settle().await;
+    for _ in 0..100 {
+        let done: bool = sqlx::query_scalar("select count(*) = 2 from share_deliveries where completed_at is not null").fetch_one(&pool).await.unwrap();
+        if done {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    run_notify(&app).await;
+    let unsent: i64 = sqlx::query_scalar("select count(*) from share_deliveries where notified_at is null").fetch_one(&pool).await.unwrap();
+    assert_eq!(unsent, 2, "a refused send is tried again later");
+    // A day on: file emails on for two days; one download a day ago (promised), one three days
+    // ago (before they were on).
+    sqlx::query("update settings set updated_at = updated_at - interval '2 days' where key = 'notify_files_on_since'").execute(&pool).await.unwrap();
+    sqlx::query("update share_deliveries set completed_at = completed_at - interval '25 hours' where id = (select min(id) from share_deliveries)").execute(&pool).await.unwrap();
+    sqlx::query("update share_deliveries set completed_at = completed_at - interval '3 days' where id = (select max(id) from share_deliveries)").execute(&pool).await.unwrap();
+    run_notify(&app).await;
+    let unsent: i64 = sqlx::query_scalar("select count(*) from share_deliveries where notified_at is null").fetch_one(&pool).await.unwrap();
+    assert_eq!(unsent, 0, "given up, not retried for ever");
+    let alerts: Vec<(String, serde_json::Value)> =
+        sqlx::query_as("select kind, params from alerts where resolved_at is null and kind = 'notify.unsent'").fetch_all(&pool).await.unwrap();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(alerts[0].1["n"], 1, "only the email promised while file emails were on: {alerts:?}");
+    app.shutdown().await;
+}

@@ -357,10 +357,39 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing(pool: PgPool) {
         let body: Value = res.json().await.unwrap();
         assert!(body["Invalid"][field].as_str().is_some_and(|m| !m.is_empty()), "{field}: {body}");
     }
+    // The note outlives the address (forgotten when the request closes): no address in it.
+    let res = call_form(&app, "/api/admin/requests/record", Some(&cookie), &[("kind", "erasure"), ("email", ADDRESS), ("received", ""), ("note", "cc Ann.B@Example.org")]).await;
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["Invalid"]["note"].as_str().is_some_and(|m| m.contains("email address")), "{body}");
     let rows: i64 = sqlx::query_scalar("select count(*) from data_requests").fetch_one(&pool).await.unwrap();
     assert_eq!(rows, 0);
     // Wrong types and unknown ids.
-    assert_eq!(call_form(&app, "/api/admin/requests/find", Some(&cookie), &[("id", "seven"), ("preview", "false")]).await.status(), 400);
+    // A bad id is refused naming the field, on every action that takes one.
+    for path in [
+        "/api/admin/requests/find",
+        "/api/admin/requests/erase",
+        "/api/admin/requests/close",
+        "/api/admin/shares/revoke",
+        "/api/admin/shares/publish",
+        "/api/admin/file-requests/revoke",
+        "/api/admin/holds/lift",
+        "/api/admin/alerts/resolve",
+    ] {
+        for bad in ["seven", "1.5", "99999999999999999999"] {
+            let form: &[(&str, &str)] = if path.ends_with("/find") { &[("id", bad), ("preview", "false")] } else { &[("id", bad)] };
+            let res = call_form(&app, path, Some(&cookie), form).await;
+            assert_eq!(res.status(), 400, "{path} {bad}");
+            let text = res.text().await.unwrap();
+            assert!(text.contains("`id` must be a whole number"), "{path} {bad}: {text}");
+        }
+    }
+    // The page of an unknown request, or of a request id that is not a number: 404.
+    for path in ["/admin/requests/999", "/admin/requests/seven", "/admin/requests/999?step=preview"] {
+        let res = app.client.get(app.url(path)).header("cookie", &cookie).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{path}");
+        assert!(res.text().await.unwrap().contains("request-error"), "{path}: the page says so");
+    }
     assert_eq!(call_form(&app, "/api/admin/requests/find", Some(&cookie), &[("id", "999"), ("preview", "false")]).await.status(), 404);
     assert_eq!(call_form(&app, "/api/admin/requests/erase", Some(&cookie), &[("id", &999.to_string())]).await.status(), 404);
     assert_eq!(call_form(&app, "/api/admin/requests/close", Some(&cookie), &[("id", &999.to_string())]).await.status(), 404);

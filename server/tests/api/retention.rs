@@ -285,3 +285,32 @@ async fn visitors_read_the_live_promises_linked_from_the_form_and_the_share_page
     assert!(home.contains("href=\"/retention\""));
     app.shutdown().await;
 }
+
+/// What has ended does not grow for ever: prune deletes alerts resolved and shares purged more
+/// than 90 days ago (a share a hold names stays), and deletion-journal entries older than 400
+/// days; anything younger stays.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn prune_forgets_ended_records_after_their_keeping(pool: PgPool) {
+    let app = spawn_app_with(pool.clone(), NO_AFTER_RESPONSE, |_| {}).await;
+    exec(&pool, "insert into alerts (kind, message, resolved_at, resolved_by) values ('a.old', 'x', now() - interval '91 days', 'auto'), ('a.recent', 'x', now() - interval '89 days', 'auto')").await;
+    exec(&pool, "insert into alerts (kind, message, raised_at) values ('a.open', 'x', now() - interval '400 days')").await;
+    let (old, _) = share(&app, "'purged', now(), null, now() - interval '91 days'").await;
+    let (recent, _) = share(&app, "'purged', now(), null, now() - interval '89 days'").await;
+    let (held, _) = share(&app, "'purged', now(), null, now() - interval '91 days'").await;
+    let (active, _) = share(&app, "'active', now() + interval '1 day', null, null").await;
+    exec(&pool, &format!("insert into legal_holds (share_id, reason) values ({held}, 'case 12, kept for the court')")).await;
+    let stamp = |days: i64| (time::OffsetDateTime::now_utc() - time::Duration::days(days)).format(&time::macros::format_description!("[year][month][day][hour][minute][second]")).unwrap();
+    let (old_entry, new_entry) = (format!("deletions/{}-{}.json", stamp(401), "a".repeat(32)), format!("deletions/{}-{}.json", stamp(399), "b".repeat(32)));
+    for key in [&old_entry, &new_entry] {
+        app.write_stored(key, br#"{"at":"2025-01-01T00:00:00Z","kind":"share_purge","ids":[],"keys":[]}"#).await;
+    }
+
+    run(&app, app::maintenance::prune::JOB).await;
+
+    let alerts: Vec<String> = sqlx::query_scalar("select kind from alerts order by kind").fetch_all(&pool).await.unwrap();
+    assert_eq!(alerts, ["a.open", "a.recent"]);
+    let shares: Vec<i64> = sqlx::query_scalar("select id from shares order by id").fetch_all(&pool).await.unwrap();
+    assert_eq!(shares, [recent, held, active], "{old} was purged 91 days ago");
+    let journal: Vec<String> = app.stored_keys(app::storage::Namespace::Deletions).await;
+    assert_eq!(journal, [new_entry]);
+}

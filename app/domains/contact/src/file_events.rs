@@ -3,7 +3,10 @@
 //! shares' delivery receipts) and a file received through a file request. A step of the
 //! `notify` job; one message per run for everything new.
 //!
-//! Events older than a day when the option is first switched on are never sent. At most once: the events are marked notified in a short transaction before the message is
+//! Events are sent within a day or not at all: those still unsent a day after they happened (the
+//! SMTP server refused every try) are given up, counted (`ebb_notify_given_up_total`) and named
+//! in a `notify.unsent` alert — never dropped silently. Events from before the option was
+//! switched on are given up without an alert (nobody was promised them). At most once: the events are marked notified in a short transaction before the message is
 //! sent, and unmarked again when the SMTP server refuses it. The message names files only when
 //! `EBB_NOTIFY_CONTENT=full`; by default it gives counts and a link to the shares page.
 
@@ -22,10 +25,13 @@ struct FileEvent {
 }
 
 pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
+    let pool = &ctx.state.pool;
     let Some(mailer) = ctx.state.domain::<NotifySettings>().mailer.clone().filter(|m| m.files) else {
+        sqlx::query("delete from settings where key = $1").bind(FILES_ON_SINCE_KEY).execute(pool).await?;
         return Ok(StepReport::rows("sent", 0).with("off", 1));
     };
-    let pool = &ctx.state.pool;
+    note_files_on(pool).await?;
+    give_up_stale(&ctx.state).await?;
     // 1. Claim (mark) in one short transaction; the rows are skipped by a concurrent run.
     let mut tx = pool.begin().await?;
     let delivered = sqlx::query_as::<_, (i64, i64, String)>(
@@ -77,6 +83,48 @@ pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     tracing::info!(events = events.len(), recipients = mailer.to.len(), "file notification sent");
     Ok(StepReport::rows("sent", events.len() as u64))
 }
+
+/// Marks events still unsent a day after they happened as handled, and says so: a counter and,
+/// for events that happened while file emails were on, a `notify.unsent` alert.
+async fn give_up_stale(state: &kernel::state::AppState) -> Result<(), sqlx::Error> {
+    let (given_up, alerted): (i64, i64) = sqlx::query_as(
+        "with on_since as (select coalesce((select updated_at from settings where key = $1), '-infinity'::timestamptz) as at),
+         deliveries as (
+             update share_deliveries set notified_at = clock_timestamp()
+              where completed_at is not null and notified_at is null and completed_at <= now() - interval '1 day'
+             returning completed_at as at),
+         received as (
+             update shares set notified_at = clock_timestamp()
+              where origin = 'request' and notified_at is null and created_at <= now() - interval '1 day'
+             returning created_at as at),
+         stale as (select at from deliveries union all select at from received)
+         select count(*), count(*) filter (where at >= (select at from on_since)) from stale",
+    )
+    .bind(FILES_ON_SINCE_KEY)
+    .fetch_one(&state.pool)
+    .await?;
+    if given_up > 0 {
+        metrics::counter!("ebb_notify_given_up_total").increment(given_up as u64);
+        tracing::warn!(given_up, promised = alerted, "file notifications still unsent a day after their event were given up");
+    }
+    if alerted > 0 {
+        kernel::alerts::raise(&state.pool, common::alerts::AlertKind::NotifyUnsent, "", &common::alerts::AlertMessage::NotifyUnsent { n: alerted }).await?;
+    }
+    Ok(())
+}
+
+/// Notes when file emails were first found switched on (its `updated_at`): events from before
+/// were never promised an email.
+async fn note_files_on(pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query("insert into settings (key, value, updated_at) values ($1, 'on', clock_timestamp()) on conflict (key) do nothing")
+        .bind(FILES_ON_SINCE_KEY)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// The `settings` key whose `updated_at` says since when file emails are on.
+const FILES_ON_SINCE_KEY: &str = "notify_files_on_since";
 
 /// The message: counts (and, with full content, the files' names), and the shares page's link.
 fn compose(mailer: &Mailer, events: &[FileEvent]) -> Result<lettre::Message, lettre::error::Error> {

@@ -36,7 +36,8 @@ pub async fn place_hold(target: HoldTarget, reason: String) -> Result<i64, AppEr
 
 /// Lifts a hold: what it kept is eligible for deletion again at once.
 #[server(prefix = "/api", endpoint = "admin/holds/lift")]
-pub async fn lift_hold(id: i64) -> Result<(), AppError> {
+pub async fn lift_hold(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
     super::db::lift(&state.pool, &actor, id).await.map_err(hold_error)?;

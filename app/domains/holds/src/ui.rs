@@ -101,7 +101,7 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
             }
         }
         lifting.set(h.item.describe());
-        action.dispatch(LiftHold { id: h.id });
+        action.dispatch(LiftHold { id: h.id.into() });
     };
     view! {
         <Outcome message testid="holds-message"/>

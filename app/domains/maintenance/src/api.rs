@@ -109,7 +109,8 @@ pub async fn list_alerts() -> Result<Vec<AlertView>, AppError> {
 
 /// An admin marks an alert resolved (it comes back if its condition persists).
 #[server(prefix = "/api", endpoint = "admin/alerts/resolve")]
-pub async fn resolve_alert(id: i64) -> Result<(), AppError> {
+pub async fn resolve_alert(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     // The change and its event commit together or not at all.
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;

@@ -26,6 +26,11 @@ pub const STEP_SESSIONS: &str = "sessions";
 pub const STEP_INVITES: &str = "admin_invites";
 pub const STEP_SPAM: &str = "suspected_spam";
 pub const STEP_SPENT_PROOFS: &str = "spam_proofs_spent";
+pub const STEP_ENDED: &str = "ended_records";
+
+/// Resolved alerts and the rows of purged shares (their files long gone, their names forgotten)
+/// are kept this many days after they ended.
+pub const ENDED_KEEP_DAYS: i64 = 90;
 
 /// The contact form's daily figures are kept this many days.
 pub const FIGURES_KEEP_DAYS: i64 = 400;
@@ -96,7 +101,7 @@ pub fn job() -> Job {
     Job::new(
         JOB,
         "Prune",
-        "Deletes inquiries older than the retention period, suspected spam older than its own retention, used proofs of work, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.",
+        "Deletes inquiries older than the retention period, suspected spam older than its own retention, used proofs of work, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites; after 90 days resolved alerts and the rows of purged shares, after 400 days deletion-journal entries.",
         CLAIM_KEY,
         CLAIM_INTERVAL,
     )
@@ -110,6 +115,24 @@ pub fn job() -> Job {
     .step(step(STEP_CHALLENGES, "abandoned passkey challenges", |pool, ctx| async move { delete_expired_challenges(&pool, ctx).await }))
     .step(step(STEP_SESSIONS, "expired sessions", |pool, ctx| async move { delete_expired_sessions(&pool, ctx).await }))
     .step(step(STEP_INVITES, "expired invites", |pool, ctx| async move { delete_expired_invites(&pool, ctx).await }))
+    .step(Step::new(STEP_ENDED, |ctx: StepCtx| async move { delete_ended_records(&ctx).await }).labelled("resolved alerts, purged shares and old deletion-journal entries"))
+}
+
+/// Deletes resolved alerts and purged shares' rows after [`ENDED_KEEP_DAYS`], and deletion-journal
+/// entries after [`kernel::storage::journal::KEEP_DAYS`].
+pub async fn delete_ended_records(ctx: &StepCtx) -> Result<jobs::StepReport, jobs::StepError> {
+    let (pool, bounds) = (&ctx.state.pool, prune_ctx(ctx));
+    let cutoff = ctx.now - time::Duration::days(ENDED_KEEP_DAYS);
+    let alerts = OLD_ALERTS.delete(pool, bounds, &[cutoff]).await?;
+    let shares = OLD_PURGED_SHARES.delete(pool, bounds, &[cutoff]).await?;
+    let journal_cutoff = ctx.now - time::Duration::days(kernel::storage::journal::KEEP_DAYS);
+    let limit = usize::try_from(bounds.batch_size).unwrap_or(1000).clamp(1, 1000);
+    let (journal, journal_more) = kernel::storage::journal::forget_before(&*ctx.state.blobs, journal_cutoff, limit).await?;
+    Ok(jobs::StepReport {
+        counts: vec![("alerts", alerts.deleted), ("shares", shares.deleted), ("journal_entries", journal)],
+        rows: alerts.deleted + shares.deleted + journal,
+        more: alerts.more || shares.more || journal_more,
+    })
 }
 
 /// Reads the retention period from `settings` (1–3,650 days; 180 when missing or invalid).
@@ -258,6 +281,19 @@ const EXPIRED_SESSIONS: Doomed = Doomed {
 /// Invites that expired unredeemed (redeemed ones stay as the record of who joined how).
 const EXPIRED_INVITES: Doomed =
     Doomed { table: "admin_invites", keys: &["id"], select: "select id from admin_invites where redeemed_at is null and expires_at < $1", lock: "" };
+
+/// Alerts resolved before `$1`.
+const OLD_ALERTS: Doomed = Doomed { table: "alerts", keys: &["id"], select: "select id from alerts where resolved_at < $1", lock: "" };
+/// Shares purged before `$1` (their files deleted, names and notes already forgotten); a share a
+/// legal hold names stays (the hold's record points to it).
+const OLD_PURGED_SHARES: Doomed = Doomed {
+    table: "shares",
+    keys: &["id"],
+    select: "select id from shares s where status = 'purged' and purged_at < $1
+               and not exists (select 1 from legal_holds h where h.share_id = s.id)
+             order by purged_at",
+    lock: " for update skip locked",
+};
 
 /// Suspected spam older than its own retention (`spam_retention_days`), except on legal hold.
 const OLD_SPAM: Doomed = Doomed {

@@ -336,7 +336,7 @@ pub fn AlertBanner() -> impl IntoView {
         }
     });
     let resolve = move |id: i64| {
-        resolve_action.dispatch(ResolveAlert { id });
+        resolve_action.dispatch(ResolveAlert { id: id.into() });
     };
     view! {
         <Transition fallback=|| ()>

@@ -65,7 +65,8 @@ pub async fn record_request(kind: String, email: String, received: String, note:
 /// What is the request, and what does Ebb hold for its address now. `preview`: the erasure's dry
 /// run (what would go, what stays and why), recorded as such; otherwise recorded as a search.
 #[server(prefix = "/api", endpoint = "admin/requests/find")]
-pub async fn find_request(id: i64, preview: bool) -> Result<Findings, AppError> {
+pub async fn find_request(id: common::id::Id, preview: bool) -> Result<Findings, AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let request = super::db::get(&state.pool, id).await.map_err(internal("data request"))?.ok_or(AppError::NotFound)?;
     let checked_at = kernel::jobs::claim::db_now(&state.pool).await.map_err(internal("database clock"))?;
@@ -92,7 +93,8 @@ pub async fn find_request(id: i64, preview: bool) -> Result<Findings, AppError> 
 /// Starts the erasure of an erasure request (after its dry run): one admin wins; the work goes on
 /// in the `requests` job, which closes the request once nothing erasable is left.
 #[server(prefix = "/api", endpoint = "admin/requests/erase")]
-pub async fn erase_request(id: i64) -> Result<(), AppError> {
+pub async fn erase_request(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
     let request = super::db::get(&state.pool, id).await.map_err(internal("data request"))?.ok_or(AppError::NotFound)?;
@@ -113,7 +115,8 @@ pub async fn erase_request(id: i64) -> Result<(), AppError> {
 
 /// Closes an access or copy request as answered.
 #[server(prefix = "/api", endpoint = "admin/requests/close")]
-pub async fn close_request(id: i64) -> Result<(), AppError> {
+pub async fn close_request(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
     super::db::close(&state.pool, &actor, id).await.map_err(request_error)?;

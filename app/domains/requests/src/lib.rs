@@ -221,6 +221,9 @@ pub fn parse_new(form: &NewRequestForm, today: Date) -> Result<NewRequest, std::
         errors.insert("note".into(), tf(RequestsT::NoteTooLong, &[("max", &NOTE_MAX_CHARS), ("n", &chars)]));
     } else if note.chars().any(|c| c.is_control() && c != '\n' && c != '\r' && c != '\t') {
         errors.insert("note".into(), t(RequestsT::NoteControl).into());
+    } else if common::email::contains_address(note) {
+        // The note outlives the request's address (forgotten when it closes): no address in it.
+        errors.insert("note".into(), t(RequestsT::NoteNoAddress).into());
     }
     match (kind, email) {
         (Some(kind), Some(email)) if errors.is_empty() => Ok(NewRequest { kind, email, received_on, note: note.to_owned() }),

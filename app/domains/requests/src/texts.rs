@@ -29,6 +29,7 @@ texts! {
     ReceivedTooOld { en: "The received date can be at most a year ago.", ja: "受付日は 1 年前までの日付にしてください。" }
     NoteTooLong { en: "A note can have at most {max} characters (this one has {n}).", ja: "メモは {max} 文字までです（現在 {n} 文字）。" }
     NoteControl { en: "The note contains characters that cannot be shown.", ja: "メモに表示できない文字が含まれています。" }
+    NoteNoAddress { en: "Leave the email address out of the note: the note is kept after the request is closed and its address forgotten. The address goes in its own field.", ja: "メモにメールアドレスを含めないでください。メモは請求の完了後、アドレスが消去された後も残ります。アドレスは専用の欄に入力してください。" }
     ListHeading { en: "Requests", ja: "請求の一覧" }
     NoRequests { en: "No data requests yet.", ja: "データ請求はまだありません。" }
     ColRequest { en: "Request", ja: "請求" }

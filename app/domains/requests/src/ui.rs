@@ -197,7 +197,8 @@ pub fn RequestPage() -> impl IntoView {
     // Both follow client-side navigation (the dry run is a link to `?step=preview`).
     let params = use_params_map();
     let query = use_query_map();
-    let id = Memo::new(move |_| params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0)));
+    // Not a whole number: no such request (404), like an unknown one.
+    let id = Memo::new(move |_| params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok())));
     let preview = Memo::new(move |_| query.with(|q| q.get("step").as_deref() == Some("preview")));
     let erase = ServerAction::<EraseRequest>::new();
     let close = ServerAction::<CloseRequest>::new();
@@ -205,17 +206,27 @@ pub fn RequestPage() -> impl IntoView {
     let jobs = common::live::live_version(&[common::live::Topic::Job]);
     let erasing = RwSignal::new(false);
     let trigger = move || (id.get(), preview.get(), erase.version().get(), close.version().get(), if erasing.get() { jobs() } else { 0 });
-    let findings = Resource::new(trigger, move |(id, preview, ..)| find_request(id, preview));
+    let findings = Resource::new(trigger, move |(id, preview, ..)| async move {
+        match id {
+            Some(id) => find_request(id.into(), preview).await,
+            None => Err(AppError::NotFound),
+        }
+    });
     // `try_get`: the document's title may be read after a HEAD request's page was dropped (its
     // signals disposed); that must not panic the render.
-    let title = move || tf(RequestsT::RequestTitle, &[("id", &id.try_get().unwrap_or_default())]);
+    let title = move || tf(RequestsT::RequestTitle, &[("id", &id.try_get().flatten().map(|id| id.to_string()).unwrap_or_default())]);
     view! {
         <Title text=move || format!("{}{}", title(), t(UiT::AdminTitleSuffix))/>
         <p><a href="/admin/requests">{t(RequestsT::Back)}</a></p>
         <h1>{title}</h1>
         <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
             {move || findings.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error" role="alert" data-testid="request-error">{describe(&e)}</p> }.into_any(),
+                Err(e) => {
+                    // An unknown request is a 404 page, not a 200 with "not found" inside.
+                    #[cfg(feature = "ssr")]
+                    common::error::set_status(&e);
+                    view! { <p class="notice error" role="alert" data-testid="request-error">{describe(&e)}</p> }.into_any()
+                }
                 Ok(f) => {
                     erasing.set(f.request.status == RequestStatus::Erasing);
                     view! { <RequestBody f preview=preview.get_untracked() erase close/> }.into_any()

@@ -88,7 +88,8 @@ pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
 
 /// Revokes an active share: it expires now and the GC deletes its file. Recorded.
 #[server(prefix = "/api", endpoint = "admin/shares/revoke")]
-pub async fn revoke_share(id: i64) -> Result<(), AppError> {
+pub async fn revoke_share(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
@@ -159,7 +160,8 @@ pub async fn list_file_requests() -> Result<Vec<super::FileRequestSummary>, AppE
 
 /// Revokes an open file request: its link stops working now. Recorded.
 #[server(prefix = "/api", endpoint = "admin/file-requests/revoke")]
-pub async fn revoke_file_request(id: i64) -> Result<(), AppError> {
+pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::requests::revoke(&mut tx, id).await.map_err(internal("file request revoke"))? {
@@ -173,27 +175,69 @@ pub async fn revoke_file_request(id: i64) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Makes a share of a received file: it gets a one-time public link (shown once), valid until the
-/// received file's own expiry. Recorded.
+/// Makes a share of a received file: a copy of it gets a one-time public link (shown once), valid
+/// until the received file's own expiry. The received file is untouched: downloading the link
+/// deletes the copy only. Recorded.
 #[server(prefix = "/api", endpoint = "admin/shares/publish")]
-pub async fn publish_received(id: i64) -> Result<super::NewShare, AppError> {
+pub async fn publish_received(id: common::id::Id) -> Result<super::NewShare, AppError> {
+    let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
-    let (token, hash) = kernel::token::new_token();
-    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let Some(expires_at) = super::requests::publish(&mut tx, id, &hash).await.map_err(internal("publish"))? else {
+    let cannot = || AppError::BadRequest(t(SharesT::CannotPublish).into());
+    let source = super::requests::publishable(&state.pool, id).await.map_err(internal("publish"))?.ok_or_else(cannot)?;
+    // The copy is stored first, outside any transaction; it is deleted again unless its row
+    // commits (a crash in between leaves an orphan, which the GC's sweep removes).
+    let key = kernel::storage::new_key(kernel::storage::Namespace::Shares);
+    let copied = copy_blob(&state, &source.blob_key, &key, source.size_bytes).await;
+    let committed = match copied {
+        Ok(()) => commit_copy(&state, id, &key, admin.id).await,
+        Err(e) => Err(e),
+    };
+    let (new_id, token, file_name, size_bytes, expires_at) = match committed {
+        Ok(Some(done)) => done,
+        other => {
+            if let Err(e) = state.blobs.delete(&key).await {
+                tracing::warn!(error = %e, "publishing a received file: its unused copy could not be deleted (the GC's sweep will)");
+            }
+            return Err(other.err().unwrap_or_else(cannot));
+        }
+    };
+    state.live.touch(common::live::Topic::Share, Some(new_id.to_string()));
+    let url = format!("{}/s/{token}", state.config.public_url);
+    let qr_svg = kernel::qr::svg(&url);
+    Ok(super::NewShare { id: new_id, url, qr_svg, file_name, size_bytes, expires_at })
+}
+
+/// Streams the received file `from` into `to`, checking that all of it arrived.
+#[cfg(feature = "ssr")]
+async fn copy_blob(state: &kernel::state::AppState, from: &str, to: &str, size: i64) -> Result<(), AppError> {
+    let source = state.blobs.open(from).await.map_err(|e| AppError::internal("publish: reading the received file failed", e))?;
+    let Some(source) = source else {
+        tracing::warn!("publishing a received file: its stored file is missing");
         return Err(AppError::BadRequest(t(SharesT::CannotPublish).into()));
     };
-    let (file_name, size_bytes) = sqlx::query_as::<_, (String, i64)>("select file_name, size_bytes from shares where id = $1")
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(internal("publish"))?;
-    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SharePublish, Some(&id.to_string()))
+    let stored = match state.blobs.put_stream(to, source.body, source.len).await {
+        Ok(stored) => stored,
+        Err(kernel::storage::BlobError::MarkerMissing) => return Err(AppError::StorageUnavailable),
+        Err(e) => return Err(AppError::internal("publish: storing the copy failed", e)),
+    };
+    if stored.size != size as u64 {
+        return Err(AppError::internal("publish: the copy's size differs from the received file's", format!("{} of {size} bytes", stored.size)));
+    }
+    Ok(())
+}
+
+/// Writes the copy's share row and its audit event; `None` when the received file ended meanwhile.
+#[cfg(feature = "ssr")]
+async fn commit_copy(state: &kernel::state::AppState, id: i64, key: &str, admin: uuid::Uuid) -> Result<Option<(i64, String, String, i64, time::OffsetDateTime)>, AppError> {
+    let (token, hash) = kernel::token::new_token();
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    let Some((new_id, file_name, size_bytes, expires_at)) = super::requests::publish_copy(&mut tx, id, &hash, key, admin).await.map_err(internal("publish"))? else {
+        return Ok(None);
+    };
+    let detail = format!("copy of received file {id}");
+    kernel::audit::record_admin_detail(&mut tx, Some(admin), kernel::audit::AuditKind::SharePublish, Some(&new_id.to_string()), Some(&detail))
         .await
         .map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
-    state.live.touch(common::live::Topic::Share, Some(id.to_string()));
-    let url = format!("{}/s/{token}", state.config.public_url);
-    let qr_svg = kernel::qr::svg(&url);
-    Ok(super::NewShare { id, url, qr_svg, file_name, size_bytes, expires_at })
+    Ok(Some((new_id, token, file_name, size_bytes, expires_at)))
 }

@@ -323,6 +323,10 @@ pub fn parse_note(raw: &str) -> Result<Option<String>, String> {
     if note.chars().any(|c| c.is_control() && c != '\n' && c != '\r' && c != '\t') {
         return Err(common::i18n::t(texts::SharesT::NoteControl).into());
     }
+    // Notes are not found, copied or erased by data requests: no person's address in them.
+    if common::email::contains_address(note) {
+        return Err(common::i18n::t(texts::SharesT::NoteNoAddress).into());
+    }
     Ok(Some(note.to_string()))
 }
 
@@ -381,6 +385,8 @@ mod tests {
         assert_eq!(parse_note(" For Ann\nthanks "), Ok(Some("For Ann\nthanks".into())));
         assert!(parse_note(&"x".repeat(501)).is_err());
         assert!(parse_note("bell\u{7}").is_err());
+        assert_eq!(parse_note("for ann@example.org"), Err(common::i18n::t(texts::SharesT::NoteNoAddress).into()));
+        assert_eq!(parse_note("for Ann (case 12)"), Ok(Some("for Ann (case 12)".into())));
     }
 
     #[test]

@@ -176,18 +176,47 @@ pub async fn forget_ended(pool: &PgPool, limit: i64) -> Result<u64, sqlx::Error>
     Ok(r.rows_affected())
 }
 
-/// Gives a received file a public one-time link (the admin "makes a share of it"): only a
-/// received, still active item without a link. Returns its expiry when it changed.
-pub async fn publish(tx: &mut Transaction<'_, Postgres>, share_id: i64, token_hash: &[u8]) -> Result<Option<OffsetDateTime>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "update shares set token_hash = $2
-         where id = $1 and origin = 'request' and token_hash is null and status = 'active' and expires_at > clock_timestamp()
-         returning expires_at",
+/// A received file that can be shared: what its copy needs.
+pub struct Publishable {
+    pub blob_key: String,
+    pub size_bytes: i64,
+}
+
+/// The received file `share_id` when it can be shared (received, active, unexpired).
+pub async fn publishable(pool: &PgPool, share_id: i64) -> Result<Option<Publishable>, sqlx::Error> {
+    sqlx::query_as!(
+        Publishable,
+        "select blob_key, size_bytes from shares
+         where id = $1 and origin = 'request' and status = 'active' and expires_at > clock_timestamp()",
+        share_id,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// The one-time share made of a received file: a new row for the copy stored under `blob_key`
+/// (the received file keeps its own row, lifetime and deletion). The link lasts until the
+/// received file's own expiry. `None`: the received file ended meanwhile (nothing written).
+pub async fn publish_copy(
+    tx: &mut Transaction<'_, Postgres>,
+    share_id: i64,
+    token_hash: &[u8],
+    blob_key: &str,
+    admin: uuid::Uuid,
+) -> Result<Option<(i64, String, i64, OffsetDateTime)>, sqlx::Error> {
+    let row = sqlx::query!(
+        "insert into shares (token_hash, blob_key, file_name, size_bytes, content_type, note, created_by, expires_at, max_downloads)
+         select $2, $3, file_name, size_bytes, content_type, note, $4, expires_at, 1 from shares
+         where id = $1 and origin = 'request' and status = 'active' and expires_at > clock_timestamp()
+         returning id, file_name, size_bytes, expires_at",
         share_id,
         token_hash,
+        blob_key,
+        admin,
     )
     .fetch_optional(&mut **tx)
-    .await
+    .await?;
+    Ok(row.map(|r| (r.id, r.file_name, r.size_bytes, r.expires_at)))
 }
 
 /// How long an upload's lease on its file request lasts without renewal (the upload renews it

@@ -55,6 +55,7 @@ texts! {
     ExpiryRange { en: "Choose an expiry between 1 hour and {max}.", ja: "有効期間は 1 時間〜{max}の範囲で選択してください。" }
     NoteTooLong { en: "Keep the note under {max} characters.", ja: "メモは {max} 文字以内にしてください。" }
     NoteControl { en: "The note contains characters that cannot be shown.", ja: "メモに表示できない文字が含まれています。" }
+    NoteNoAddress { en: "Leave email addresses out of the note: notes are not covered by data requests. Name the person or case another way.", ja: "メモにメールアドレスを含めないでください。メモはデータ請求の対象外です。別の方法で相手や案件を記載してください。" }
 
     // The new link
     ReadySize { en: " ({size}) is ready. ", ja: "（{size}）の準備ができました。" }
@@ -101,7 +102,8 @@ texts! {
     DownloadReceived { en: "Download", ja: "ダウンロード" }
     Publish { en: "Share it…", ja: "共有リンクを作成" }
     DeleteNow { en: "Delete", ja: "削除" }
-    CannotPublish { en: "This file can no longer be shared (it expired, was deleted or already has a link). Reload the page.", ja: "このファイルは共有できません（期限切れ・削除済み、またはリンク作成済みです）。ページを再読み込みしてください。" }
+    CannotPublish { en: "This file can no longer be shared (it expired or was deleted). Reload the page.", ja: "このファイルは共有できません（期限切れまたは削除済みです）。ページを再読み込みしてください。" }
+    ConfirmPublish { en: "Make a one-time public link to a copy of “{name}”? Whoever opens the link first can download it once; the copy is then deleted. The received file stays here until {time}.", ja: "「{name}」のコピーに一回限りの公開リンクを作成しますか？ リンクを最初に開いた人が一度だけダウンロードでき、その後コピーは削除されます。受け取ったファイルは {time} までここに残ります。" }
 
     // File requests (admin)
     RequestHeading { en: "Request a file", ja: "ファイルを依頼" }

@@ -101,7 +101,7 @@ pub fn SharesPage() -> impl IntoView {
             }
         }
         revoking.set(share.file_name);
-        revoke_action.dispatch(RevokeShare { id: share.id });
+        revoke_action.dispatch(RevokeShare { id: share.id.into() });
     };
 
     let rows = Signal::derive(move || {
@@ -198,6 +198,8 @@ fn ShareRow(
     let received = share.received;
     let publish = ServerAction::<PublishReceived>::new();
     let publish_error = RwSignal::new(None::<String>);
+    #[cfg(feature = "hydrate")]
+    let (publish_name, publish_until) = (share.file_name.clone(), format_time(share.expires_at));
     Effect::new(move |_| match publish.value().get() {
         Some(Ok(link)) => on_published.run(link),
         Some(Err(e)) => publish_error.set(Some(describe_shares(&e))),
@@ -237,8 +239,17 @@ fn ShareRow(
                 {(active && received).then(|| view! {
                     <a class="button secondary small" href=format!("/admin/shares/{id}/file") rel="external" download data-testid="received-download">{t(SharesT::DownloadReceived)}</a>
                 })}
-                {(active && received && !share.public).then(|| view! {
-                    <button type="button" class="secondary small" data-testid="publish" on:click=move |_| { publish.dispatch(PublishReceived { id }); }>{t(SharesT::Publish)}</button>
+                {(active && received).then(|| view! {
+                    <button type="button" class="secondary small" data-testid="publish" on:click=move |_| {
+                        #[cfg(feature = "hydrate")]
+                        {
+                            let question = tf(SharesT::ConfirmPublish, &[("name", &publish_name), ("time", &publish_until)]);
+                            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+                                return;
+                            }
+                        }
+                        publish.dispatch(PublishReceived { id: id.into() });
+                    }>{t(SharesT::Publish)}</button>
                 })}
                 {move || publish_error.get().map(|m| view! { <p class="field-error" role="alert">{m}</p> })}
                 {(active || resumable).then(|| view! { <button type="button" class="danger small" on:click=move |_| revoke()>{if received { t(SharesT::DeleteNow) } else { t(SharesT::Revoke) }}</button> })}

@@ -130,7 +130,7 @@ fn RequestsTable(items: Vec<FileRequestSummary>, revoke: ServerAction<RevokeFile
                             <td class="nowrap">{when}</td>
                             <td class="actions">
                                 {(r.state == FileRequestState::Open).then(|| view! {
-                                    <button type="button" class="danger small" on:click=move |_| { revoke.dispatch(RevokeFileRequest { id }); }>{t(SharesT::Revoke)}</button>
+                                    <button type="button" class="danger small" on:click=move |_| { revoke.dispatch(RevokeFileRequest { id: id.into() }); }>{t(SharesT::Revoke)}</button>
                                 })}
                             </td>
                         </tr>

@@ -36,7 +36,7 @@ impl ClientSecret {
     /// Loads (or creates, first writer wins) the secret. Start-up calls it after migrations.
     /// An unreadable stored secret is refused (Ebb does not start), never replaced by a constant.
     pub async fn load(&self, pool: &PgPool) -> Result<(), String> {
-        let secret = crate::settings::secret(pool, "audit_client_secret").await?;
+        let secret = crate::settings::secret(pool, crate::settings::CLIENT_SECRET).await?;
         let _ = self.0.set(secret);
         Ok(())
     }

@@ -64,9 +64,17 @@ pub async fn record(store: &dyn BlobStore, deletion: Deletion) -> Result<(), Blo
 
 /// Every entry, oldest first; `(entries, unreadable keys)`.
 pub async fn read_all(store: &dyn BlobStore) -> Result<(Vec<Entry>, Vec<String>), BlobError> {
+    read_since(store, None).await
+}
+
+/// The entries written at or after `since` (all when `None`), oldest first; `(entries,
+/// unreadable keys)`.
+pub async fn read_since(store: &dyn BlobStore, since: Option<OffsetDateTime>) -> Result<(Vec<Entry>, Vec<String>), BlobError> {
     let mut entries = Vec::new();
     let mut unreadable = Vec::new();
-    let mut after: Option<String> = None;
+    // Names sort by time: the listing starts after the name of `since`'s second, before any
+    // entry written in that second.
+    let mut after: Option<String> = since.map(|at| entry_key(at)[..Namespace::Deletions.prefix().len() + 14].to_owned());
     loop {
         let page = store.list(Namespace::Deletions, after.as_deref(), 1000).await?;
         for o in &page.objects {
@@ -83,6 +91,26 @@ pub async fn read_all(store: &dyn BlobStore) -> Result<(Vec<Entry>, Vec<String>)
         }
     }
     Ok((entries, unreadable))
+}
+
+/// How long entries are kept: a restore of a backup older than this is not redone (the README's
+/// backup section says so; keep backups for less, or restore within it).
+pub const KEEP_DAYS: i64 = 400;
+
+/// Deletes up to `limit` entries written before `before`, oldest first. Returns how many went,
+/// and whether older entries are left for the next call.
+pub async fn forget_before(store: &dyn BlobStore, before: OffsetDateTime, limit: usize) -> Result<(u64, bool), BlobError> {
+    // Entry names sort by time: every name below the cut-off's own name is older.
+    let cutoff = entry_key(before);
+    let cutoff = &cutoff[..Namespace::Deletions.prefix().len() + 14];
+    let page = store.list(Namespace::Deletions, None, limit.max(1)).await?;
+    let mut deleted = 0;
+    for o in page.objects.iter().filter(|o| o.key.as_str() < cutoff) {
+        store.delete(&o.key).await?;
+        deleted += 1;
+    }
+    let all_old = page.objects.last().is_some_and(|o| o.key.as_str() < cutoff);
+    Ok((deleted, all_old && page.next.is_some()))
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ impl MarkedStore {
                 return Err("the storage holds the marker of another Ebb installation (another database); point it at this installation's storage".into())
             }
             (Some(_), None) if written => {
-                return Err("the storage marker is missing, but Ebb has written files to its storage before (shares, archived months or exports): this is not the storage they were written to (an unmounted or wrong folder, or another bucket?). If you emptied the storage on purpose, delete the settings row 'storage_marker_id' to make Ebb adopt it".into())
+                return Err("the storage marker is missing, but Ebb has written files to its storage before (shares, archived months, exports or signed audit digests): this is not the storage they were written to (an unmounted or wrong folder, or another bucket?). If you emptied the storage on purpose, delete the settings row 'storage_marker_id' to make Ebb adopt it".into())
             }
             (db, _) => {
                 // First use (or nothing stored that could be lost): adopt the database's id, or
@@ -74,7 +74,7 @@ impl MarkedStore {
     /// Start-up: the secret and base URL of Ebb-signed read URLs (the secret is generated once and
     /// kept in the database, so every instance signs alike and links survive a restart).
     pub async fn ensure_signer(&self, pool: &sqlx::PgPool, public_url: &str) -> Result<(), String> {
-        let secret = crate::settings::secret(pool, "blob_url_secret").await?;
+        let secret = crate::settings::secret(pool, crate::settings::BLOB_URL_SECRET).await?;
         let _ = self.signer.set(UrlSigner::new(secret, public_url));
         Ok(())
     }
