@@ -41,7 +41,7 @@ async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String)
     let (entries, unreadable) = journal::read_all(&*state.blobs).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
     let (erased, purged) = redo(state, &entries).await?;
     note_redone(state, &entries).await?;
-    let words = format!("{} journal entries read: {erased} erased row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
+    let words = format!("{} journal entries read: {erased} erased or ended row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
     if unreadable.is_empty() {
         Ok((Status::Ok, words))
     } else {
@@ -109,9 +109,38 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
                     }
                 }
             }
+            other => erased += end_again(state, other).await?,
         }
     }
     Ok((erased, purged))
+}
+
+/// Ends again what an entry says ended (sessions, passkeys, revoked shares and file requests);
+/// returns how many rows it changed (0 on a database that saw the entry's own commit).
+async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<u64, String> {
+    let done = match deletion {
+        Deletion::SessionEnd { handles } => {
+            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))").bind(handles).execute(&state.pool).await
+        }
+        Deletion::PasskeyRemove { ids } => sqlx::query("delete from passkeys where id = any($1)").bind(ids).execute(&state.pool).await,
+        Deletion::ShareRevoke { ids } => {
+            sqlx::query(
+                "update shares set expires_at = least(expires_at, clock_timestamp()), revoked_at = clock_timestamp()
+                  where id = any($1) and status <> 'purged' and revoked_at is null",
+            )
+            .bind(ids)
+            .execute(&state.pool)
+            .await
+        }
+        Deletion::FileRequestEnd { ids } => {
+            sqlx::query("update file_requests set expires_at = clock_timestamp() where id = any($1) and status = 'open' and expires_at > clock_timestamp()")
+                .bind(ids)
+                .execute(&state.pool)
+                .await
+        }
+        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
+    };
+    Ok(done.map_err(db)?.rows_affected())
 }
 
 /// A share the journal says was purged: its file deleted (again) and its row marked purged.

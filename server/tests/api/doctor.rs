@@ -231,7 +231,7 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     let db_digests = count(&restored, "select count(*) from audit_digests").await;
     let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
     assert!(ok, "{text}");
-    assert!(line(&text, "deletions redone").contains("2 erased row(s) and 1 purged share(s) were back"), "{text}");
+    assert!(line(&text, "deletions redone").contains("2 erased or ended row(s) and 1 purged share(s) were back"), "{text}");
     // Those digests are kept as superseded, the restore is an audit event, and the trail
     // verifies (with every archived month) and grows on.
     assert!(count(&restored, "select count(*) from audit_digests where superseded_at is not null").await >= 1, "{text}");
@@ -259,7 +259,7 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
 
     // Again: idempotent, nothing more to redo.
     let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
-    assert!(ok && line(&text, "deletions redone").contains("0 erased row(s) and 0 purged share(s)"), "{text}");
+    assert!(ok && line(&text, "deletions redone").contains("0 erased or ended row(s) and 0 purged share(s)"), "{text}");
     assert!(line(&text, "audit digests").starts_with("ok "), "{text}");
 
     // A live share whose file the storage lost is named, and the doctor fails.
@@ -272,24 +272,31 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
 }
 
 /// `ebb serve` on a restored database whose operator skipped `ebb doctor --after-restore`: before
-/// it listens, it redoes the deletion journal, so the person erased after the backup is not
-/// served again; the next start has nothing to redo.
+/// it listens, it redoes the deletion journal, so the person erased, the share revoked and the
+/// session signed out after the backup are not back; the next start has nothing to redo.
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
+    let cookie = admin_cookie(&pool).await;
     let db = pool.connect_options().get_database().unwrap().to_owned();
     insert_inquiry(&pool, ERASED).await;
     insert_inquiry(&pool, KEPT).await;
+    share_via_upload(&app, &cookie, "revoked.txt", b"revoked file".to_vec()).await;
+    let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
     app::audit::chain::keys::signer(&app.state).await.unwrap();
     let backup = tempfile::tempdir().unwrap();
     let dump = backup.path().join("ebb.dump");
     run(Command::new("pg_dump").args(["--format=custom", "--file", dump.to_str().unwrap(), &database_url(&db)]));
     server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
+    assert_eq!(crate::helpers::call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &share.to_string())]).await.status(), 200);
+    assert_eq!(crate::helpers::call_form(&app, "/api/admin/signout", Some(&cookie), &[]).await.status(), 200);
     let restored_name = format!("ebb_restored_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     sqlx::query(&format!("create database {restored_name}")).execute(&pool).await.unwrap();
     run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&restored_name), dump.to_str().unwrap()]));
     let restored = PgPool::connect(&database_url(&restored_name)).await.unwrap();
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 1, "the restore brought the person back");
+    assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 1, "and the link");
+    assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 1, "and the session");
 
     let serve_until_ready = || {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -315,6 +322,8 @@ async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPoo
     let log = serve_until_ready();
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0, "erased again before serving: {log}");
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
+    assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 0, "the link stays revoked");
+    assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 0, "the session stays ended");
     assert!(log.contains("deleted again") && log.contains("--after-restore"), "the operator is told: {log}");
     assert!(!log.contains(ERASED), "no address in the log: {log}");
     let log = serve_until_ready();

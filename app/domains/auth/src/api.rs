@@ -157,7 +157,15 @@ pub async fn sign_out() -> Result<(), AppError> {
     let (state, session, admin) = super::service::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if let Some(id) = session.id() {
-        super::db::delete_session(&mut tx, &id.to_string()).await.map_err(internal("signout"))?;
+        let handle = super::db::delete_session(&mut tx, &id.to_string()).await.map_err(internal("signout"))?;
+        // Journaled (its handle only), so a database restored from an older backup does not
+        // bring the session back. Signing out never fails for it: a store that cannot take the
+        // entry is logged, and that restore gap is the README's.
+        if let Some(handle) = handle {
+            if let Err(e) = kernel::storage::journal::record(&*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await {
+                tracing::warn!(error = %e, "signing out: the deletion journal could not take the session's end");
+            }
+        }
     }
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SignOut, None).await.map_err(internal("record"))?;
     tx.commit().await.map_err(internal("commit"))?;
@@ -223,6 +231,8 @@ pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
     kernel::audit::record_admin_detail(&mut tx, Some(admin.id), kernel::audit::AuditKind::PasskeyRemove, Some(&id.to_string()), Some(&removed_name))
         .await
         .map_err(internal("record"))?;
+    // Journaled before the commit: a restored database does not get the passkey back.
+    kernel::storage::journal::record_in_request(&*state.blobs, kernel::storage::journal::Deletion::PasskeyRemove { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))
 }
 
@@ -243,6 +253,8 @@ pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SessionRevoke, Some(&handle.to_string()))
         .await
         .map_err(internal("record"))?;
+    // Journaled before the commit: a restored database does not bring the session back.
+    kernel::storage::journal::record_in_request(&*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await?;
     tx.commit().await.map_err(internal("commit"))
 }
 

@@ -275,7 +275,9 @@ pub async fn revoke_session(conn: &mut PgConnection, admin: Uuid, handle: Uuid) 
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<(), sqlx::Error> {
+/// Ends a session; returns its handle when it was an admin's.
+pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<Option<Uuid>, sqlx::Error> {
+    let handle: Option<Uuid> = sqlx::query_scalar("select handle from admin_sessions where session_id = $1").bind(session_id).fetch_optional(&mut *conn).await?;
     sqlx::query!("delete from tower_sessions.session where id = $1", session_id).execute(conn).await?;
-    Ok(())
+    Ok(handle)
 }

@@ -98,6 +98,8 @@ pub async fn revoke_share(id: common::id::Id) -> Result<(), AppError> {
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::ShareRevoke, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
+    // Journaled before the commit: a restored database does not bring the link back.
+    kernel::storage::journal::record_in_request(&*state.blobs, kernel::storage::journal::Deletion::ShareRevoke { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))?;
     state.live.touch(common::live::Topic::Share, Some(id.to_string()));
     super::gc::gc_in_background(&state);
@@ -170,6 +172,8 @@ pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::FileRequestRevoke, Some(&id.to_string()))
         .await
         .map_err(internal("record"))?;
+    // Journaled before the commit: a restored database does not open the request again.
+    kernel::storage::journal::record_in_request(&*state.blobs, kernel::storage::journal::Deletion::FileRequestEnd { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))?;
     state.live.touch(common::live::Topic::Share, Some(format!("r{id}")));
     Ok(())

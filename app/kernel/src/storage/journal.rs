@@ -22,6 +22,15 @@ pub enum Deletion {
     Erasure { request: i64, source: String, hash: String, ids: Vec<String> },
     /// Shares whose files the GC deletes (ids and their objects).
     SharePurge { ids: Vec<i64>, keys: Vec<String> },
+    /// Admin sessions ended (signed out or revoked), by their handles (never the session id,
+    /// which is the cookie's secret).
+    SessionEnd { handles: Vec<uuid::Uuid> },
+    /// Passkeys removed.
+    PasskeyRemove { ids: Vec<uuid::Uuid> },
+    /// Shares revoked before their time.
+    ShareRevoke { ids: Vec<i64> },
+    /// File requests that ended early: revoked, or used by the upload they were for.
+    FileRequestEnd { ids: Vec<i64> },
 }
 
 /// A journal entry as stored.
@@ -60,6 +69,17 @@ pub async fn record(store: &dyn BlobStore, deletion: Deletion) -> Result<(), Blo
     let entry = Entry { at: OffsetDateTime::now_utc(), deletion };
     let body = serde_json::to_vec(&entry).map_err(|e| BlobError::Service(format!("journal entry: {e}")))?;
     store.put(&entry_key(entry.at), Bytes::from(body)).await.map(|_| ())
+}
+
+/// [`record`] for a request handler, before the commit of what it records: a store without its
+/// marker is "storage unavailable" (503, try again), any other failure an internal error; either
+/// way the caller does not commit.
+pub async fn record_in_request(store: &dyn BlobStore, deletion: Deletion) -> Result<(), common::error::AppError> {
+    match record(store, deletion).await {
+        Ok(()) => Ok(()),
+        Err(BlobError::MarkerMissing) => Err(common::error::AppError::StorageUnavailable),
+        Err(e) => Err(common::error::AppError::internal("cannot write the deletion journal", e)),
+    }
 }
 
 /// Every entry, oldest first; `(entries, unreadable keys)`.
