@@ -87,9 +87,16 @@ check_site 3302 "$WORK/deb.log"
 pkill -TERM -u ebb || true
 for _ in $(seq 1 50); do pgrep -u ebb >/dev/null || break; sleep 0.2; done
 wait "${PIDS[-1]}" 2>/dev/null || true
-dpkg --purge ebb >/dev/null
-! getent passwd ebb >/dev/null || fail "purging left the ebb user"
+dpkg --purge ebb >/dev/null 2>"$WORK/purge.log"
 [ ! -e /usr/bin/ebb ] || fail "purging left /usr/bin/ebb"
+# The data stays, and so does its owner (no later user can get its uid and own the shares).
+[ -d /var/lib/ebb/blobs ] || fail "purging removed /var/lib/ebb"
+getent passwd ebb >/dev/null || fail "purging removed the user ebb while /var/lib/ebb, its data, stays"
+[ "$(stat -c %U /var/lib/ebb/blobs)" = ebb ] || fail "after purging, /var/lib/ebb/blobs is owned by $(stat -c %U /var/lib/ebb/blobs)"
+grep -q 'rm -r /var/lib/ebb && deluser' "$WORK/purge.log" || fail "purging did not say how to remove the data and the user"
+# What the message says, as an operator would: then no user is left behind.
+rm -r /var/lib/ebb && deluser --system ebb >/dev/null
+! getent passwd ebb >/dev/null || fail "deluser left the ebb user"
 say "Debian package: ok"
 
 IMG=dist/ebb-$VERSION-image.tar
@@ -106,6 +113,17 @@ if [ -f "$IMG" ]; then
   out=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DATABASE_URL="$URL" chroot "$WORK/rootfs" /usr/bin/ebb migrate --dry-run 2>&1) || { echo "$out" >&2; fail "ebb migrate --dry-run under chroot"; }
   grep -q '^0 migrations applied; [0-9]* pending' <<<"$out" || fail "ebb migrate --dry-run under chroot said: $out"
   [ "$(podman image inspect --format '{{.Config.User}}' "localhost/ebb:$VERSION")" = ebb ] || fail "the image does not run as ebb"
+  # As the image runs it (these machines cannot start a container): its own user (uid 10001 in
+  # its passwd), its settings, its volume folder; the start probes the store (writes, reads back
+  # and deletes) and writes the marker there, so a folder the user cannot write stops it.
+  [ "$(stat -c %u "$WORK/rootfs/var/lib/ebb/blobs")" = 10001 ] || fail "the image's /var/lib/ebb/blobs belongs to uid $(stat -c %u "$WORK/rootfs/var/lib/ebb/blobs"), not ebb (10001)"
+  env -i PATH=/usr/bin DATABASE_URL="$URL" LEPTOS_SITE_ROOT=/usr/share/ebb/site EBB_STORAGE_DIR=/var/lib/ebb/blobs EBB_BIND=127.0.0.1:3303 \
+    EBB_PUBLIC_URL=http://localhost:3303 EBB_LOG_FORMAT=json EBB_METRICS_BIND= \
+    chroot --userspec=10001:10001 "$WORK/rootfs" /usr/bin/ebb serve >"$WORK/image.log" 2>&1 &
+  PIDS+=($!)
+  check_site 3303 "$WORK/image.log"
+  [ -n "$(find "$WORK/rootfs/var/lib/ebb/blobs" -user 10001 -type f | head -1)" ] || fail "ebb serve wrote nothing to the image's store as its user"
+  kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
   say "container image: ok"
 fi
 say "ok"

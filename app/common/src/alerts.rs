@@ -48,6 +48,8 @@ pub enum AlertKind {
     /// Emails about files (or inquiries) were not sent within a day of their event (the SMTP
     /// server refused them all that time) and are given up; subject: empty. Resolved by an admin.
     NotifyUnsent,
+    /// An upload found the store full (a full disk); subject: empty. Resolved by an admin.
+    StorageFull,
 }
 
 impl AlertKind {
@@ -67,6 +69,7 @@ impl AlertKind {
             AlertKind::AuditChainBroken => "audit.chain_broken",
             AlertKind::DataRequestDue => "data_request.due",
             AlertKind::NotifyUnsent => "notify.unsent",
+            AlertKind::StorageFull => "storage.full",
         }
     }
 }
@@ -127,6 +130,8 @@ pub enum AlertMessage {
     RequestDue { id: i64, due: String, days_left: i64 },
     /// `n` file notifications were given up a day after their event, unsent.
     NotifyUnsent { n: i64 },
+    /// An upload found the store full.
+    StorageFull,
 }
 
 impl AlertMessage {
@@ -162,6 +167,7 @@ impl AlertMessage {
                 };
                 fill(template.get(lang), &[("id", &id.to_string()), ("due", due), ("n", &num(days_left.abs()))])
             }
+            AlertMessage::StorageFull => A::StorageFull.get(lang).to_string(),
             AlertMessage::NotifyUnsent { n } => fill(A::NotifyUnsent.get(lang), &[("n", &num(*n))]),
             AlertMessage::DefaultRows { n } => fill(A::DefaultRows.get(lang), &[("n", &num(*n))]),
             AlertMessage::UnexpectedPartition { names } => fill(A::UnexpectedPartition.get(lang), &[("names", &list(names))]),
@@ -203,6 +209,7 @@ texts! {
     UnexpectedPartition { en: "Audit upkeep left these partitions alone (unexpected name or bounds): {names}.", ja: "監査ログの保守は、次のパーティションを処理対象外としました（想定外の名前または範囲）: {names}。" }
     OverdueOne { en: "{label}: 1 item is past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: 1 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
     OverdueMany { en: "{label}: {n} items are past their promise by more than one run of {job} ({promise}). Check that job's last runs on the dashboard, and the Retention page.", ja: "{label}: {n} 件が、約束した保管期間を{job}の実行間隔 1 回分以上超えています（{promise}）。ダッシュボードでこのジョブの最近の実行と、保管期間ページを確認してください。" }
+    StorageFull { en: "An upload found the storage full and was refused (507). Free space on the store's disk (or move the store); `ebb doctor` shows the free space.", ja: "保存領域がいっぱいのため、アップロードが拒否されました（507）。ストレージのディスクの空き容量を確保するか、保存先を移してください。空き容量は `ebb doctor` で確認できます。" }
     NotifyUnsent { en: "{n} emails about files were not sent within a day of their event and were given up (the SMTP server did not take them; the server log has why). Check the SMTP settings; the shares page shows what happened.", ja: "ファイルに関する {n} 件のメールが、発生から 1 日以内に送信できなかったため破棄されました（SMTP サーバーが受け付けませんでした。原因はサーバーログにあります）。SMTP の設定を確認してください。経緯は共有ファイルのページで確認できます。" }
     TheirJob { en: "their job", ja: "削除ジョブ" }
     ChainBroken { en: "The audit trail does not verify: the first break is at {place}. Someone may have changed the audit log or its archive. Keep the database and the storage as they are, and run `ebb audit verify --archive` for the full report.", ja: "監査証跡の検証に失敗しました。最初の不整合は {place} です。監査ログまたはそのアーカイブが改ざんされた可能性があります。データベースとストレージをそのまま保全し、`ebb audit verify --archive` で詳細を確認してください。" }

@@ -51,6 +51,10 @@ pub enum AppError {
     /// folder, a wrong bucket); nothing was kept, an admin has been alerted (HTTP 503).
     #[error("the storage is unavailable; nothing was kept")]
     StorageUnavailable,
+    /// The storage has no room left for this file (a full disk); nothing was kept, an admin
+    /// has been alerted (HTTP 507).
+    #[error("the storage is full; nothing was kept")]
+    StorageFull,
     /// Something went wrong on our side; the cause is in the server log (HTTP 500).
     #[error("something went wrong on our side; please try again later")]
     Internal,
@@ -69,6 +73,7 @@ impl AppError {
             AppError::TooLarge { .. } => 413,
             AppError::RateLimited { .. } => 429,
             AppError::StorageUnavailable => 503,
+            AppError::StorageFull => 507,
             AppError::Internal => 500,
         }
     }

@@ -22,6 +22,7 @@ pub fn describe(err: &AppError) -> String {
         AppError::Gone => t(T::ErrGone).into(),
         AppError::Conflict(msg) => msg.clone(),
         AppError::StorageUnavailable => t(T::ErrStorageUnavailable).into(),
+        AppError::StorageFull => t(T::ErrStorageFull).into(),
         AppError::Internal => t(T::ErrInternal).into(),
     }
 }

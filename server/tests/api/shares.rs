@@ -491,3 +491,23 @@ on_both_backends!(
     the_dashboard_overview_lists_shares_with_three_failed_deletes,
     the_admin_list_pages_newest_first_without_gaps_or_repeats,
 );
+
+/// A full disk is the server's problem, said plainly: 507 with what to do, nothing kept, an
+/// alert for the admins — never a 500. The next upload, with room again, works.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_full_disk_answers_507_keeps_nothing_and_alerts(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let cookie = admin_cookie(&pool).await;
+    app.faults.disk_full_after(64 * 1024);
+    let res = upload(&app, &cookie, form("big.bin", body_of(1024 * 1024), "24", "")).await;
+    assert_eq!(res.status(), 507);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert!(body.get("StorageFull").is_some() || body == serde_json::json!("StorageFull"), "{body}");
+    assert_eq!(app.stored_files().await, Vec::<String>::new(), "nothing kept");
+    let shares: i64 = sqlx::query_scalar("select count(*) from shares").fetch_one(&pool).await.unwrap();
+    assert_eq!(shares, 0);
+    let alerts: i64 = sqlx::query_scalar("select count(*) from alerts where kind = 'storage.full' and resolved_at is null").fetch_one(&pool).await.unwrap();
+    assert_eq!(alerts, 1);
+    app.faults.heal();
+    assert_eq!(upload(&app, &cookie, form("big.bin", body_of(1024 * 1024), "24", "")).await.status(), 201);
+}

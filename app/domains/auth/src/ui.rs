@@ -108,6 +108,7 @@ fn signin_texts() -> String {
         ("NotFound", AppError::NotFound),
         ("Gone", AppError::Gone),
         ("StorageUnavailable", AppError::StorageUnavailable),
+        ("StorageFull", AppError::StorageFull),
         ("Internal", AppError::Internal),
     ]
     .into_iter()

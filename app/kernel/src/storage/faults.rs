@@ -34,6 +34,8 @@ pub struct Faults {
     calls: Mutex<HashMap<Op, u64>>,
     /// Puts lose the service after this many bytes of their body.
     cut_after: Mutex<Option<u64>>,
+    /// Puts find the disk full after this many bytes of their body.
+    full_after: Mutex<Option<u64>>,
     /// Completed puts are corrupted in the store right after (one byte flipped).
     corrupt: Mutex<bool>,
 }
@@ -69,6 +71,12 @@ impl Faults {
         *self.cut_after.lock().unwrap() = Some(bytes);
     }
 
+    /// Every put finds the disk full after `bytes` bytes of its body (ENOSPC, as a local disk
+    /// answers the write).
+    pub fn disk_full_after(&self, bytes: u64) {
+        *self.full_after.lock().unwrap() = Some(bytes);
+    }
+
     /// Every completed put is then corrupted in the store: one byte flipped, same size (bit rot,
     /// or someone writing over the object).
     pub fn corrupt_puts(&self) {
@@ -78,6 +86,7 @@ impl Faults {
     /// No more faults.
     pub fn heal(&self) {
         *self.cut_after.lock().unwrap() = None;
+        *self.full_after.lock().unwrap() = None;
         *self.corrupt.lock().unwrap() = false;
         self.failing.lock().unwrap().clear();
         self.failing_keys.lock().unwrap().clear();
@@ -130,16 +139,26 @@ impl<S: BlobStore> BlobStore for FaultyStore<S> {
         Box::pin(async move {
             self.faults.enter(Op::Put, Some(key)).await?;
             let cut = *self.faults.cut_after.lock().unwrap();
-            let body = match cut {
+            let full = *self.faults.full_after.lock().unwrap();
+            let fault = match (cut, full) {
+                (Some(limit), _) => Some((limit, false)),
+                (None, Some(limit)) => Some((limit, true)),
+                (None, None) => None,
+            };
+            let body = match fault {
                 None => body,
-                Some(limit) => {
+                Some((limit, full)) => {
                     use futures::StreamExt;
                     let mut seen = 0u64;
                     body.map(move |chunk| {
                         let chunk = chunk?;
                         seen += chunk.len() as u64;
                         if seen > limit {
-                            return Err(BlobError::Service("injected fault: the storage service went away during the upload".into()));
+                            return Err(if full {
+                                std::io::Error::from(std::io::ErrorKind::StorageFull).into()
+                            } else {
+                                BlobError::Service("injected fault: the storage service went away during the upload".into())
+                            });
                         }
                         Ok(chunk)
                     })

@@ -35,7 +35,7 @@ pub enum BlobError {
     #[error("the upload stream failed: {0}")]
     Source(String),
     #[error("storage I/O failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] std::io::Error),
     /// The storage service could not be reached or refused the request (S3: network, HTTP
     /// status, a checksum the server rejected). The message never holds a secret.
     #[error("the storage service failed: {0}")]
@@ -44,9 +44,23 @@ pub enum BlobError {
     /// unmounted or swapped folder, another bucket), so nothing is deleted or stored.
     #[error("the storage marker is missing or belongs to another installation; check the storage settings (EBB_STORAGE_DIR, or the EBB_S3_* settings)")]
     MarkerMissing,
+    /// The store has no room left (a full disk): nothing was kept.
+    #[error("the storage is full")]
+    Full,
     /// A write-once put ([`BlobStore::put_new`]) found the key taken: nothing was replaced.
     #[error("the object exists already and is never replaced")]
     Exists,
+}
+
+/// An I/O error: a full disk is [`BlobError::Full`] (the client is told, not given a 500).
+impl From<std::io::Error> for BlobError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            BlobError::Full
+        } else {
+            BlobError::Io(e)
+        }
+    }
 }
 
 /// The namespaces objects live in, each with its own rules for names.
