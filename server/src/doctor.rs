@@ -396,6 +396,15 @@ mod tests {
     /// line says `-- contract:` and why (a later release, once no old binary runs).
     const EXPAND_ONLY_AFTER: &str = "20261203000007";
 
+    #[test]
+    fn the_runtime_expand_only_rule_is_the_tests() {
+        assert_eq!(EXPAND_ONLY_AFTER.parse::<i64>().unwrap(), crate::EXPAND_ONLY_AFTER);
+        for m in crate::MIGRATOR.migrations.iter() {
+            let contract = m.sql.lines().next().is_some_and(|l| l.starts_with("-- contract:"));
+            assert_eq!(crate::expand_only(m), m.version > crate::EXPAND_ONLY_AFTER && !contract, "{}", m.version);
+        }
+    }
+
     /// What would break an old binary still running beside the new schema.
     fn contracts(sql: &str) -> Vec<&'static str> {
         let text = sql.lines().map(|l| l.split("--").next().unwrap_or("")).collect::<Vec<_>>().join(" ").to_lowercase();

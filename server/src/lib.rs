@@ -45,6 +45,64 @@ pub use config::Config;
 /// The migrations, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
+/// Migrations after this one follow "expand, then contract" (README, *Upgrade*): a new migration
+/// never removes or narrows what the running older binary uses, unless its first line says
+/// `-- contract:` and why.
+pub const EXPAND_ONLY_AFTER: i64 = 20261203000007;
+
+/// Whether a migration of this binary's only expands the schema (an older binary runs beside it).
+pub fn expand_only(m: &sqlx::migrate::Migration) -> bool {
+    m.version > EXPAND_ONLY_AFTER && !m.sql.trim_start().starts_with("-- contract:")
+}
+
+/// Applies this binary's migrations, and records which of them only expand the schema. A
+/// database that a newer Ebb migrated is accepted when every migration this binary does not know
+/// is recorded (by that newer Ebb) as expand-only: this older binary then runs beside the newer
+/// schema — a restart in the middle of a rollout, or a step back. Otherwise it is refused, naming
+/// the migrations; stepping back past them means restoring the backup taken before the upgrade.
+/// Returns the unknown (newer, expand-only) migrations it runs beside.
+pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, String> {
+    let plan = doctor::migration_plan(pool).await?;
+    if !plan.changed.is_empty() {
+        return Err(format!("migration(s) {:?} were applied with other contents than this binary's: this database is not this release's", plan.changed));
+    }
+    if !plan.unknown.is_empty() {
+        let contracting = contracting_unknown(pool, &plan.unknown).await?;
+        if !contracting.is_empty() {
+            return Err(format!(
+                "the database was migrated by a newer Ebb, with migration(s) {contracting:?} that remove or narrow what this older binary uses: run the newer Ebb, or step back by restoring the backup taken before the upgrade (README, Upgrade)"
+            ));
+        }
+    }
+    let migrator = sqlx::migrate::Migrator {
+        migrations: MIGRATOR.migrations.clone(),
+        ignore_missing: !plan.unknown.is_empty(),
+        locking: MIGRATOR.locking,
+        no_tx: MIGRATOR.no_tx,
+    };
+    migrator.run(pool).await.map_err(|e| format!("database migration failed: {e}"))?;
+    for m in MIGRATOR.migrations.iter() {
+        sqlx::query("insert into schema_compat (version, expand_only) values ($1, $2) on conflict (version) do nothing")
+            .bind(m.version)
+            .bind(expand_only(m))
+            .execute(pool)
+            .await
+            .map_err(|e| format!("database error: {e}"))?;
+    }
+    Ok(plan.unknown)
+}
+
+/// Of `unknown` (applied, not this binary's), those not recorded as expand-only.
+async fn contracting_unknown(pool: &PgPool, unknown: &[i64]) -> Result<Vec<i64>, String> {
+    let recorded: Vec<i64> = match sqlx::query_scalar("select version from schema_compat where expand_only and version = any($1)").bind(unknown).fetch_all(pool).await {
+        Ok(v) => v,
+        // No such table: the newer Ebb predates the record, so nothing is known to be safe.
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P01") => Vec::new(),
+        Err(e) => return Err(format!("database error: {e}")),
+    };
+    Ok(unknown.iter().copied().filter(|v| !recorded.contains(v)).collect())
+}
+
 /// Connects to PostgreSQL, with a message that says what to check when it fails.
 ///
 /// The pool keeps sqlx's check of every connection it hands out (a Sync and its answer before

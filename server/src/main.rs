@@ -386,7 +386,14 @@ fn print_report(report: &app::audit::chain::verify::Report, json: bool) -> Resul
 }
 
 async fn migrate(pool: &sqlx::PgPool) -> Result<(), String> {
-    server::MIGRATOR.run(pool).await.map_err(|e| format!("database migration failed: {e}"))
+    let newer = server::migrate(pool).await?;
+    if !newer.is_empty() {
+        tracing::warn!(
+            migrations = ?newer,
+            "the database was migrated by a newer Ebb; its migrations only expand the schema, so this older binary runs beside them — upgrade it when you can"
+        );
+    }
+    Ok(())
 }
 
 /// `ebb maintenance run`: the jobs asked for, run now once the store is checked.

@@ -150,3 +150,49 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
     let (ok, out) = ebb(&db, storage.path(), &["doctor"]);
     assert!(ok, "{out}");
 }
+
+/// A step back: this binary starts on a database that a newer Ebb migrated further when the newer
+/// Ebb recorded each of its migrations as expand-only (a restart mid-rollout, or a rollback), and
+/// refuses — naming the migration and the way back — when one of them contracts the schema or
+/// was never recorded. (The previous release predates the record: stepping back to it means
+/// restoring the backup, as the README's *Upgrade* says.)
+#[sqlx::test(migrations = false)]
+async fn an_older_binary_runs_beside_a_newer_expand_only_schema_and_refuses_a_contracted_one(pool: PgPool) {
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    let storage = tempfile::tempdir().unwrap();
+    let (ok, out) = ebb(&db, storage.path(), &["migrate"]);
+    assert!(ok, "{out}");
+    let recorded: i64 = sqlx::query_scalar("select count(*) from schema_compat").fetch_one(&pool).await.unwrap();
+    assert_eq!(recorded as usize, server::MIGRATOR.iter().count(), "every migration of this binary is recorded");
+    let contract: Vec<i64> = sqlx::query_scalar("select version from schema_compat where not expand_only and version > $1").bind(server::EXPAND_ONLY_AFTER).fetch_all(&pool).await.unwrap();
+    let marked: Vec<i64> = server::MIGRATOR.iter().filter(|m| m.version > server::EXPAND_ONLY_AFTER && m.sql.starts_with("-- contract:")).map(|m| m.version).collect();
+    assert_eq!(contract, marked, "the contracting ones as such");
+
+    // A newer Ebb applied one more migration, expand-only, and recorded it so.
+    let newer: i64 = 29_991_231_000_001;
+    sqlx::query(
+        "insert into _sqlx_migrations (version, description, success, checksum, execution_time) values ($1, 'a newer release''s column', true, '\\x00'::bytea, 1)",
+    )
+    .bind(newer)
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("alter table inquiries add column newer_release_column text").execute(&pool).await.unwrap();
+    sqlx::query("insert into schema_compat (version, expand_only) values ($1, true)").bind(newer).execute(&pool).await.unwrap();
+    let (ok, out) = ebb(&db, storage.path(), &["migrate"]);
+    assert!(ok, "an older binary runs beside an expand-only newer schema: {out}");
+    let server = serve(env!("CARGO_BIN_EXE_ebb"), &db, storage.path()).await;
+    submit(&reqwest::Client::new(), &server.base, "Ann", "Sent while the older binary runs").await;
+    drop(server);
+    let sent: i64 = sqlx::query_scalar("select count(*) from inquiries").fetch_one(&pool).await.unwrap();
+    assert_eq!(sent, 1);
+
+    // A contracting one: refused, naming it and the way back.
+    sqlx::query("update schema_compat set expand_only = false where version = $1").bind(newer).execute(&pool).await.unwrap();
+    let (ok, out) = ebb(&db, storage.path(), &["migrate"]);
+    assert!(!ok && out.contains(&newer.to_string()) && out.contains("restoring the backup"), "{out}");
+    // Never recorded (a newer Ebb from before the record): refused too.
+    sqlx::query("delete from schema_compat where version = $1").bind(newer).execute(&pool).await.unwrap();
+    let (ok, out) = ebb(&db, storage.path(), &["migrate"]);
+    assert!(!ok && out.contains(&newer.to_string()), "{out}");
+}
