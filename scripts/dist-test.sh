@@ -61,7 +61,10 @@ kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
 say "tarball: ok"
 
 say "Debian package"
-DEB=$(ls dist/ebb_"$VERSION"-*_amd64.deb)
+DEB=$(ls dist/ebb_"$VERSION"+*-1_amd64.deb)
+# Each build its own package version: the commit's time and the commit, after the version.
+COMMIT=$(git rev-parse --short=12 HEAD)
+dpkg-deb -f "$DEB" Version | grep -qE "^$VERSION\+[0-9]{14}\.g$COMMIT-1\$" || fail "the package's version is $(dpkg-deb -f "$DEB" Version), not $VERSION+<commit time>.g$COMMIT-1"
 # Only on a machine without Ebb's data: an installation's own is never touched.
 [ ! -e /var/lib/ebb ] && [ ! -e /etc/ebb/audit-signing-key ] || fail "/var/lib/ebb or /etc/ebb/audit-signing-key exists (an installation, or an earlier run's leftovers): the package test needs a machine without them"
 OWN_VAR=1
@@ -107,7 +110,7 @@ if [ -f "$IMG" ]; then
   mkdir "$WORK/rootfs"
   podman export ebb-dist-test | tar -x -C "$WORK/rootfs"
   v=$(chroot "$WORK/rootfs" /usr/bin/ebb --version) || fail "ebb --version under chroot"
-  [ "$v" = "ebb $VERSION" ] || fail "ebb --version said: $v"
+  [ "$v" = "ebb $VERSION ($(git rev-parse --short=12 HEAD))" ] || fail "ebb --version said: $v (not the version and the commit)"
   URL=$(bash scripts/fresh-db.sh ebb_dist_image)
   # The image's own libraries and certificates, talking to PostgreSQL over TCP.
   out=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DATABASE_URL="$URL" chroot "$WORK/rootfs" /usr/bin/ebb migrate --dry-run 2>&1) || { echo "$out" >&2; fail "ebb migrate --dry-run under chroot"; }

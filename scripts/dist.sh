@@ -70,7 +70,10 @@ cp scripts/dist/ebb.service README.md "$ROOT/usr/share/doc/ebb/COPYRIGHT" "$ROOT
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$EPOCH" -C target/dist -czf "dist/$T.tar.gz" "$T"
 
 say "Debian package (cargo-deb)"
-cargo deb -q -p server --no-build --no-strip "${DEB_FLAGS[@]}" --output dist/ >/dev/null
+# Every build its own package version, newer builds sorting higher (apt upgrades from one to the
+# next): the version, the commit's time and the commit.
+STAMP=$(date -u -d "@$EPOCH" +%Y%m%d%H%M%S)
+cargo deb -q -p server --no-build --no-strip "${DEB_FLAGS[@]}" --deb-version "$VERSION+$STAMP.g$COMMIT-1" --output dist/ >/dev/null
 
 if [ "${EBB_DIST_NO_IMAGE:-}" != 1 ]; then
   say "container image (podman, from a minimal root)"

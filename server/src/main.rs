@@ -9,7 +9,7 @@ use tracing_subscriber::EnvFilter;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "ebb", version, about = "Ebb: contact form, one-time shares and a verified audit archive")]
+#[command(name = "ebb", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("EBB_COMMIT"), ")"), about = "Ebb: contact form, one-time shares and a verified audit archive")]
 struct Cli {
     #[command(flatten)]
     config: Config,
