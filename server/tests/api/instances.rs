@@ -103,3 +103,28 @@ async fn prune_runs_once_per_interval_in_total_over_a_simulated_day(pool: PgPool
     let recorded: i64 = sqlx::query_scalar("select count(*) from maintenance_runs where job = 'prune'").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded, 24);
 }
+
+/// A run recorded as running whose holder is gone (nobody holds the job's lease) shows as
+/// interrupted at once, not as "running now" until the next run; while a holder has the lease it
+/// shows as running.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_run_whose_holder_is_gone_shows_as_interrupted_not_running(pool: PgPool) {
+    sqlx::query("insert into maintenance_runs (job, trigger, started_at, ok, steps, outcome) values ('prune', 'ticker', now(), true, '[]', 'running')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let outcome = |pool: PgPool| async move { app::jobs::last_run(&pool, "prune").await.unwrap().unwrap().outcome };
+    assert_eq!(outcome(pool.clone()).await, app::common::jobs::RunState::Interrupted);
+    let lease = app::jobs::claim::try_lease(&pool, "prune").await.unwrap().expect("the lease is free");
+    assert_eq!(outcome(pool.clone()).await, app::common::jobs::RunState::Running);
+    // Another job's lease, or the same job's in another database, says nothing about this one.
+    assert_eq!(app::jobs::last_run(&pool, "share_gc").await.unwrap(), None);
+    drop(lease);
+    for _ in 0..50 {
+        if outcome(pool.clone()).await == app::common::jobs::RunState::Interrupted {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("still shown as running after its holder let go");
+}

@@ -106,6 +106,22 @@ fn lease_key(job: &str) -> i64 {
     i64::from_be_bytes(digest[..8].try_into().expect("8 bytes"))
 }
 
+/// Whether some session (of any instance) holds the lease of `job` now.
+pub async fn lease_held(pool: &PgPool, job: &str) -> Result<bool, sqlx::Error> {
+    // A bigint advisory key shows in `pg_locks` as its two 32-bit halves.
+    let key = lease_key(job) as u64;
+    let (hi, lo) = ((key >> 32) as i64, (key & 0xffff_ffff) as i64);
+    sqlx::query_scalar(
+        "select exists (select 1 from pg_locks where locktype = 'advisory' and granted and objsubid = 1
+            and database = (select oid from pg_database where datname = current_database())
+            and classid = $1::bigint::oid and objid = $2::bigint::oid)",
+    )
+    .bind(hi)
+    .bind(lo)
+    .fetch_one(pool)
+    .await
+}
+
 /// How long a lease outlives its holder's silence. The engine proves it holds the lease every
 /// [`super::HEARTBEAT`]; a holder that stops (SIGSTOP, a frozen VM, a hung task) is cut off by
 /// PostgreSQL's `idle_session_timeout` on the lease's connection, which ends the lock, and other

@@ -958,12 +958,18 @@ pub async fn last_run(pool: &sqlx::PgPool, job: &str) -> Result<Option<RunView>,
     )
     .fetch_optional(pool)
     .await?;
+    // "Running" while nobody holds the job's lease: its process is gone (the next run closes the
+    // record as interrupted); shown as such now, not as running.
+    let outcome = match row.as_ref().map(|r| RunState::parse(&r.outcome).unwrap_or(RunState::Failed)) {
+        Some(RunState::Running) if !claim::lease_held(pool, job).await? => Some(RunState::Interrupted),
+        other => other,
+    };
     Ok(row.map(|r| RunView {
         started_at: r.started_at,
         finished_at: r.finished_at,
         trigger: r.trigger,
         // The column's check constraint allows only the known outcomes.
-        outcome: RunState::parse(&r.outcome).unwrap_or(RunState::Failed),
+        outcome: outcome.unwrap_or(RunState::Failed),
         steps: r
             .steps
             .as_array()
