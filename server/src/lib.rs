@@ -438,10 +438,14 @@ fn with_request_layers(router: Router<AppState>, state: &AppState, cache: page_c
     // each request, so fifteen layers were fifteen boxed clones and their frees per request (`benches/ssr.sh`, cached `GET /`: 28,100 and 28,700 req/s with a
     // layer each, 49,200 and 48,600 as one, beside nginx at about 91,000).
     let stack = tower::ServiceBuilder::new()
-        // Spans carry the method and the route pattern only: URIs may hold tokens or searches.
+        // Every request's id, on its log lines and in its `x-request-id` header.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::request_id))
+        // Spans carry the method, the route pattern and the request id only: URIs may hold
+        // tokens or searches.
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let route = req.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str());
-            tracing::info_span!("http", method = %req.method(), route = %route)
+            let id = req.extensions().get::<telemetry::RequestId>().map_or("", |r| r.0.as_str());
+            tracing::info_span!("http", method = %req.method(), route = %route, request_id = %id)
         }))
         .layer(axum::middleware::from_fn(telemetry::http_metrics))
         // After any response: start the jobs that may be due (free when none is).

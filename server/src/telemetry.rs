@@ -100,3 +100,41 @@ pub async fn after_response(State(state): State<AppState>, req: Request, next: N
     }
     res
 }
+
+/// The request id of the request being served (in its extensions): on its log lines (the `http`
+/// span) and in its `x-request-id` response header, so an operator can find a person's failed
+/// request in the log.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Gives every request an id: the trusted proxy's `x-request-id` when proxy hops are trusted and
+/// it is a plain token (letters, digits, `-`, `_`, `.`; at most 64), else a new one. What a client
+/// sends itself is never believed (it could make another request's id).
+pub async fn request_id(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let given = (state.config.trusted_proxy_hops > 0)
+        .then(|| req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| plain_token(v)).map(str::to_owned))
+        .flatten();
+    let id = given.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let mut res = next.run(req).await;
+    if let Ok(value) = axum::http::HeaderValue::from_str(&id) {
+        res.headers_mut().insert("x-request-id", value);
+    }
+    res
+}
+
+fn plain_token(v: &str) -> bool {
+    (1..=64).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+#[cfg(test)]
+mod request_id_tests {
+    #[test]
+    fn only_plain_short_tokens_are_taken() {
+        assert!(super::plain_token("4bf92f3577b34da6a3ce929d0e0e4736"));
+        assert!(super::plain_token("req-1.a_b"));
+        for bad in ["", "a b", "x\u{7}", &"a".repeat(65), "a;b", "ä"] {
+            assert!(!super::plain_token(bad), "{bad:?}");
+        }
+    }
+}
