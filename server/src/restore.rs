@@ -96,11 +96,20 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
     let (mut erased, mut purged) = (0u64, 0u64);
     for entry in entries {
         match &entry.deletion {
-            Deletion::Erasure { source, hash, ids, .. } => {
+            Deletion::Erasure { request, source, hash, ids } => {
                 let Some(s) = sources.get(source) else { continue };
                 let mut tx = state.pool.begin().await.map_err(db)?;
-                erased += s.redo(&mut tx, hash, ids).await.map_err(db)?;
+                let n = s.redo(&mut tx, hash, ids).await.map_err(db)?;
+                if n > 0 {
+                    // Recorded like the erasure itself: which request, which kind, how many (the
+                    // request's own row may be gone with the restore; its id is kept here).
+                    let detail = format!("erased again after a restore (deletion journal): {n} {source}");
+                    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), app::kernel::audit::AuditKind::RequestErased, Some((app::kernel::audit::AuditKind::RequestErased.subject_type(), &request.to_string())), Some(&detail))
+                        .await
+                        .map_err(db)?;
+                }
                 tx.commit().await.map_err(db)?;
+                erased += n;
             }
             Deletion::SharePurge { ids, keys } => {
                 for (id, key) in ids.iter().zip(keys) {
@@ -118,29 +127,48 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
 /// Ends again what an entry says ended (sessions, passkeys, revoked shares and file requests);
 /// returns how many rows it changed (0 on a database that saw the entry's own commit).
 async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<u64, String> {
+    use app::kernel::audit::AuditKind;
+    let (kind, subjects): (AuditKind, Vec<String>) = match deletion {
+        Deletion::SessionEnd { handles } => (AuditKind::SessionRevoke, handles.iter().map(ToString::to_string).collect()),
+        Deletion::PasskeyRemove { ids } => (AuditKind::PasskeyRemove, ids.iter().map(ToString::to_string).collect()),
+        Deletion::ShareRevoke { ids } => (AuditKind::ShareRevoke, ids.iter().map(ToString::to_string).collect()),
+        Deletion::FileRequestEnd { ids } => (AuditKind::FileRequestRevoke, ids.iter().map(ToString::to_string).collect()),
+        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
+    };
+    let mut tx = state.pool.begin().await.map_err(db)?;
     let done = match deletion {
         Deletion::SessionEnd { handles } => {
-            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))").bind(handles).execute(&state.pool).await
+            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))").bind(handles).execute(&mut *tx).await
         }
-        Deletion::PasskeyRemove { ids } => sqlx::query("delete from passkeys where id = any($1)").bind(ids).execute(&state.pool).await,
+        Deletion::PasskeyRemove { ids } => sqlx::query("delete from passkeys where id = any($1)").bind(ids).execute(&mut *tx).await,
         Deletion::ShareRevoke { ids } => {
             sqlx::query(
                 "update shares set expires_at = least(expires_at, clock_timestamp()), revoked_at = clock_timestamp()
                   where id = any($1) and status <> 'purged' and revoked_at is null",
             )
             .bind(ids)
-            .execute(&state.pool)
+            .execute(&mut *tx)
             .await
         }
         Deletion::FileRequestEnd { ids } => {
             sqlx::query("update file_requests set expires_at = clock_timestamp() where id = any($1) and status = 'open' and expires_at > clock_timestamp()")
                 .bind(ids)
-                .execute(&state.pool)
+                .execute(&mut *tx)
                 .await
         }
-        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
+        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => unreachable!("returned above"),
     };
-    Ok(done.map_err(db)?.rows_affected())
+    let n = done.map_err(db)?.rows_affected();
+    if n > 0 {
+        // Each redo recorded, as the first time was (by the system now).
+        for subject in &subjects {
+            app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), kind, Some((kind.subject_type(), subject)), Some("ended again after a restore (deletion journal)"))
+                .await
+                .map_err(db)?;
+        }
+    }
+    tx.commit().await.map_err(db)?;
+    Ok(n)
 }
 
 /// A share the journal says was purged: its file deleted (again) and its row marked purged.

@@ -326,6 +326,11 @@ async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPoo
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 0, "the session stays ended");
     assert!(log.contains("deleted again") && log.contains("--after-restore"), "the operator is told: {log}");
     assert!(!log.contains(ERASED), "no address in the log: {log}");
+    // Each redo is in the audit log, as the first time was.
+    for (kind, detail) in [("request.erased", "erased again after a restore"), ("share.revoke", "ended again after a restore"), ("session.revoke", "ended again after a restore")] {
+        let n = count(&restored, &format!("select count(*) from audit_events where kind = '{kind}' and detail like '{detail}%'")).await;
+        assert_eq!(n, 1, "{kind}");
+    }
     let log = serve_until_ready();
     assert!(!log.contains("deleted again"), "nothing left to redo: {log}");
     restored.close().await;
