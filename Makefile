@@ -17,7 +17,7 @@ server:
 	bash -c '. scripts/env.sh && cargo build --release -p server --bin ebb'
 
 # The Playwright suite alone: against a freshly started Ebb, or a running one (BASE_URL and
-# E2E_INVITE_CMD; see the README). ARGS go to Playwright (a spec file, -g "title").
+# E2E_INVITE_CMD; see docs/developer.md). ARGS go to Playwright (a spec file, -g "title").
 e2e:
 	bash scripts/qa-e2e.sh $(ARGS)
 
@@ -28,7 +28,7 @@ screenshots:
 bench:
 	bash benches/run.sh
 
-# Release artefacts in dist/: tarball, Debian package, container image (see the README).
+# Release artefacts in dist/: tarball, Debian package, container image (see docs/operator.md).
 dist:
 	bash scripts/dist.sh
 

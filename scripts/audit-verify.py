@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks Ebb's audit trail offline, with nothing but a copy of the storage and the public keys.
 
-An independent implementation of the README's "How to verify the audit trail" (encoding
+An independent implementation of the auditor guide's (docs/auditor.md) "How to verify the audit trail" (encoding
 ebb-audit-v1, digests ebb-audit-digest-v1, restore statements ebb-audit-restore-v1): it shares no
 code with Ebb, and Ebb's tests run it beside `ebb audit verify --offline` to prove the two agree.
 
@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 GENESIS = "00" * 32
 
 
-# --- The encoding (README: "Canonical bytes") ------------------------------------------------
+# --- The encoding (docs/auditor.md: "Canonical bytes") ------------------------------------------------
 def field(v):
     if v is None:
         return b"\x00"

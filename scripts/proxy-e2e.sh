@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ebb behind a reverse proxy over https, tested with Playwright (end2end/proxy/): the README's
+# Ebb behind a reverse proxy over https, tested with Playwright (end2end/proxy/): the operator guide's
 # configuration for Debian's nginx (scripts/dist/nginx-ebb.conf) or Debian's Caddy
 # (scripts/dist/Caddyfile), with a certificate from a local CA made here, in front of two Ebb
 # instances on one database and one storage folder.
@@ -56,7 +56,7 @@ done
 
 if [ "$PROXY" = nginx ]; then
   NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-  # The README's nginx configuration, with this test's names, ports, certificate and folders.
+  # the operator guide's nginx configuration, with this test's names, ports, certificate and folders.
   sed -e "s/ebb.example.org/$HOST/g" -e "s/listen 443 /listen $PORT /; s/listen 80;/listen $HTTP_PORT;/" \
       -e '/listen \[::\]/d' -e "s#127.0.0.1:3000#127.0.0.1:3401#; s#127.0.0.1:3001#127.0.0.1:3402#" \
       -e "s#/etc/ssl/ebb/fullchain.pem#$W/site.pem#; s#/etc/ssl/ebb/privkey.pem#$W/site.key#" \
@@ -81,7 +81,7 @@ CONF
   "$NGINX" -t -q -p "$W" -c "$W/nginx.conf"
   "$NGINX" -p "$W" -c "$W/nginx.conf"
 elif [ "$PROXY" = caddy ]; then
-  # The README's Caddyfile: this test's name and port, its certificate instead of Caddy's own.
+  # The operator guide's Caddyfile: this test's name and port, its certificate instead of Caddy's own.
   { printf '{\n\tadmin off\n\tauto_https off\n\thttp_port %s\n}\n' "$HTTP_PORT"
     sed -e "s#^ebb.example.org {#https://$HOST:$PORT {\n\ttls $W/site.pem $W/site.key#" \
         -e "s#127.0.0.1:3000 127.0.0.1:3001#127.0.0.1:3401 127.0.0.1:3402#" scripts/dist/Caddyfile

@@ -35,10 +35,12 @@ while IFS='=' read -r name value; do
 done <"$S3_DIR/env"
 echo "test: S3 (garage 2.5.0) on $EBB_TEST_S3_ENDPOINT"
 
-section "format and lints (cargo fmt --check, cargo clippy -D warnings)"
+section "format and lints (cargo fmt --check, cargo clippy -D warnings, docs links)"
 cargo fmt --all --check
 python3 scripts/check-cycles.py
 python3 scripts/check-cycles.py --functions --max 80
+# The README and the docs/ book: no dead link, no stale path.
+python3 scripts/check-docs.py
 # Every server-side crate of the workspace (the browser's entry point and the splitter aside:
 # the client is built below, on its own).
 SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)

@@ -1,6 +1,6 @@
 //! Configuration: every setting comes from an environment variable (or the matching flag), is
 //! validated once at start-up, and an invalid value stops the process with a clear message.
-//! `.env.example` and the README list them all.
+//! `.env.example` and docs/operator.md list them all.
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 

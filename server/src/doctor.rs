@@ -391,7 +391,7 @@ async fn retention(state: &app::state::AppState) -> Result<(Status, String), Str
 mod tests {
     use super::*;
 
-    /// Migrations after this one follow "expand, then contract" (README, *Upgrade*): a new
+    /// Migrations after this one follow "expand, then contract" (docs/operator.md, *Upgrade*): a new
     /// migration never removes or narrows what the running older binary uses, unless its first
     /// line says `-- contract:` and why (a later release, once no old binary runs).
     const EXPAND_ONLY_AFTER: &str = "20261203000007";

@@ -45,7 +45,7 @@ pub use config::Config;
 /// The migrations, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
-/// Migrations after this one follow "expand, then contract" (README, *Upgrade*): a new migration
+/// Migrations after this one follow "expand, then contract" (docs/operator.md, *Upgrade*): a new migration
 /// never removes or narrows what the running older binary uses, unless its first line says
 /// `-- contract:` and why.
 pub const EXPAND_ONLY_AFTER: i64 = 20261203000007;
@@ -70,7 +70,7 @@ pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, String> {
         let contracting = contracting_unknown(pool, &plan.unknown).await?;
         if !contracting.is_empty() {
             return Err(format!(
-                "the database was migrated by a newer Ebb, with migration(s) {contracting:?} that remove or narrow what this older binary uses: run the newer Ebb, or step back by restoring the backup taken before the upgrade (README, Upgrade)"
+                "the database was migrated by a newer Ebb, with migration(s) {contracting:?} that remove or narrow what this older binary uses: run the newer Ebb, or step back by restoring the backup taken before the upgrade (docs/operator.md, Upgrade)"
             ));
         }
     }

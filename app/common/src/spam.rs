@@ -1,4 +1,4 @@
-//! The contact form's spam signals: each named, weighted and documented (README, "Spam defence").
+//! The contact form's spam signals: each named, weighted and documented (docs/admin.md, "Spam defence").
 //! The contact domain computes them for a submission; the inbox shows them on suspected spam and
 //! in the daily figures. A submission whose signals weigh [`THRESHOLD`] or more is kept as
 //! *suspected spam* (quarantine), never refused: the visitor sees the same thank-you either way.

@@ -528,7 +528,7 @@ async fn check_objects(ctx: StepCtx) -> Result<StepReport, StepError> {
         } else {
             needs_person = true;
             problems.push(format!(
-                "{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup — see the README, restoring an archived month)",
+                "{label}: {why} (the month was dropped from the database: the archive is its only copy; restore {} from a backup — see the auditor guide, docs/auditor.md, restoring an archived month)",
                 row.object_key
             ));
         }

@@ -91,7 +91,7 @@ texts! {
 
     // Tamper evidence (the audit page)
     TrailHeading { en: "Tamper evidence", ja: "改ざん検知" }
-    TrailIntro { en: "Every event is sealed into its month's hash chain within a minute; signed digests of the chains are written to the storage (audit-digests/) at least daily and whenever a month is archived. Anyone with the public key can check the trail offline; the README says how.", ja: "すべてのイベントは 1 分以内にその月のハッシュチェーンに封印されます。チェーンの署名付きダイジェストは、少なくとも 1 日 1 回と月のアーカイブ時に、ストレージ（audit-digests/）に書き込まれます。公開鍵があれば誰でもオフラインで証跡を検証できます。手順は README にあります。" }
+    TrailIntro { en: "Every event is sealed into its month's hash chain within a minute; signed digests of the chains are written to the storage (audit-digests/) at least daily and whenever a month is archived. Anyone with the public key can check the trail offline; the auditor guide (docs/auditor.md) says how.", ja: "すべてのイベントは 1 分以内にその月のハッシュチェーンに封印されます。チェーンの署名付きダイジェストは、少なくとも 1 日 1 回と月のアーカイブ時に、ストレージ（audit-digests/）に書き込まれます。公開鍵があれば誰でもオフラインで証跡を検証できます。手順は監査ガイド（docs/auditor.md）にあります。" }
     SealedEvents { en: "Sealed events", ja: "封印済みのイベント" }
     WaitingSeal { en: "Waiting to be sealed", ja: "封印待ちのイベント" }
     PublicKeys { en: "Signing keys (Ed25519)", ja: "署名鍵（Ed25519）" }

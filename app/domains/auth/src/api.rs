@@ -160,7 +160,7 @@ pub async fn sign_out() -> Result<(), AppError> {
         let handle = super::db::delete_session(&mut tx, &id.to_string()).await.map_err(internal("signout"))?;
         // Journaled (its handle only), so a database restored from an older backup does not
         // bring the session back. Signing out never fails for it: a store that cannot take the
-        // entry is logged, and that restore gap is the README's.
+        // entry is logged, and that restore gap is in docs/operator.md.
         if let Some(handle) = handle {
             if let Err(e) = kernel::storage::journal::record(&*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await {
                 tracing::warn!(error = %e, "signing out: the deletion journal could not take the session's end");

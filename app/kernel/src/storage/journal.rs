@@ -1,7 +1,7 @@
 //! The deletion journal: what erasures and purges removed, by id, written to the store *before*
 //! the deletion commits. The database is backed up and restored as a whole; a restore brings
 //! back everything deleted since the backup was taken. The journal lives in the store (which a
-//! restore does not roll back: see the README's backup section), so `ebb doctor --after-restore`
+//! restore does not roll back: see docs/operator.md, Back up and restore), so `ebb doctor --after-restore`
 //! can redo each entry on the restored database. Written before the commit, an entry may name a
 //! deletion that then failed and was retried: redoing it removes what was to be removed anyway.
 //!
@@ -113,7 +113,7 @@ pub async fn read_since(store: &dyn BlobStore, since: Option<OffsetDateTime>) ->
     Ok((entries, unreadable))
 }
 
-/// How long entries are kept: a restore of a backup older than this is not redone (the README's
+/// How long entries are kept: a restore of a backup older than this is not redone (docs/operator.md's
 /// backup section says so; keep backups for less, or restore within it).
 pub const KEEP_DAYS: i64 = 400;
 

@@ -1,5 +1,5 @@
 //! The canonical bytes of an event and the chain's link (encoding `ebb-audit-v1`, written down in
-//! the README for auditors):
+//! docs/auditor.md):
 //!
 //! ```text
 //! canonical(e) = "ebb-audit-v1" ‖ field(id) ‖ field(occurred_at) ‖ field(kind) ‖ field(admin_id)
@@ -158,7 +158,7 @@ mod tests {
         }
     }
 
-    /// The bytes, spelled out: what the README's Python reproduces.
+    /// The bytes, spelled out: what the auditor guide's Python reproduces.
     #[test]
     fn the_canonical_bytes_are_the_documented_ones() {
         let mut out = Vec::new();
