@@ -147,6 +147,11 @@ pub struct Config {
     #[arg(long, env = "EBB_AUDIT_SIGNING_KEY_FILE")]
     pub audit_signing_key_file: Option<std::path::PathBuf>,
 
+    /// Witnesses whose cosignatures (C2SP tlog-cosignature v1, Ed25519) on the transparency log's
+    /// checkpoints Ebb keeps and serves: their verifier keys, separated by commas or spaces.
+    #[arg(long, env = "EBB_AUDIT_WITNESSES", default_value = "")]
+    pub audit_witnesses: String,
+
     /// Minutes between two signed digests of the audit trail while events are sealed (daily
     /// when nothing happened; also whenever a month is archived).
     #[arg(long, env = "EBB_AUDIT_DIGEST_MINUTES", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=1440))]
@@ -264,6 +269,11 @@ impl Config {
     }
 
     /// The notification mailer from the settings (none without EBB_SMTP_URL), or what is wrong.
+    /// The witnesses of `EBB_AUDIT_WITNESSES`, each key checked.
+    pub fn witnesses(&self) -> Result<Vec<app::audit::chain::cosign::Witness>, String> {
+        self.audit_witnesses.split([',', ' ', '\n']).filter(|s| !s.trim().is_empty()).map(|v| app::audit::chain::cosign::Witness::parse(v).map_err(|e| format!("EBB_AUDIT_WITNESSES: {e}"))).collect()
+    }
+
     pub fn notify_settings(&self) -> Result<app::notify::NotifySettings, String> {
         use lettre::message::Mailbox;
         let url = self.smtp_url.0.trim();

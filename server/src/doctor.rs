@@ -111,6 +111,7 @@ async fn storage_checks_without_db(config: &Config, report: &mut Report) {
 
 fn configuration(config: &Config) -> Result<(Status, String), String> {
     config.notify_settings()?;
+    config.witnesses()?;
     config.check_storage_outside_site()?;
     config.s3_settings_if_used()?;
     Ok((Status::Ok, format!("storage {}; notifications {}", storage_words(config), if config.smtp_url.0.trim().is_empty() { "off" } else { "on" })))

@@ -184,12 +184,33 @@ pub async fn audit_keys(State(state): State<AppState>) -> Response {
 /// `GET /audit/checkpoint`: the transparency log's newest signed checkpoint (C2SP
 /// tlog-checkpoint, a signed note). 404 until the first one is signed.
 pub async fn audit_checkpoint(State(state): State<AppState>) -> Response {
-    match app::audit::chain::tlog::latest(&state.pool).await {
+    match app::audit::chain::cosign::latest_cosigned(&state.pool).await {
         Ok(Some(note)) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], note).into_response(),
         Ok(None) => (StatusCode::NOT_FOUND, "No checkpoint yet: the log is signed within a minute of its first event.").into_response(),
         Err(e) => {
             tracing::error!(error = %e, "the log's checkpoint could not be read");
             (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The checkpoint could not be read. Try again later.").into_response()
+        }
+    }
+}
+
+/// `POST /audit/checkpoint`: a witness gives back a checkpoint Ebb signed with its cosignature
+/// line (C2SP tlog-cosignature v1). Kept when the witness is configured and the line verifies
+/// (204); refused with why (400); 404 when no witness is configured.
+pub async fn audit_cosignature(State(state): State<AppState>, body: String) -> Response {
+    let witnesses = &state.domain::<app::audit::chain::ChainSettings>().witnesses;
+    if witnesses.is_empty() {
+        return (StatusCode::NOT_FOUND, "No witnesses are configured (EBB_AUDIT_WITNESSES).").into_response();
+    }
+    match app::audit::chain::cosign::accept(&state.pool, witnesses, &body).await {
+        Ok(kept) => {
+            tracing::info!(witnesses = ?kept, "witness cosignature kept");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Err(app::audit::chain::cosign::CosignError::Refused(why)) => (StatusCode::BAD_REQUEST, format!("Cosignature refused: {why}.")).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a cosignature could not be stored");
+            (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], "The cosignature could not be stored. Try again later.").into_response()
         }
     }
 }

@@ -311,6 +311,7 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             key_file: config.audit_signing_key_file.clone(),
             digest_every: Duration::from_secs(config.audit_digest_minutes * 60),
             log_origin: app::audit::chain::tlog::origin(config.public_url.as_str()),
+            witnesses: config.witnesses().expect("witness keys are checked when the settings are read"),
             ..Default::default()
         })
         .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
@@ -390,7 +391,7 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
         // The public keys that sign the audit trail's digests (for auditors; no secret).
         .route("/audit/keys.json", get(export::audit_keys))
         // The transparency log (C2SP tlog-checkpoint and tlog-tiles): public, for any client.
-        .route("/audit/checkpoint", get(export::audit_checkpoint))
+        .route("/audit/checkpoint", get(export::audit_checkpoint).post(export::audit_cosignature))
         .route("/audit/tile/{*path}", get(export::audit_tile))
         .route(app::live::PATH, get(live::events))
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.

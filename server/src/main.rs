@@ -211,6 +211,8 @@ async fn main() -> std::process::ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let config = cli.config;
+    // A witness key that cannot be read stops every command, naming it.
+    config.witnesses()?;
     // Storage commands need no database.
     match &cli.command {
         Some(Command::Storage { command: StorageCommand::Setup }) => return server::storage_setup(&config, &mut std::io::stdout()).await,

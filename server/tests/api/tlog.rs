@@ -218,3 +218,50 @@ fn the_watch_command_needs_no_database_url() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("DATABASE_URL is not set"), "{said}");
 }
+
+/// A configured witness's cosignature (C2SP tlog-cosignature v1) on a checkpoint Ebb signed is
+/// kept and served after Ebb's own signature; a line that does not verify, a checkpoint Ebb never
+/// signed and an unconfigured witness are refused; with no witness configured the route is 404.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_witness_cosignature_is_kept_and_served_only_when_it_verifies(pool: PgPool) {
+    use base64::Engine;
+    use ed25519_dalek::Signer;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let witness = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let name = "witness.example/w1";
+    let id = app::audit::chain::cosign::key_id(name, &witness.verifying_key());
+    let vkey = format!("{name}+{id:08x}+{}", b64(&[&[0x04u8][..], witness.verifying_key().as_bytes()].concat()));
+    let cosign = |key: &ed25519_dalek::SigningKey, note: &str, time: u64| {
+        let (body, _) = app::audit::chain::cosign::split_note(note).unwrap();
+        let sig = key.sign(&app::audit::chain::cosign::message(time, body.as_bytes()));
+        let raw = [&id.to_be_bytes()[..], &time.to_be_bytes(), &sig.to_bytes()].concat();
+        format!("{note}— {name} {}\n", b64(&raw))
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+
+    let app = spawn_app_with(pool.clone(), &["--audit-witnesses", &vkey], |_| {}).await;
+    let note = grow(&app, 3, "w").await;
+    let post = |body: String| app.client.post(app.url("/audit/checkpoint")).body(body).send();
+    let res = post(cosign(&witness, &note, now)).await.unwrap();
+    assert_eq!(res.status(), 204, "{}", res.text().await.unwrap());
+    let served = app.client.get(app.url("/audit/checkpoint")).send().await.unwrap().text().await.unwrap();
+    assert!(served.starts_with(&note) && served.contains(&format!("— {name} ")), "{served}");
+    // Still a checkpoint every client reads, Ebb's signature first.
+    assert_eq!(size_of(&served), size_of(&note));
+
+    // Refused: another key under the witness's name, another checkpoint's text, no witness line.
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[43; 32]);
+    let res = post(cosign(&stranger, &note, now)).await.unwrap();
+    assert_eq!(res.status(), 400);
+    let forged = note.replacen(&format!("\n{}\n", size_of(&note)), &format!("\n{}\n", size_of(&note) + 1), 1);
+    let res = post(cosign(&witness, &forged, now)).await.unwrap();
+    assert_eq!(res.status(), 400);
+    assert!(res.text().await.unwrap().contains("signed no checkpoint"));
+    assert_eq!(post(note.clone()).await.unwrap().status(), 400, "no cosignature in it");
+    let kept: i64 = sqlx::query_scalar("select count(*) from audit_tlog_cosignatures").fetch_one(&pool).await.unwrap();
+    assert_eq!(kept, 1);
+    app.shutdown().await;
+
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(app.client.post(app.url("/audit/checkpoint")).body(cosign(&witness, &note, now)).send().await.unwrap().status(), 404);
+}

@@ -10,6 +10,7 @@
 //! them. The chain's order is therefore total (by `(tx, id)`) and final once sealed. Each month
 //! (of `occurred_at`, UTC) has its own chain, so an archived month verifies on its own.
 
+pub mod cosign;
 pub mod digest;
 pub mod encode;
 pub mod job;
@@ -39,11 +40,13 @@ pub struct ChainSettings {
     /// The transparency log's origin (its checkpoints' first line and key name):
     /// `<public host>/audit`.
     pub log_origin: String,
+    /// The witnesses whose cosignatures on the log's checkpoints are kept and served.
+    pub witnesses: Vec<cosign::Witness>,
 }
 
 impl Default for ChainSettings {
     fn default() -> Self {
-        ChainSettings { key_file: None, digest_every: Duration::from_secs(3600), late_limit: Duration::from_secs(3600), log_origin: "localhost/audit".into() }
+        ChainSettings { key_file: None, digest_every: Duration::from_secs(3600), late_limit: Duration::from_secs(3600), log_origin: "localhost/audit".into(), witnesses: Vec::new() }
     }
 }
 
