@@ -145,7 +145,9 @@ async fn a_file_request_refuses_oversize_files_and_closed_links_keeping_nothing(
     // The admin makes a share of the received file: a copy gets a one-time public link; the
     // received file keeps its own row, file and expiry.
     let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
-    let publish = || call_form(&app, "/api/admin/shares/publish", Some(&cookie), &[("id", &share.to_string())]);
+    let share_id = share.to_string();
+    let form = [("id", share_id.as_str())];
+    let publish = || call_form(&app, "/api/admin/shares/publish", Some(&cookie), &form);
     let res = publish().await;
     assert_eq!(res.status(), 200);
     let link: serde_json::Value = res.json().await.unwrap();

@@ -199,7 +199,7 @@ pub async fn publish_received(id: common::id::Id) -> Result<super::NewShare, App
     let (new_id, token, file_name, size_bytes, expires_at) = match committed {
         Ok(Some(done)) => done,
         other => {
-            if let Err(e) = state.blobs.delete(&key).await {
+            if let Err(e) = kernel::storage::BlobStore::delete(&*state.blobs, &key).await {
                 tracing::warn!(error = %e, "publishing a received file: its unused copy could not be deleted (the GC's sweep will)");
             }
             return Err(other.err().unwrap_or_else(cannot));
@@ -214,6 +214,7 @@ pub async fn publish_received(id: common::id::Id) -> Result<super::NewShare, App
 /// Streams the received file `from` into `to`, checking that all of it arrived.
 #[cfg(feature = "ssr")]
 async fn copy_blob(state: &kernel::state::AppState, from: &str, to: &str, size: i64) -> Result<(), AppError> {
+    use kernel::storage::BlobStore as _;
     let source = state.blobs.open(from).await.map_err(|e| AppError::internal("publish: reading the received file failed", e))?;
     let Some(source) = source else {
         tracing::warn!("publishing a received file: its stored file is missing");
