@@ -51,6 +51,10 @@ pub enum AppError {
     /// folder, a wrong bucket); nothing was kept, an admin has been alerted (HTTP 503).
     #[error("the storage is unavailable; nothing was kept")]
     StorageUnavailable,
+    /// The database did not answer in time (a statement timed out, no connection could be had);
+    /// nothing was kept, the person can send again in a moment (HTTP 503).
+    #[error("the service is busy; nothing was kept")]
+    Unavailable,
     /// The storage has no room left for this file (a full disk); nothing was kept, an admin
     /// has been alerted (HTTP 507).
     #[error("the storage is full; nothing was kept")]
@@ -74,6 +78,7 @@ impl AppError {
             AppError::RateLimited { .. } => 429,
             AppError::StorageUnavailable => 503,
             AppError::StorageFull => 507,
+            AppError::Unavailable => 503,
             AppError::Internal => 500,
         }
     }

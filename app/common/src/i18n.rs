@@ -323,6 +323,7 @@ texts! {
     ErrForbidden { en: "This request came from another site and was refused.", ja: "別のサイトからのリクエストのため、拒否されました。" }
     ErrNotFound { en: "This was not found: it may have been deleted meanwhile. Reload the page to see the current state.", ja: "見つかりませんでした。削除された可能性があります。ページを再読み込みして現在の状態を確認してください。" }
     ErrGone { en: "This is no longer available. Reload the page to see the current state.", ja: "この項目はもう利用できません。ページを再読み込みして現在の状態を確認してください。" }
+    ErrUnavailable { en: "Ebb could not save this right now (its database did not answer in time), so nothing was kept. Please send it again in a minute.", ja: "現在保存できませんでした（データベースが時間内に応答しませんでした）。何も保存されていません。1 分ほどしてからもう一度送信してください。" }
     ErrStorageFull { en: "The server's storage is full, so this file was not kept. The admins have been alerted; try again later, or send a smaller file.", ja: "サーバーの保存領域がいっぱいのため、このファイルは保存されませんでした。管理者に通知済みです。時間をおいて再度お試しいただくか、より小さいファイルを送信してください。" }
     ErrStorageUnavailable { en: "The file storage is unavailable right now (its marker is missing: an unmounted folder or a wrong bucket), so nothing was kept. The admins have been alerted; try again once it is back.", ja: "現在ファイルの保存先を利用できません（マーカーが見つかりません。フォルダーがマウントされていないか、バケットが誤っています）。何も保存されていません。管理者に通知済みです。復旧後にもう一度お試しください。" }
     ErrInternal { en: "Something went wrong on our side. Please try again in a moment.", ja: "サーバーで問題が発生しました。しばらくしてからもう一度お試しください。" }

@@ -23,6 +23,7 @@ pub fn describe(err: &AppError) -> String {
         AppError::Conflict(msg) => msg.clone(),
         AppError::StorageUnavailable => t(T::ErrStorageUnavailable).into(),
         AppError::StorageFull => t(T::ErrStorageFull).into(),
+        AppError::Unavailable => t(T::ErrUnavailable).into(),
         AppError::Internal => t(T::ErrInternal).into(),
     }
 }

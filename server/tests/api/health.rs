@@ -47,6 +47,8 @@ async fn every_answer_names_its_request_id_and_only_a_trusted_proxy_can_set_it(p
     assert_ne!(mine, "chosen-by-the-client", "not believed without a trusted proxy");
     app.shutdown().await;
 
+    // A second app with a fresh folder: adopted on purpose (the first wrote digests to its own).
+    sqlx::query("delete from settings where key = 'storage_marker_id'").execute(&pool).await.unwrap();
     let app = crate::helpers::spawn_app_with(pool, &["--trusted-proxy-hops", "1"], |_| {}).await;
     let given = id_of(&app.client.get(app.url("/")).header("x-request-id", "proxy-4bf92f35").send().await.unwrap());
     assert_eq!(given, "proxy-4bf92f35", "the trusted proxy's id is kept");

@@ -262,6 +262,8 @@ async fn a_witness_cosignature_is_kept_and_served_only_when_it_verifies(pool: Pg
     assert_eq!(kept, 1);
     app.shutdown().await;
 
+    // A second app with a fresh folder: adopted on purpose (the first wrote digests to its own).
+    sqlx::query("delete from settings where key = 'storage_marker_id'").execute(&pool).await.unwrap();
     let app = spawn_app(pool.clone()).await;
     assert_eq!(app.client.post(app.url("/audit/checkpoint")).body(cosign(&witness, &note, now)).send().await.unwrap().status(), 404);
 }

@@ -109,6 +109,7 @@ fn signin_texts() -> String {
         ("Gone", AppError::Gone),
         ("StorageUnavailable", AppError::StorageUnavailable),
         ("StorageFull", AppError::StorageFull),
+        ("Unavailable", AppError::Unavailable),
         ("Internal", AppError::Internal),
     ]
     .into_iter()

@@ -4,6 +4,17 @@ use leptos::prelude::*;
 
 use common::error::AppError;
 
+/// A timeout or a lost connection, not a fault in the statement: worth sending again.
+#[cfg(feature = "ssr")]
+fn db_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed | sqlx::Error::PoolClosed => true,
+        // query_canceled (the statement timeout), admin_shutdown, cannot_connect_now.
+        sqlx::Error::Database(d) => matches!(d.code().as_deref(), Some("57014" | "57P01" | "57P03")),
+        _ => false,
+    }
+}
+
 /// Honeypot field name: hidden from people, tempting to form-filling bots.
 pub const HONEYPOT_FIELD: &str = "website";
 
@@ -61,6 +72,12 @@ pub async fn submit_inquiry(
         Ok(db::Submitted::Limited { retry_after_secs }) => {
             tracing::info!(event = "contact.rate_limited", "contact submission rate-limited");
             return Err(AppError::RateLimited { retry_after_secs });
+        }
+        // A database that does not answer in time (the writer's statement or connect timeout):
+        // the visitor is told to send again, nothing was kept.
+        Err(e) if db_unavailable(&e) => {
+            tracing::warn!(error = %e, "contact submission: the database did not answer in time");
+            return Err(AppError::Unavailable);
         }
         Err(e) => return Err(AppError::internal("contact submission", e)),
     };
