@@ -176,6 +176,8 @@ async fn hsts_is_sent_only_when_ebb_is_served_over_https(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     assert!(get(&app, "/", None).await.headers().get("strict-transport-security").is_none(), "not over http");
     app.shutdown().await;
+    // A second app with a fresh folder: adopted on purpose (the first may have written digests).
+    sqlx::query("delete from settings where key = 'storage_marker_id'").execute(&pool).await.unwrap();
     let app = spawn_app_with(pool, &["--public-url", "https://ebb.example.org"], |_| {}).await;
     let res = get(&app, "/healthz", None).await;
     assert_eq!(res.headers()["strict-transport-security"], "max-age=31536000; includeSubDomains");

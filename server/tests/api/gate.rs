@@ -5,7 +5,7 @@
 use leptos::server_fn::axum::server_fn_paths;
 use sqlx::PgPool;
 
-use crate::helpers::{create_admin, session_cookie_for, spawn_app};
+use crate::helpers::{call_form, create_admin, session_cookie_for, spawn_app};
 
 /// Server functions anyone may call. Everything else must be under /api/admin/.
 const PUBLIC_SERVER_FNS: &[&str] = &[
@@ -101,6 +101,9 @@ async fn a_signed_in_admin_passes_the_gate(pool: PgPool) {
     let admin = create_admin(&pool, "Ada").await;
     let cookie = session_cookie_for(&pool, admin).await;
     let app = spawn_app(pool).await;
+    // The data request whose page is among them (an unknown one is a 404).
+    let res = call_form(&app, "/api/admin/requests/record", Some(&cookie), &[("kind", "access"), ("email", "ann@example.org"), ("received", ""), ("note", "")]).await;
+    assert_eq!(res.status(), 200);
     for page in admin_pages() {
         let res = app.client.get(app.url(&page)).header("cookie", &cookie).send().await.unwrap();
         assert_eq!(res.status(), 200, "{page}");

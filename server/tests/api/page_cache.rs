@@ -36,7 +36,7 @@ async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> P
     let mut headers: Vec<(String, String)> = res
         .headers()
         .iter()
-        .filter(|(name, _)| !["content-security-policy", "date", "content-length", "transfer-encoding"].contains(&name.as_str()))
+        .filter(|(name, _)| !["content-security-policy", "date", "content-length", "transfer-encoding", "x-request-id"].contains(&name.as_str()))
         .map(|(name, value)| (name.as_str().to_owned(), value.to_str().unwrap().to_owned()))
         .collect();
     headers.sort();
