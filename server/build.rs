@@ -3,7 +3,9 @@
 use std::process::Command;
 
 fn main() {
-    let git = |args: &[&str]| Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let git = |args: &[&str]| {
+        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown commit".into());
     println!("cargo:rustc-env=EBB_COMMIT={commit}");
     // Rebuilt (this crate only) when HEAD moves.

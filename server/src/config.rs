@@ -271,7 +271,11 @@ impl Config {
     /// The notification mailer from the settings (none without EBB_SMTP_URL), or what is wrong.
     /// The witnesses of `EBB_AUDIT_WITNESSES`, each key checked.
     pub fn witnesses(&self) -> Result<Vec<app::audit::chain::cosign::Witness>, String> {
-        self.audit_witnesses.split([',', ' ', '\n']).filter(|s| !s.trim().is_empty()).map(|v| app::audit::chain::cosign::Witness::parse(v).map_err(|e| format!("EBB_AUDIT_WITNESSES: {e}"))).collect()
+        self.audit_witnesses
+            .split([',', ' ', '\n'])
+            .filter(|s| !s.trim().is_empty())
+            .map(|v| app::audit::chain::cosign::Witness::parse(v).map_err(|e| format!("EBB_AUDIT_WITNESSES: {e}")))
+            .collect()
     }
 
     pub fn notify_settings(&self) -> Result<app::notify::NotifySettings, String> {

@@ -145,8 +145,10 @@ pub const PG_MINIMUM: i64 = 130_000;
 pub const PG_TESTED: i64 = 150_000;
 
 async fn database(pool: &PgPool) -> Result<(Status, String), String> {
-    let (version, num): (String, String) =
-        sqlx::query_as("select current_setting('server_version'), current_setting('server_version_num')").fetch_one(pool).await.map_err(|e| format!("database error: {e}"))?;
+    let (version, num): (String, String) = sqlx::query_as("select current_setting('server_version'), current_setting('server_version_num')")
+        .fetch_one(pool)
+        .await
+        .map_err(|e| format!("database error: {e}"))?;
     postgres_version(&version, num.parse().unwrap_or(0))
 }
 

@@ -94,12 +94,13 @@ pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, String> {
 
 /// Of `unknown` (applied, not this binary's), those not recorded as expand-only.
 async fn contracting_unknown(pool: &PgPool, unknown: &[i64]) -> Result<Vec<i64>, String> {
-    let recorded: Vec<i64> = match sqlx::query_scalar("select version from schema_compat where expand_only and version = any($1)").bind(unknown).fetch_all(pool).await {
-        Ok(v) => v,
-        // No such table: the newer Ebb predates the record, so nothing is known to be safe.
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P01") => Vec::new(),
-        Err(e) => return Err(format!("database error: {e}")),
-    };
+    let recorded: Vec<i64> =
+        match sqlx::query_scalar("select version from schema_compat where expand_only and version = any($1)").bind(unknown).fetch_all(pool).await {
+            Ok(v) => v,
+            // No such table: the newer Ebb predates the record, so nothing is known to be safe.
+            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P01") => Vec::new(),
+            Err(e) => return Err(format!("database error: {e}")),
+        };
     Ok(unknown.iter().copied().filter(|v| !recorded.contains(v)).collect())
 }
 

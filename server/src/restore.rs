@@ -62,7 +62,8 @@ const REDO_OVERLAP: time::Duration = time::Duration::hours(1);
 /// what was erased or purged after the backup, so the restored database never serves it.
 /// Returns (rows erased again, shares purged again).
 pub async fn redo_since_last_start(state: &app::state::AppState) -> Result<(u64, u64), String> {
-    let since: Option<String> = sqlx::query_scalar("select value from settings where key = $1").bind(REDONE_SETTING).fetch_optional(&state.pool).await.map_err(db)?;
+    let since: Option<String> =
+        sqlx::query_scalar("select value from settings where key = $1").bind(REDONE_SETTING).fetch_optional(&state.pool).await.map_err(db)?;
     let since = since.and_then(|v| time::OffsetDateTime::parse(&v, &time::format_description::well_known::Rfc3339).ok()).map(|at| at - REDO_OVERLAP);
     let (entries, unreadable) = journal::read_since(&*state.blobs, since).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
     if !unreadable.is_empty() {
@@ -104,9 +105,15 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
                     // Recorded like the erasure itself: which request, which kind, how many (the
                     // request's own row may be gone with the restore; its id is kept here).
                     let detail = format!("erased again after a restore (deletion journal): {n} {source}");
-                    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), app::kernel::audit::AuditKind::RequestErased, Some((app::kernel::audit::AuditKind::RequestErased.subject_type(), &request.to_string())), Some(&detail))
-                        .await
-                        .map_err(db)?;
+                    app::kernel::audit::record(
+                        &mut tx,
+                        &app::kernel::audit::Actor::system(),
+                        app::kernel::audit::AuditKind::RequestErased,
+                        Some((app::kernel::audit::AuditKind::RequestErased.subject_type(), &request.to_string())),
+                        Some(&detail),
+                    )
+                    .await
+                    .map_err(db)?;
                 }
                 tx.commit().await.map_err(db)?;
                 erased += n;
@@ -138,7 +145,10 @@ async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<
     let mut tx = state.pool.begin().await.map_err(db)?;
     let done = match deletion {
         Deletion::SessionEnd { handles } => {
-            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))").bind(handles).execute(&mut *tx).await
+            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))")
+                .bind(handles)
+                .execute(&mut *tx)
+                .await
         }
         Deletion::PasskeyRemove { ids } => sqlx::query("delete from passkeys where id = any($1)").bind(ids).execute(&mut *tx).await,
         Deletion::ShareRevoke { ids } => {
@@ -162,9 +172,15 @@ async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<
     if n > 0 {
         // Each redo recorded, as the first time was (by the system now).
         for subject in &subjects {
-            app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), kind, Some((kind.subject_type(), subject)), Some("ended again after a restore (deletion journal)"))
-                .await
-                .map_err(db)?;
+            app::kernel::audit::record(
+                &mut tx,
+                &app::kernel::audit::Actor::system(),
+                kind,
+                Some((kind.subject_type(), subject)),
+                Some("ended again after a restore (deletion journal)"),
+            )
+            .await
+            .map_err(db)?;
         }
     }
     tx.commit().await.map_err(db)?;

@@ -176,7 +176,9 @@ pub(crate) async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -
         }
         Err(BlobError::Full) => {
             tracing::warn!("upload refused: the storage is full");
-            if let Err(e) = app::alerts::raise(&state.pool, app::common::alerts::AlertKind::StorageFull, "", &app::common::alerts::AlertMessage::StorageFull).await {
+            if let Err(e) =
+                app::alerts::raise(&state.pool, app::common::alerts::AlertKind::StorageFull, "", &app::common::alerts::AlertMessage::StorageFull).await
+            {
                 tracing::warn!(error = %e, "could not raise the storage-full alert");
             }
             return Err(AppError::StorageFull);

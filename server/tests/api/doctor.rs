@@ -300,10 +300,11 @@ async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPoo
 
     let serve_until_ready = || {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = ebb(&restored, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child =
+            ebb(&restored, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
         for _ in 0..300 {
             if let Some(status) = child.try_wait().unwrap() {
                 let mut err = String::new();
@@ -327,7 +328,9 @@ async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPoo
     assert!(log.contains("deleted again") && log.contains("--after-restore"), "the operator is told: {log}");
     assert!(!log.contains(ERASED), "no address in the log: {log}");
     // Each redo is in the audit log, as the first time was.
-    for (kind, detail) in [("request.erased", "erased again after a restore"), ("share.revoke", "ended again after a restore"), ("session.revoke", "ended again after a restore")] {
+    for (kind, detail) in
+        [("request.erased", "erased again after a restore"), ("share.revoke", "ended again after a restore"), ("session.revoke", "ended again after a restore")]
+    {
         let n = count(&restored, &format!("select count(*) from audit_events where kind = '{kind}' and detail like '{detail}%'")).await;
         assert_eq!(n, 1, "{kind}");
     }

@@ -102,7 +102,8 @@ async fn a_signed_in_admin_passes_the_gate(pool: PgPool) {
     let cookie = session_cookie_for(&pool, admin).await;
     let app = spawn_app(pool).await;
     // The data request whose page is among them (an unknown one is a 404).
-    let res = call_form(&app, "/api/admin/requests/record", Some(&cookie), &[("kind", "access"), ("email", "ann@example.org"), ("received", ""), ("note", "")]).await;
+    let res =
+        call_form(&app, "/api/admin/requests/record", Some(&cookie), &[("kind", "access"), ("email", "ann@example.org"), ("received", ""), ("note", "")]).await;
     assert_eq!(res.status(), 200);
     for page in admin_pages() {
         let res = app.client.get(app.url(&page)).header("cookie", &cookie).send().await.unwrap();

@@ -300,8 +300,14 @@ async fn file_emails_unsent_for_a_day_are_given_up_with_an_alert(pool: PgPool) {
     // A day on: file emails on for two days; one download a day ago (promised), one three days
     // ago (before they were on).
     sqlx::query("update settings set updated_at = updated_at - interval '2 days' where key = 'notify_files_on_since'").execute(&pool).await.unwrap();
-    sqlx::query("update share_deliveries set completed_at = completed_at - interval '25 hours' where id = (select min(id) from share_deliveries)").execute(&pool).await.unwrap();
-    sqlx::query("update share_deliveries set completed_at = completed_at - interval '3 days' where id = (select max(id) from share_deliveries)").execute(&pool).await.unwrap();
+    sqlx::query("update share_deliveries set completed_at = completed_at - interval '25 hours' where id = (select min(id) from share_deliveries)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("update share_deliveries set completed_at = completed_at - interval '3 days' where id = (select max(id) from share_deliveries)")
+        .execute(&pool)
+        .await
+        .unwrap();
     run_notify(&app).await;
     let unsent: i64 = sqlx::query_scalar("select count(*) from share_deliveries where notified_at is null").fetch_one(&pool).await.unwrap();
     assert_eq!(unsent, 0, "given up, not retried for ever");

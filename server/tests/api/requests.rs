@@ -358,7 +358,13 @@ async fn bad_input_gets_a_clear_error_and_changes_nothing(pool: PgPool) {
         assert!(body["Invalid"][field].as_str().is_some_and(|m| !m.is_empty()), "{field}: {body}");
     }
     // The note outlives the address (forgotten when the request closes): no address in it.
-    let res = call_form(&app, "/api/admin/requests/record", Some(&cookie), &[("kind", "erasure"), ("email", ADDRESS), ("received", ""), ("note", "cc Ann.B@Example.org")]).await;
+    let res = call_form(
+        &app,
+        "/api/admin/requests/record",
+        Some(&cookie),
+        &[("kind", "erasure"), ("email", ADDRESS), ("received", ""), ("note", "cc Ann.B@Example.org")],
+    )
+    .await;
     assert_eq!(res.status(), 400);
     let body: Value = res.json().await.unwrap();
     assert!(body["Invalid"]["note"].as_str().is_some_and(|m| m.contains("email address")), "{body}");

@@ -299,7 +299,11 @@ async fn prune_forgets_ended_records_after_their_keeping(pool: PgPool) {
     let (held, _) = share(&app, "'purged', now(), null, now() - interval '91 days'").await;
     let (active, _) = share(&app, "'active', now() + interval '1 day', null, null").await;
     exec(&pool, &format!("insert into legal_holds (share_id, reason) values ({held}, 'case 12, kept for the court')")).await;
-    let stamp = |days: i64| (time::OffsetDateTime::now_utc() - time::Duration::days(days)).format(&time::macros::format_description!("[year][month][day][hour][minute][second]")).unwrap();
+    let stamp = |days: i64| {
+        (time::OffsetDateTime::now_utc() - time::Duration::days(days))
+            .format(&time::macros::format_description!("[year][month][day][hour][minute][second]"))
+            .unwrap()
+    };
     let (old_entry, new_entry) = (format!("deletions/{}-{}.json", stamp(401), "a".repeat(32)), format!("deletions/{}-{}.json", stamp(399), "b".repeat(32)));
     for key in [&old_entry, &new_entry] {
         app.write_stored(key, br#"{"at":"2025-01-01T00:00:00Z","kind":"share_purge","ids":[],"keys":[]}"#).await;

@@ -164,8 +164,13 @@ async fn an_older_binary_runs_beside_a_newer_expand_only_schema_and_refuses_a_co
     assert!(ok, "{out}");
     let recorded: i64 = sqlx::query_scalar("select count(*) from schema_compat").fetch_one(&pool).await.unwrap();
     assert_eq!(recorded as usize, server::MIGRATOR.iter().count(), "every migration of this binary is recorded");
-    let contract: Vec<i64> = sqlx::query_scalar("select version from schema_compat where not expand_only and version > $1").bind(server::EXPAND_ONLY_AFTER).fetch_all(&pool).await.unwrap();
-    let marked: Vec<i64> = server::MIGRATOR.iter().filter(|m| m.version > server::EXPAND_ONLY_AFTER && m.sql.starts_with("-- contract:")).map(|m| m.version).collect();
+    let contract: Vec<i64> = sqlx::query_scalar("select version from schema_compat where not expand_only and version > $1")
+        .bind(server::EXPAND_ONLY_AFTER)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let marked: Vec<i64> =
+        server::MIGRATOR.iter().filter(|m| m.version > server::EXPAND_ONLY_AFTER && m.sql.starts_with("-- contract:")).map(|m| m.version).collect();
     assert_eq!(contract, marked, "the contracting ones as such");
 
     // A newer Ebb applied one more migration, expand-only, and recorded it so.

@@ -277,7 +277,8 @@ pub async fn revoke_session(conn: &mut PgConnection, admin: Uuid, handle: Uuid) 
 
 /// Ends a session; returns its handle when it was an admin's.
 pub async fn delete_session(conn: &mut PgConnection, session_id: &str) -> Result<Option<Uuid>, sqlx::Error> {
-    let handle: Option<Uuid> = sqlx::query_scalar("select handle from admin_sessions where session_id = $1").bind(session_id).fetch_optional(&mut *conn).await?;
+    let handle: Option<Uuid> =
+        sqlx::query_scalar("select handle from admin_sessions where session_id = $1").bind(session_id).fetch_optional(&mut *conn).await?;
     sqlx::query!("delete from tower_sessions.session where id = $1", session_id).execute(conn).await?;
     Ok(handle)
 }

@@ -233,10 +233,16 @@ async fn copy_blob(state: &kernel::state::AppState, from: &str, to: &str, size: 
 
 /// Writes the copy's share row and its audit event; `None` when the received file ended meanwhile.
 #[cfg(feature = "ssr")]
-async fn commit_copy(state: &kernel::state::AppState, id: i64, key: &str, admin: uuid::Uuid) -> Result<Option<(i64, String, String, i64, time::OffsetDateTime)>, AppError> {
+async fn commit_copy(
+    state: &kernel::state::AppState,
+    id: i64,
+    key: &str,
+    admin: uuid::Uuid,
+) -> Result<Option<(i64, String, String, i64, time::OffsetDateTime)>, AppError> {
     let (token, hash) = kernel::token::new_token();
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let Some((new_id, file_name, size_bytes, expires_at)) = super::requests::publish_copy(&mut tx, id, &hash, key, admin).await.map_err(internal("publish"))? else {
+    let Some((new_id, file_name, size_bytes, expires_at)) = super::requests::publish_copy(&mut tx, id, &hash, key, admin).await.map_err(internal("publish"))?
+    else {
         return Ok(None);
     };
     let detail = format!("copy of received file {id}");

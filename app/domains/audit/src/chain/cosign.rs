@@ -133,7 +133,9 @@ pub async fn accept(pool: &sqlx::PgPool, witnesses: &[Witness], posted: &str) ->
 
 /// The newest checkpoint with the cosignatures kept for it, after Ebb's own signature.
 pub async fn latest_cosigned(pool: &sqlx::PgPool) -> Result<Option<String>, sqlx::Error> {
-    let Some((size, mut note)) = sqlx::query_as::<_, (i64, String)>("select size, note from audit_tlog_checkpoints order by size desc limit 1").fetch_optional(pool).await? else {
+    let Some((size, mut note)) =
+        sqlx::query_as::<_, (i64, String)>("select size, note from audit_tlog_checkpoints order by size desc limit 1").fetch_optional(pool).await?
+    else {
         return Ok(None);
     };
     let lines: Vec<String> = sqlx::query_scalar("select line from audit_tlog_cosignatures where size = $1 order by witness").bind(size).fetch_all(pool).await?;

@@ -46,7 +46,13 @@ pub struct ChainSettings {
 
 impl Default for ChainSettings {
     fn default() -> Self {
-        ChainSettings { key_file: None, digest_every: Duration::from_secs(3600), late_limit: Duration::from_secs(3600), log_origin: "localhost/audit".into(), witnesses: Vec::new() }
+        ChainSettings {
+            key_file: None,
+            digest_every: Duration::from_secs(3600),
+            late_limit: Duration::from_secs(3600),
+            log_origin: "localhost/audit".into(),
+            witnesses: Vec::new(),
+        }
     }
 }
 
