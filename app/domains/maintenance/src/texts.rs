@@ -45,7 +45,7 @@ texts! {
 
     // The jobs of the registry (their English is the registry's title and description)
     JobPrune { en: "Prune", ja: "定期削除" }
-    JobPruneText { en: "Deletes inquiries older than the retention period, suspected spam older than its own retention, used proofs of work, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites.", ja: "保管期間を過ぎたお問い合わせ、保管期間を過ぎたスパムの疑い、使用済みのプルーフ・オブ・ワーク、終了したレート制限の集計期間、古い実行記録、使われなかったパスキーのチャレンジ、期限切れのセッションと招待を削除します。" }
+    JobPruneText { en: "Deletes inquiries older than the retention period, suspected spam older than its own retention, used proofs of work, ended rate-limit windows, old run records, abandoned passkey challenges, expired sessions and expired invites; after 90 days resolved alerts and the rows of purged shares, after 400 days deletion-journal entries.", ja: "保管期間を過ぎたお問い合わせ、保管期間を過ぎたスパムの疑い、使用済みのプルーフ・オブ・ワーク、終了したレート制限の集計期間、古い実行記録、使われなかったパスキーのチャレンジ、期限切れのセッションと招待を削除します。また、解決から 90 日を過ぎたアラートと削除済み共有ファイルの行、400 日を過ぎた削除ジャーナルの記録も削除します。" }
     JobShareGc { en: "Share GC", ja: "共有ファイルの GC" }
     JobShareGcText { en: "Deletes the files of downloaded (after the delivery grace) and expired shares, then marks them purged; removes stored files no share points to and leftovers of interrupted uploads; forgets file requests that ended 30 days ago.", ja: "ダウンロード済み（受け渡しの猶予期間の後）または期限切れの共有ファイルを削除し、削除済みとして記録します。どの共有ファイルからも参照されていない保存ファイルと、中断されたアップロードの残りも削除します。終了から 30 日たったファイル依頼も削除します。" }
     JobAuditUpkeep { en: "Audit log upkeep", ja: "監査ログの保守" }
@@ -67,6 +67,7 @@ texts! {
     LabelExpiredSessions { en: "expired sessions", ja: "期限切れのセッション" }
     LabelExpiredInvites { en: "expired invites", ja: "期限切れの招待" }
     LabelOldSpam { en: "old suspected spam", ja: "古いスパムの疑い" }
+    LabelEndedRecords { en: "resolved alerts, purged shares and old deletion-journal entries", ja: "解決済みのアラート、削除済みの共有ファイル、古い削除ジャーナルの記録" }
     LabelSpentProofs { en: "used proofs of work and old contact figures", ja: "使用済みのプルーフ・オブ・ワークと古い集計" }
     LabelRetentionCheck { en: "every kind of data checked against its promise", ja: "すべての種類のデータを約束した保管期間と照合" }
     LabelSharePurge { en: "files of used or expired shares", ja: "使用済みまたは期限切れの共有ファイル" }
