@@ -120,7 +120,7 @@ if [ -f "$IMG" ]; then
   # its passwd), its settings, its volume folder; the start probes the store (writes, reads back
   # and deletes) and writes the marker there, so a folder the user cannot write stops it.
   [ "$(stat -c %u "$WORK/rootfs/var/lib/ebb/blobs")" = 10001 ] || fail "the image's /var/lib/ebb/blobs belongs to uid $(stat -c %u "$WORK/rootfs/var/lib/ebb/blobs"), not ebb (10001)"
-  env -i PATH=/usr/bin DATABASE_URL="$URL" LEPTOS_SITE_ROOT=/usr/share/ebb/site EBB_STORAGE_DIR=/var/lib/ebb/blobs EBB_BIND=127.0.0.1:3303 \
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DATABASE_URL="$URL" LEPTOS_SITE_ROOT=/usr/share/ebb/site EBB_STORAGE_DIR=/var/lib/ebb/blobs EBB_BIND=127.0.0.1:3303 \
     EBB_PUBLIC_URL=http://localhost:3303 EBB_LOG_FORMAT=json EBB_METRICS_BIND= \
     chroot --userspec=10001:10001 "$WORK/rootfs" /usr/bin/ebb serve >"$WORK/image.log" 2>&1 &
   PIDS+=($!)
