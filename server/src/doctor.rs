@@ -45,8 +45,25 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
             }
         }
     }
-    let migrated = matches!(&plan, Ok(p) if p.pending.is_empty() && p.unknown.is_empty() && p.changed.is_empty());
-    report.result("migrations", plan.map(|p| p.status()));
+    // Migrations of a newer Ebb that only expand the schema: this binary runs beside them (as
+    // `ebb serve` does), so the doctor says so and goes on.
+    let beside_newer = match &plan {
+        Ok(p) if !p.unknown.is_empty() && p.pending.is_empty() && p.changed.is_empty() => {
+            crate::contracting_unknown(&pool, &p.unknown).await.is_ok_and(|c| c.is_empty())
+        }
+        _ => false,
+    };
+    let migrated = beside_newer || matches!(&plan, Ok(p) if p.pending.is_empty() && p.unknown.is_empty() && p.changed.is_empty());
+    report.result(
+        "migrations",
+        plan.map(|p| match beside_newer {
+            true => (
+                Status::Warn,
+                format!("migrated by a newer Ebb: {:?} only expand the schema, so this binary runs beside them; upgrade it to that release", p.unknown),
+            ),
+            false => p.status(),
+        }),
+    );
     report.result("clock", clock(&pool).await);
     let store_ok = storage(config, &mut report).await;
     report.result("free space", free_space(config));

@@ -93,7 +93,7 @@ pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, String> {
 }
 
 /// Of `unknown` (applied, not this binary's), those not recorded as expand-only.
-async fn contracting_unknown(pool: &PgPool, unknown: &[i64]) -> Result<Vec<i64>, String> {
+pub async fn contracting_unknown(pool: &PgPool, unknown: &[i64]) -> Result<Vec<i64>, String> {
     let recorded: Vec<i64> =
         match sqlx::query_scalar("select version from schema_compat where expand_only and version = any($1)").bind(unknown).fetch_all(pool).await {
             Ok(v) => v,

@@ -191,6 +191,10 @@ async fn an_older_binary_runs_beside_a_newer_expand_only_schema_and_refuses_a_co
     drop(server);
     let sent: i64 = sqlx::query_scalar("select count(*) from inquiries").fetch_one(&pool).await.unwrap();
     assert_eq!(sent, 1);
+    // The doctor says the same: a warning naming them, not a failure.
+    let (_, out) = ebb(&db, storage.path(), &["doctor"]);
+    let line = out.lines().find(|l| l.contains("migrations")).unwrap_or_default().to_owned();
+    assert!(line.starts_with("WARN") && line.contains(&newer.to_string()) && line.contains("newer Ebb"), "{out}");
 
     // A contracting one: refused, naming it and the way back.
     sqlx::query("update schema_compat set expand_only = false where version = $1").bind(newer).execute(&pool).await.unwrap();
