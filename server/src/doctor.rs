@@ -45,25 +45,7 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
             }
         }
     }
-    // Migrations of a newer Ebb that only expand the schema: this binary runs beside them (as
-    // `ebb serve` does), so the doctor says so and goes on.
-    let beside_newer = match &plan {
-        Ok(p) if !p.unknown.is_empty() && p.pending.is_empty() && p.changed.is_empty() => {
-            crate::contracting_unknown(&pool, &p.unknown).await.is_ok_and(|c| c.is_empty())
-        }
-        _ => false,
-    };
-    let migrated = beside_newer || matches!(&plan, Ok(p) if p.pending.is_empty() && p.unknown.is_empty() && p.changed.is_empty());
-    report.result(
-        "migrations",
-        plan.map(|p| match beside_newer {
-            true => (
-                Status::Warn,
-                format!("migrated by a newer Ebb: {:?} only expand the schema, so this binary runs beside them; upgrade it to that release", p.unknown),
-            ),
-            false => p.status(),
-        }),
-    );
+    let migrated = report_migrations(&pool, plan, &mut report).await;
     report.result("clock", clock(&pool).await);
     let store_ok = storage(config, &mut report).await;
     report.result("free space", free_space(config));
@@ -100,6 +82,30 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
         crate::restore::after_restore(config, &state, &mut report).await;
     }
     report
+}
+
+/// The migrations line; whether the database is ready for the later checks. Migrations of a
+/// newer Ebb that only expand the schema are a warning: this binary runs beside them (as
+/// `ebb serve` does), so the doctor goes on.
+async fn report_migrations(pool: &PgPool, plan: Result<MigrationPlan, String>, report: &mut Report) -> bool {
+    let beside_newer = match &plan {
+        Ok(p) if !p.unknown.is_empty() && p.pending.is_empty() && p.changed.is_empty() => {
+            crate::contracting_unknown(pool, &p.unknown).await.is_ok_and(|c| c.is_empty())
+        }
+        _ => false,
+    };
+    let migrated = beside_newer || matches!(&plan, Ok(p) if p.pending.is_empty() && p.unknown.is_empty() && p.changed.is_empty());
+    report.result(
+        "migrations",
+        plan.map(|p| match beside_newer {
+            true => (
+                Status::Warn,
+                format!("migrated by a newer Ebb: {:?} only expand the schema, so this binary runs beside them; upgrade it to that release", p.unknown),
+            ),
+            false => p.status(),
+        }),
+    );
+    migrated
 }
 
 /// The audit digest signing key: readable, owner-only, not retired — and kept apart from the
