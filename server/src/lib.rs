@@ -81,14 +81,14 @@ pub async fn migrate(pool: &PgPool) -> Result<Vec<i64>, String> {
         no_tx: MIGRATOR.no_tx,
     };
     migrator.run(pool).await.map_err(|e| format!("database migration failed: {e}"))?;
-    for m in MIGRATOR.migrations.iter() {
-        sqlx::query("insert into schema_compat (version, expand_only) values ($1, $2) on conflict (version) do nothing")
-            .bind(m.version)
-            .bind(expand_only(m))
-            .execute(pool)
-            .await
-            .map_err(|e| format!("database error: {e}"))?;
-    }
+    // One statement for all of them (this runs at every start).
+    let (versions, expand): (Vec<i64>, Vec<bool>) = MIGRATOR.migrations.iter().map(|m| (m.version, expand_only(m))).unzip();
+    sqlx::query("insert into schema_compat (version, expand_only) select * from unnest($1::bigint[], $2::boolean[]) on conflict (version) do nothing")
+        .bind(&versions)
+        .bind(&expand)
+        .execute(pool)
+        .await
+        .map_err(|e| format!("database error: {e}"))?;
     Ok(plan.unknown)
 }
 

@@ -135,40 +135,37 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
 /// returns how many rows it changed (0 on a database that saw the entry's own commit).
 async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<u64, String> {
     use app::kernel::audit::AuditKind;
-    let (kind, subjects): (AuditKind, Vec<String>) = match deletion {
-        Deletion::SessionEnd { handles } => (AuditKind::SessionRevoke, handles.iter().map(ToString::to_string).collect()),
-        Deletion::PasskeyRemove { ids } => (AuditKind::PasskeyRemove, ids.iter().map(ToString::to_string).collect()),
-        Deletion::ShareRevoke { ids } => (AuditKind::ShareRevoke, ids.iter().map(ToString::to_string).collect()),
-        Deletion::FileRequestEnd { ids } => (AuditKind::FileRequestRevoke, ids.iter().map(ToString::to_string).collect()),
-        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
-    };
-    let mut tx = state.pool.begin().await.map_err(db)?;
-    let done = match deletion {
-        Deletion::SessionEnd { handles } => {
-            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))")
-                .bind(handles)
-                .execute(&mut *tx)
-                .await
-        }
-        Deletion::PasskeyRemove { ids } => sqlx::query("delete from passkeys where id = any($1)").bind(ids).execute(&mut *tx).await,
-        Deletion::ShareRevoke { ids } => {
+    fn strings<T: ToString>(ids: &[T]) -> Vec<String> {
+        ids.iter().map(ToString::to_string).collect()
+    }
+    // The kind the first time was recorded under, its subjects, and the statement that ends them
+    // again (bound, not yet run: one shape whatever the ids' type).
+    let (kind, subjects, query) = match deletion {
+        Deletion::SessionEnd { handles } => (
+            AuditKind::SessionRevoke,
+            strings(handles),
+            sqlx::query("delete from tower_sessions.session where id in (select session_id from admin_sessions where handle = any($1))").bind(handles),
+        ),
+        Deletion::PasskeyRemove { ids } => (AuditKind::PasskeyRemove, strings(ids), sqlx::query("delete from passkeys where id = any($1)").bind(ids)),
+        Deletion::ShareRevoke { ids } => (
+            AuditKind::ShareRevoke,
+            strings(ids),
             sqlx::query(
                 "update shares set expires_at = least(expires_at, clock_timestamp()), revoked_at = clock_timestamp()
                   where id = any($1) and status <> 'purged' and revoked_at is null",
             )
-            .bind(ids)
-            .execute(&mut *tx)
-            .await
-        }
-        Deletion::FileRequestEnd { ids } => {
+            .bind(ids),
+        ),
+        Deletion::FileRequestEnd { ids } => (
+            AuditKind::FileRequestRevoke,
+            strings(ids),
             sqlx::query("update file_requests set expires_at = clock_timestamp() where id = any($1) and status = 'open' and expires_at > clock_timestamp()")
-                .bind(ids)
-                .execute(&mut *tx)
-                .await
-        }
-        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => unreachable!("returned above"),
+                .bind(ids),
+        ),
+        Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
     };
-    let n = done.map_err(db)?.rows_affected();
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    let n = query.execute(&mut *tx).await.map_err(db)?.rows_affected();
     if n > 0 {
         // Each redo recorded, as the first time was (by the system now).
         for subject in &subjects {

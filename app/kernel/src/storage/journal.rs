@@ -49,6 +49,13 @@ pub(super) fn is_entry_name(name: &str) -> bool {
     b.len() == 14 + 1 + 32 && b[14] == b'-' && b[..14].iter().all(u8::is_ascii_digit) && b[15..].iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
 }
 
+/// `deletions/<YYYYMMDDhhmmss>`: every entry written before `at`'s second sorts below it, every
+/// one written in or after it above.
+fn second_prefix(at: OffsetDateTime) -> String {
+    let key = entry_key(at);
+    key[..Namespace::Deletions.prefix().len() + 14].to_owned()
+}
+
 fn entry_key(at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
     format!(
@@ -94,7 +101,7 @@ pub async fn read_since(store: &dyn BlobStore, since: Option<OffsetDateTime>) ->
     let mut unreadable = Vec::new();
     // Names sort by time: the listing starts after the name of `since`'s second, before any
     // entry written in that second.
-    let mut after: Option<String> = since.map(|at| entry_key(at)[..Namespace::Deletions.prefix().len() + 14].to_owned());
+    let mut after: Option<String> = since.map(second_prefix);
     loop {
         let page = store.list(Namespace::Deletions, after.as_deref(), 1000).await?;
         for o in &page.objects {
@@ -121,8 +128,8 @@ pub const KEEP_DAYS: i64 = 400;
 /// and whether older entries are left for the next call.
 pub async fn forget_before(store: &dyn BlobStore, before: OffsetDateTime, limit: usize) -> Result<(u64, bool), BlobError> {
     // Entry names sort by time: every name below the cut-off's own name is older.
-    let cutoff = entry_key(before);
-    let cutoff = &cutoff[..Namespace::Deletions.prefix().len() + 14];
+    let cutoff = second_prefix(before);
+    let cutoff = cutoff.as_str();
     let page = store.list(Namespace::Deletions, None, limit.max(1)).await?;
     let mut deleted = 0;
     for o in page.objects.iter().filter(|o| o.key.as_str() < cutoff) {

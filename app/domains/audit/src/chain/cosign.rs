@@ -102,9 +102,10 @@ pub async fn accept(pool: &sqlx::PgPool, witnesses: &[Witness], posted: &str) ->
     let cp = tlog_tiles::Checkpoint::from_bytes(body.as_bytes()).map_err(|_| CosignError::Refused("the note's text is not a checkpoint".into()))?;
     let size = i64::try_from(cp.size()).map_err(|_| CosignError::Refused("the checkpoint's size is out of range".into()))?;
     let ours: Option<String> = sqlx::query_scalar("select note from audit_tlog_checkpoints where size = $1").bind(size).fetch_optional(pool).await?;
-    let Some(ours) = ours.filter(|n| split_note(n).is_some_and(|(b, _)| b == body)) else {
+    let signed_by_us = ours.is_some_and(|n| split_note(&n).is_some_and(|(b, _)| b == body));
+    if !signed_by_us {
         return Err(CosignError::Refused(format!("Ebb signed no checkpoint with this text (size {size})")));
-    };
+    }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut kept = Vec::new();
     for line in lines {
@@ -124,7 +125,6 @@ pub async fn accept(pool: &sqlx::PgPool, witnesses: &[Witness], posted: &str) ->
         .await?;
         kept.push(name);
     }
-    drop(ours);
     if kept.is_empty() {
         return Err(CosignError::Refused("no cosignature of a configured witness (EBB_AUDIT_WITNESSES) is in the note".into()));
     }
