@@ -41,6 +41,9 @@ python3 scripts/check-cycles.py
 python3 scripts/check-cycles.py --functions --max 80
 # The README and the docs/ book: no dead link, no stale path.
 python3 scripts/check-docs.py
+# Each domain names only its own tables (docs/developer.md, "Table owners").
+python3 scripts/check-tables.py --self-test
+python3 scripts/check-tables.py
 # Every server-side crate of the workspace (the browser's entry point and the splitter aside:
 # the client is built below, on its own).
 SERVER_CRATES=(--workspace --exclude frontend --exclude wasm-split)
@@ -54,7 +57,9 @@ section "unit, database and HTTP tests (cargo test)"
 # SQLX_OFFLINE=true (scripts/env.sh): a query without .sqlx data fails this build.
 # The failpoints feature lets the crash tests pause a real `ebb` at a chosen point and kill it;
 # release builds (make run) leave it off, and the points compile to nothing.
-cargo test "${SERVER_CRATES[@]}" --features server/failpoints --no-fail-fast
+# Snapshots (insta) are compared, never written: a changed format fails until its .snap is
+# reviewed and committed (INSTA_UPDATE=always once, locally).
+INSTA_UPDATE=no cargo test "${SERVER_CRATES[@]}" --features server/failpoints --no-fail-fast
 
 section "client build"
 bash scripts/build-client.sh --fast

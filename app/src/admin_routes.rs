@@ -53,7 +53,7 @@ lazy_route! {
 }
 lazy_route! {
     /// `/admin/inbox`.
-    InboxRoute in ebb_admin: inbox_view, preload_inbox => inbox::ui::InboxPage()
+    InboxRoute in ebb_admin: inbox_view, preload_inbox => contact::inbox::ui::InboxPage()
 }
 lazy_route! {
     /// `/admin/shares`.

@@ -6,9 +6,12 @@ pub use kernel::jobs::*;
 /// Every lifecycle job, in the order the ticker and the CLI run them.
 pub fn registry() -> Registry {
     Registry::new(vec![
-        // Prune's last step checks every kind of data against its promise (issue 16).
-        // A closed data request's address goes with prune's other personal data.
-        maintenance::prune::job().step(requests::erase::forget_step()).step(crate::retention::report::step()),
+        // Prune: each domain's deletes of its own tables, in the kernel's paced loop. A closed
+        // data request's address goes with prune's other personal data; the last step checks
+        // every kind of data against its promise (issue 16).
+        kernel::prune::job([contact::prune::steps(), auth::prune::steps(), shares::prune::steps()].concat())
+            .step(requests::erase::forget_step())
+            .step(crate::retention::report::step()),
         shares::gc::job(),
         audit::upkeep::job(),
         audit::chain::job::job(),

@@ -11,21 +11,23 @@ pub mod retention;
 // The server and the tests reach every part through the composition root.
 pub use common;
 pub use common::{error, i18n, prefs, time, ui};
+/// The admins' inbox is contact's (the inquiries it reads are contact's table).
+pub use contact::inbox;
 #[cfg(feature = "ssr")]
 pub use contact::notify;
 #[cfg(feature = "ssr")]
 pub use kernel;
 #[cfg(feature = "ssr")]
 pub use kernel::{alerts, csv_export, live, ratelimit, request as server, settings, state, storage, token};
-pub use {audit, auth, contact, holds, inbox, maintenance, requests, shares};
+pub use {audit, auth, contact, holds, maintenance, requests, shares};
 
 /// Every kind of data that can hold a person's address, in the order data requests list and
 /// erase them (one entry per domain's `kernel::personal::PersonalData`).
 #[cfg(feature = "ssr")]
 pub fn personal_sources() -> kernel::personal::PersonalSources {
     kernel::personal::PersonalSources::new(vec![
-        maintenance::personal::source(),
-        maintenance::personal::spam_source(),
+        contact::inquiries_personal::source(),
+        contact::inquiries_personal::spam_source(),
         holds::personal::source(),
         contact::personal::source(),
         requests::personal::source(),

@@ -96,7 +96,7 @@ fn client_key(state: &AppState, req: &Request) -> String {
     let net =
         app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| receipt_network(ip, state.config.ipv6_prefix)).unwrap_or_default();
     let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
-    state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("receipt", &format!("{net}\0{agent}"))
+    state.keyring.mac(app::kernel::keyring::Purpose::Receipt, &format!("{net}\0{agent}"))
 }
 
 /// The network a receipt is bound to: an IPv4 address's /24, an IPv6 address's rate-limit prefix
@@ -117,7 +117,7 @@ fn receipt_network(ip: std::net::IpAddr, ipv6_prefix: u8) -> String {
 fn visitor(state: &AppState, req: &Request) -> app::kernel::audit::Actor {
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     let ip = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    app::kernel::audit::Actor { admin: None, client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&ip) }
+    app::kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &ip)) }
 }
 
 /// The share's strong validator: a share's file never changes (one object per share).

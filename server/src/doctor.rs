@@ -66,7 +66,13 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
     report.result("alerts", alerts(&pool).await);
     // The state needs a valid public URL (the passkeys' relying party) and a store.
     let state = match (config.webauthn(), crate::open_store(config)) {
-        (Ok(_), Ok(store)) => crate::build_state_with_store(config, pool.clone(), store),
+        (Ok(_), Ok(store)) => match crate::build_state_with_store(config, pool.clone(), store).await {
+            Ok(state) => state,
+            Err(e) => {
+                report.push("retention", Status::Skipped, format!("needs the keyring: {e}"));
+                return report;
+            }
+        },
         _ => {
             report.push("retention", Status::Skipped, "needs a valid public URL and storage settings");
             return report;

@@ -75,7 +75,7 @@ pub async fn upload(State(state): State<AppState>, Path(token): Path<String>, Co
     let lang = app::i18n::lang_of_headers(&headers);
     let wants_json = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/json"));
     let client = app::state::client_ip(&headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    let actor = app::kernel::audit::Actor { admin: None, client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&client) };
+    let actor = app::kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &client)) };
     let result = app::i18n::with_lang(lang, receive(&state, &token, &actor, req)).await;
     match (result, wants_json) {
         (Ok(received), true) => (StatusCode::CREATED, Json(received)).into_response(),

@@ -182,13 +182,18 @@ pub fn open_store(config: &Config) -> Result<Box<dyn app::storage::BlobStore>, S
 /// anything touches the database: a wrong path, bucket, endpoint or key stops Ebb with what to
 /// do, naming the setting.
 pub async fn probe_storage(state: &AppState, config: &Config) -> Result<(), String> {
+    probe_store(state.blobs.inner(), config).await
+}
+
+/// [`probe_storage`] before there is a state (`ebb serve` probes the store before it migrates).
+pub async fn probe_store(store: &dyn app::storage::BlobStore, config: &Config) -> Result<(), String> {
     config.check_storage_outside_site()?;
     if config.storage == config::StorageKind::Local {
         // Share files of earlier versions move into `shares/` before the migration renames
         // their keys.
         app::storage::LocalDirStore::new(&config.storage_dir).adopt_flat_layout().await.map_err(|e| storage_hint(config)(e.to_string()))?;
     }
-    app::storage::self_check(state.blobs.inner()).await.map_err(storage_hint(config))
+    app::storage::self_check(store).await.map_err(storage_hint(config))
 }
 
 /// The marker that proves the store is the real one (written on first use; after migrations),
@@ -209,9 +214,7 @@ pub async fn check_storage_marker(state: &AppState, config: &Config) -> Result<(
     .await
     .map_err(|e| format!("database error: {e}"))?;
     state.blobs.ensure_marker(&state.pool, written).await.map_err(storage_hint(config))?;
-    state.blobs.ensure_signer(&state.pool, &state.config.public_url).await?;
-    // The secret that keys the audit log's client hashes.
-    state.domain::<Arc<app::kernel::audit::ClientSecret>>().load(&state.pool).await
+    state.blobs.ensure_signer(&state.pool, &state.config.public_url).await
 }
 
 /// Both checks of the store (tests and tools that start from a migrated database).
@@ -253,14 +256,17 @@ pub fn jobs() -> app::jobs::Registry {
     app::jobs::registry()
 }
 
-/// Builds the application state from validated configuration: the kernel, then each domain's
-/// part (the composition root is the only place that knows them all).
-pub fn build_state(config: &Config, pool: PgPool) -> AppState {
-    build_state_with_store(config, pool, open_store(config).expect("storage settings validated at start-up"))
+/// Builds the application state from validated configuration on a migrated database: the
+/// keyring (loaded first: a state never exists without it, and an unreadable key stops here,
+/// naming its settings row), the kernel, then each domain's part (the composition root is the
+/// only place that knows them all).
+pub async fn build_state(config: &Config, pool: PgPool) -> Result<AppState, String> {
+    build_state_with_store(config, pool, open_store(config)?).await
 }
 
 /// [`build_state`] with a given backend (tests wrap the configured one in faults).
-pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app::storage::BlobStore>) -> AppState {
+pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app::storage::BlobStore>) -> Result<AppState, String> {
+    let keyring = app::kernel::keyring::Keyring::load(&pool).await?;
     let webauthn = config.webauthn().expect("public URL validated at start-up");
     let leptos_options = LeptosOptions::builder()
         .output_name("ebb")
@@ -301,11 +307,12 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
         })
         .with(config.http_limits())
-        .with(app::maintenance::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
+        .with(app::kernel::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
+        .with(app::contact::prune::dry_run())
         .with(Arc::new(app::inbox::export::ExportMetrics::default()))
-        .with(Arc::new(app::kernel::audit::ClientSecret::default()))
         .with(Arc::new(jobs()))
         .with(app::kernel::session::AdminSessions(Arc::new(app::auth::service::Sessions)))
+        .with(app::kernel::file_events::FileEvents(Arc::new(app::shares::file_events::Events)))
         .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
         .with(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days })
         .with(app::audit::chain::ChainSettings {
@@ -326,15 +333,16 @@ pub fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app:
             tracing::warn!("notifications are off: {e}");
             app::notify::NotifySettings { mailer: None }
         }));
-    AppState::from(app::state::AppStateInner {
+    Ok(AppState::from(app::state::AppStateInner {
         leptos_options: Arc::new(leptos_options),
         pool: pool.clone(),
         background: Background::new(app_config.background_timeout),
         config: Arc::new(app_config),
         blobs: Arc::new(app::storage::MarkedStore::new(store)),
+        keyring: Arc::new(keyring),
         domains,
         live: app::live::Live::new(pool),
-    })
+    }))
 }
 
 /// Routes that are neither pages nor server functions: (path, needs an admin session). The

@@ -263,13 +263,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Maintenance { command: MaintenanceCommand::Run { jobs, force } } => run_maintenance(&config, &pool, &jobs, force).await,
         Command::Maintenance { command: MaintenanceCommand::Status } => {
-            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             migrate(&pool).await?;
+            let state = server::build_state(&config, pool.clone()).await?;
             server::maintenance::status(&state, &mut std::io::stdout()).await
         }
         Command::Retention { command: RetentionCommand::Report { json } } => {
-            let state = server::build_state_with_store(&config, pool.clone(), server::open_store(&config)?);
             migrate(&pool).await?;
+            let state = server::build_state(&config, pool.clone()).await?;
             server::maintenance::retention_report(&state, json, &mut std::io::stdout()).await
         }
         Command::Storage { .. } | Command::Doctor { .. } => unreachable!("handled before connecting"),
@@ -288,8 +288,8 @@ async fn run(cli: Cli) -> Result<(), String> {
 
 /// `ebb audit …` with the database.
 async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> Result<(), String> {
-    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
     migrate(pool).await?;
+    let state = server::build_state(config, pool.clone()).await?;
     // Digests and key files go to the real store only.
     server::probe_storage(&state, config).await?;
     server::check_storage_marker(&state, config).await?;
@@ -337,9 +337,9 @@ async fn audit(config: &Config, pool: &sqlx::PgPool, command: AuditCommand) -> R
 
 /// `ebb requests …`.
 async fn requests(config: &Config, pool: &sqlx::PgPool, command: RequestsCommand) -> Result<(), String> {
-    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
     migrate(pool).await?;
-    // Loads the secret that keys the addresses' hashes (and checks the store, as every command).
+    // The keyring keys the addresses' hashes; the store is checked as by every command.
+    let state = server::build_state(config, pool.clone()).await?;
     server::check_storage(&state, config).await?;
     use server::requests::{cli, CliAction};
     match command {
@@ -400,8 +400,8 @@ async fn migrate(pool: &sqlx::PgPool) -> Result<(), String> {
 
 /// `ebb maintenance run`: the jobs asked for, run now once the store is checked.
 async fn run_maintenance(config: &Config, pool: &sqlx::PgPool, jobs: &[String], force: bool) -> Result<(), String> {
-    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
     migrate(pool).await?;
+    let state = server::build_state(config, pool.clone()).await?;
     // The GC trusts the store's deletes: check the store (probe and marker) first. A
     // check that fails is a failed run of every job asked for: recorded and alerted on,
     // so an operator's scheduler is not the only one to know.
@@ -421,10 +421,11 @@ async fn run_maintenance(config: &Config, pool: &sqlx::PgPool, jobs: &[String], 
 async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
     // A notification setting that cannot work stops the start, with what is wrong.
     config.notify_settings()?;
-    let state = server::build_state_with_store(config, pool.clone(), server::open_store(config)?);
+    let store = server::open_store(config)?;
     // A wrong storage path must stop the server here, not make every delete "succeed".
-    server::probe_storage(&state, config).await?;
+    server::probe_store(&*store, config).await?;
     migrate(pool).await?;
+    let state = server::build_state_with_store(config, pool.clone(), store).await?;
     server::check_storage_marker(&state, config).await?;
     // What the deletion journal says was erased or purged since the last start stays deleted,
     // also on a database restored from a backup without `ebb doctor --after-restore`.

@@ -109,7 +109,7 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
 /// The audit actor of a plain (non-server-function) admin request: the admin and the hashed client.
 pub fn audit_actor(state: &AppState, headers: &axum::http::HeaderMap, peer: std::net::SocketAddr, admin: &app::auth::AdminInfo) -> app::kernel::audit::Actor {
     let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    app::kernel::audit::Actor { admin: Some(admin.id), client_hash: state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().hash(&client) }
+    app::kernel::audit::Actor { admin: Some(admin.id), client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &client)) }
 }
 
 /// The signed-in admin of a plain route, as the gate found them. Should the gate ever miss a

@@ -36,6 +36,7 @@ pub fn recorder() -> PrometheusHandle {
             let handle = recorder.handle();
             // Another recorder (a test harness's) may be installed already: ours still renders.
             let _ = metrics::set_global_recorder(recorder);
+            app::kernel::metrics::describe();
             handle
         })
         .clone()
@@ -120,7 +121,42 @@ pub async fn request_id(State(state): State<AppState>, mut req: Request, next: N
     if let Ok(value) = axum::http::HeaderValue::from_str(&id) {
         res.headers_mut().insert("x-request-id", value);
     }
+    if res.status().is_server_error() {
+        res = with_id_shown(res, &id).await;
+    }
     res
+}
+
+/// The largest error body the id is written into (an error page or message is far smaller).
+const SHOWN_MAX: u64 = 64 * 1024;
+
+/// A server error's page or message with its request id written in, so the person who saw it can
+/// quote it and the operator finds the request's log lines: before `</main>` (or `</body>`) of an
+/// HTML page, at the end of a plain-text message. Other bodies (JSON the pages read, streams)
+/// keep the `x-request-id` header only.
+pub async fn with_id_shown(res: Response, id: &str) -> Response {
+    let kind = res.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+    let (html, text) = (kind.starts_with("text/html"), kind.starts_with("text/plain"));
+    let small = http_body::Body::size_hint(res.body()).upper().is_some_and(|n| n <= SHOWN_MAX);
+    if !(html || text) || !small || res.headers().contains_key(axum::http::header::CONTENT_ENCODING) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, SHOWN_MAX as usize).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let body = String::from_utf8_lossy(&bytes);
+    let shown = if html {
+        let line = format!("<p class=\"request-id\">Request id: <code>{id}</code> (quote it when you report this)</p>");
+        match body.rfind("</main>").or_else(|| body.rfind("</body>")) {
+            Some(at) => format!("{}{line}{}", &body[..at], &body[at..]),
+            None => format!("{body}{line}"),
+        }
+    } else {
+        format!("{}\n\nRequest id: {id} (quote it when you report this).\n", body.trim_end())
+    };
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(shown))
 }
 
 fn plain_token(v: &str) -> bool {
@@ -129,6 +165,28 @@ fn plain_token(v: &str) -> bool {
 
 #[cfg(test)]
 mod request_id_tests {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+
+    async fn text_of(res: axum::response::Response) -> String {
+        String::from_utf8(axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap().to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_server_errors_page_and_message_show_the_request_id() {
+        let page =
+            (StatusCode::INTERNAL_SERVER_ERROR, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], "<html><body><main><h1>Error</h1></main></body></html>");
+        let shown = text_of(super::with_id_shown(page.into_response(), "abc123").await).await;
+        assert!(shown.contains("<h1>Error</h1><p class=\"request-id\">Request id: <code>abc123</code>"), "{shown}");
+        assert!(shown.ends_with("</main></body></html>"), "{shown}");
+        let message = (StatusCode::SERVICE_UNAVAILABLE, "The keys could not be read. Try again later.");
+        let shown = text_of(super::with_id_shown(message.into_response(), "abc123").await).await;
+        assert_eq!(shown, "The keys could not be read. Try again later.\n\nRequest id: abc123 (quote it when you report this).\n");
+        // JSON the pages read keeps its shape (the header carries the id).
+        let json = (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(serde_json::json!("Internal")));
+        assert_eq!(text_of(super::with_id_shown(json.into_response(), "abc123").await).await, "\"Internal\"");
+    }
+
     #[test]
     fn only_plain_short_tokens_are_taken() {
         assert!(super::plain_token("4bf92f3577b34da6a3ce929d0e0e4736"));

@@ -8,10 +8,14 @@
 pub mod alerts;
 pub mod audit;
 pub mod csv_export;
+pub mod file_events;
 pub mod jobs;
+pub mod keyring;
 pub mod live;
 pub mod load;
+pub mod metrics;
 pub mod personal;
+pub mod prune;
 pub mod qr;
 pub mod ratelimit;
 pub mod request;

@@ -23,14 +23,11 @@ pub struct Address {
     pub hash: String,
 }
 
-/// The keyed-hash purpose of addresses (data requests, notification digests).
-pub const ADDRESS_PURPOSE: &str = "address";
-
 impl Address {
     /// `email` normalised (trimmed, lower-case) with its keyed hash under the state's secret.
     pub fn new(state: &AppState, email: &str) -> Address {
         let email = email.trim().to_ascii_lowercase();
-        let hash = state.domain::<Arc<crate::audit::ClientSecret>>().keyed(ADDRESS_PURPOSE, &email);
+        let hash = state.keyring.mac(crate::keyring::Purpose::Address, &email);
         Address { email, hash }
     }
 }

@@ -17,7 +17,7 @@ pub fn is_plain_form_post() -> bool {
 pub fn client_key(state: &AppState) -> String {
     let network =
         crate::state::client_address(state).map(|ip| crate::ratelimit::client_network(ip, state.config.ipv6_prefix)).unwrap_or_else(|| "unknown".into());
-    state.domain::<std::sync::Arc<crate::audit::ClientSecret>>().keyed("ratelimit", &network)
+    state.keyring.mac(crate::keyring::Purpose::RateLimit, &network)
 }
 
 /// Answers a plain form post with a 303 to `path` (so a reload does not post again).
@@ -42,7 +42,7 @@ const URL_ERROR_TTL_SECS: i64 = 600;
 /// shows an error from its URL only when the signature is Ebb's and recent, so a link cannot put
 /// words of its author's choice into the page.
 pub fn sign_url_error(state: &AppState, path: &str, err: &str, issued: i64) -> String {
-    let mac = state.domain::<std::sync::Arc<crate::audit::ClientSecret>>().keyed("url-error", &format!("{path}\0{err}\0{issued}"));
+    let mac = state.keyring.mac(crate::keyring::Purpose::UrlError, &format!("{path}\0{err}\0{issued}"));
     format!("{issued}.{mac}")
 }
 

@@ -123,3 +123,9 @@ impl KindOfData for Kind {
         (self.read)(ctx)
     }
 }
+
+/// The retention setting's dry run: how many items a prune at `now` with `days` of retention
+/// would delete. The settings page (maintenance) asks it; the domain owning the items (contact,
+/// for inquiries) answers, put into the state by the composition root.
+#[derive(Clone, Copy)]
+pub struct DryRun(pub for<'a> fn(&'a PgPool, OffsetDateTime, u32) -> BoxFuture<'a, Result<i64, sqlx::Error>>);

@@ -1,10 +1,29 @@
-//! Rows of the `settings` table that are written once and then only read (secrets, ids).
+//! Rows of the `settings` table: those written once and then only read (secrets, ids), and the
+//! admins' settings (read and stored by the domain they belong to).
 
 /// The value of settings row `key`, inserting `candidate` when there is none: the first writer
 /// wins, so every instance ends up with the same value.
 pub async fn get_or_insert(pool: &sqlx::PgPool, key: &str, candidate: &str) -> Result<String, sqlx::Error> {
     sqlx::query!("insert into settings (key, value) values ($1, $2) on conflict (key) do nothing", key, candidate).execute(pool).await?;
     sqlx::query_scalar!("select value from settings where key = $1", key).fetch_one(pool).await
+}
+
+/// The value of settings row `key`, if there is one (an admin's setting: a retention period…).
+pub async fn read(pool: &sqlx::PgPool, key: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("select value from settings where key = $1").bind(key).fetch_optional(pool).await
+}
+
+/// Stores settings row `key` (an admin's setting, validated by the caller).
+pub async fn put(conn: &mut sqlx::PgConnection, key: &str, value: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "insert into settings (key, value, updated_at) values ($1, $2, now())
+         on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at",
+    )
+    .bind(key)
+    .bind(value)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Every secret Ebb keeps in `settings` (`ebb doctor` checks that each is readable).

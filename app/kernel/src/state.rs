@@ -92,6 +92,8 @@ pub struct AppStateInner {
     pub background: Background,
     /// Where files are stored (checked against its marker before any delete).
     pub blobs: Arc<crate::storage::MarkedStore>,
+    /// The keyed hashes and MACs (loaded before the state is built).
+    pub keyring: Arc<crate::keyring::Keyring>,
     /// Each domain's settings and handles.
     pub domains: Domains,
     /// Live updates for admin pages (NOTIFY out, LISTEN in).

@@ -40,7 +40,7 @@ pub fn NotFound() -> impl IntoView {
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     use common::live::{live_version, Topic};
-    use inbox::{api::count_inquiries, ui::CountsBar};
+    use contact::inbox::{api::count_inquiries, ui::CountsBar};
     use maintenance::ui::JobsPanel;
     // Fetched again when an inquiry arrives or a share changes, here or on another instance.
     let inquiries = live_version(&[Topic::Inquiry, Topic::Job]);
@@ -59,7 +59,7 @@ pub fn DashboardPage() -> impl IntoView {
                 })}
             </Transition>
         </section>
-        <inbox::spam_ui::ContactFiguresCard/>
+        <contact::inbox::spam_ui::ContactFiguresCard/>
         <section class="card" aria-labelledby="dash-shares">
             <h2 id="dash-shares">{t(DashboardT::Shares)}</h2>
             <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>

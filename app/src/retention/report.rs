@@ -23,7 +23,9 @@ pub const STEP: &str = "retention_check";
 /// kind of data is one more implementation in its domain's list.
 pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     let boxed = |k: kernel::retention::Kind| Box::new(k) as Box<dyn KindOfData>;
-    let mut kinds: Vec<Box<dyn KindOfData>> = maintenance::retention::kinds().into_iter().map(boxed).collect();
+    let mut kinds: Vec<Box<dyn KindOfData>> = contact::prune::kinds().into_iter().map(boxed).collect();
+    kinds.extend(auth::prune::kinds().into_iter().map(boxed));
+    kinds.extend(kernel::prune::kinds().into_iter().map(boxed));
     kinds.extend(shares::retention::kinds().into_iter().map(boxed));
     kinds.extend(audit::retention::kinds().into_iter().map(boxed));
     kinds.extend(contact::notify::retention_kinds().into_iter().map(boxed));
@@ -72,7 +74,7 @@ fn kind_report(kind: &dyn KindOfData, reading: Reading, job: Option<&Job>, run: 
 pub async fn public_promises(state: &AppState) -> Result<PublicPromises, sqlx::Error> {
     let shares = state.domain::<shares::ShareSettings>();
     Ok(PublicPromises {
-        retention_days: maintenance::prune::retention_days(&state.pool).await?,
+        retention_days: contact::prune::retention_days(&state.pool).await?,
         delivery_grace_mins: shares.gc.delivery_grace.as_secs().div_ceil(60),
         max_share_hours: shares.max_expiry_hours,
     })

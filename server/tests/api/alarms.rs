@@ -246,7 +246,7 @@ async fn archived_objects_are_checked_cheaply_every_day_and_reread_when_due(pool
 async fn the_retention_report_counts_what_is_past_its_promise_exactly_and_estimates_large_totals(pool: PgPool) {
     let storage = tempfile::tempdir().unwrap();
     let config = test_config(&["--storage-dir", storage.path().to_str().unwrap()]);
-    let state = server::build_state(&config, pool.clone());
+    let state = server::build_state(&config, pool.clone()).await.unwrap();
     sqlx::query(
         "insert into inquiries (name, email, message, created_at)
          select 'V', 'v' || i || '@example.org', 'm', now() - interval '1 day' from generate_series(1, 150000) i",

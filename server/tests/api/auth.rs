@@ -125,7 +125,7 @@ async fn rate_limit_buckets_are_keyed_with_the_server_secret(pool: PgPool) {
     let unkeyed = app::ratelimit::bucket(&app::ratelimit::Limit { name: "auth.signin", max: 1, window: std::time::Duration::from_secs(1) }, "192.0.2.44");
     assert_ne!(buckets[0], unkeyed);
     // The key is the secret's HMAC of the address: recomputed with the secret it matches.
-    let secret = app.state.domain::<std::sync::Arc<app::kernel::audit::ClientSecret>>().keyed("ratelimit", "192.0.2.44");
+    let secret = app.state.keyring.mac(app::kernel::keyring::Purpose::RateLimit, "192.0.2.44");
     let keyed = app::ratelimit::bucket(&app::ratelimit::Limit { name: "auth.signin", max: 1, window: std::time::Duration::from_secs(1) }, &secret);
     assert_eq!(buckets[0], keyed);
 }

@@ -162,7 +162,7 @@ async fn spawn_with_storage(
     let faults = app::storage::faults::Faults::new();
     let store = app::storage::faults::FaultyStore::new(server::open_store(&config).unwrap(), faults.clone());
     let raw = server::open_store(&config).unwrap();
-    let mut state = server::build_state_with_store(&config, pool, Box::new(store));
+    let mut state = server::build_state_with_store(&config, pool, Box::new(store)).await.expect("state");
     server::check_storage(&state, &config).await.expect("storage check");
     customize(&mut state);
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await.unwrap();

@@ -82,7 +82,7 @@ async fn a_claim_is_won_once_in_total_when_both_instances_race_for_it(pool: PgPo
 async fn prune_runs_once_per_interval_in_total_over_a_simulated_day(pool: PgPool) {
     let a = spawn_app(pool.clone()).await;
     let b = spawn_second_instance(pool.clone(), &a, &[]).await;
-    let key = app::maintenance::prune::CLAIM_KEY;
+    let key = app::kernel::prune::CLAIM_KEY;
     let mut runs_at = Vec::new();
     for tick in 0..(24 * 12) {
         let tries = [a.state.clone(), b.state.clone()].map(|state| async move {

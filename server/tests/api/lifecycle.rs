@@ -66,14 +66,14 @@ async fn an_instance_started_on_an_empty_folder_while_shares_exist_refuses_to_st
     }
     let empty = tempfile::tempdir().unwrap();
     let config = test_config(&["--storage-dir", empty.path().to_str().unwrap()]);
-    let state = server::build_state(&config, pool.clone());
+    let state = server::build_state(&config, pool.clone()).await.unwrap();
     let err = server::check_storage(&state, &config).await.unwrap_err();
     assert!(err.contains("EBB_STORAGE_DIR") && err.contains("marker"), "{err}");
     // And a folder that holds another installation's marker is refused as well.
     let other = tempfile::tempdir().unwrap();
     std::fs::write(other.path().join(app::storage::MARKER_KEY), "another-installation").unwrap();
     let config = test_config(&["--storage-dir", other.path().to_str().unwrap()]);
-    let err = server::check_storage(&server::build_state(&config, pool.clone()), &config).await.unwrap_err();
+    let err = server::check_storage(&server::build_state(&config, pool.clone()).await.unwrap(), &config).await.unwrap_err();
     assert!(err.contains("another Ebb installation"), "{err}");
 }
 
@@ -88,7 +88,7 @@ async fn an_empty_folder_is_refused_once_objects_were_ever_written(pool: PgPool)
     assert_eq!(app::shares::db::live_count(&pool).await.unwrap(), 0, "nothing live points at the store");
     let empty = tempfile::tempdir().unwrap();
     let config = test_config(&["--storage-dir", empty.path().to_str().unwrap()]);
-    let err = server::check_storage(&server::build_state(&config, pool.clone()), &config).await.unwrap_err();
+    let err = server::check_storage(&server::build_state(&config, pool.clone()).await.unwrap(), &config).await.unwrap_err();
     assert!(err.contains("marker is missing") && err.contains("storage_marker_id"), "{err}");
     assert!(!empty.path().join(app::storage::MARKER_KEY).exists(), "the empty folder was not adopted");
 }
@@ -166,11 +166,14 @@ async fn two_instances_run_a_job_slower_than_its_interval_one_at_a_time(pool: Pg
     let (active, max_active, runs) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let instance = |pool: PgPool| {
         let config = test_config(&[]);
-        let mut state = server::build_state(&config, pool);
-        state.set_jobs(Arc::new(Registry::new(vec![slow_job(active.clone(), max_active.clone(), runs.clone())])));
-        state
+        let job = slow_job(active.clone(), max_active.clone(), runs.clone());
+        async move {
+            let mut state = server::build_state(&config, pool).await.unwrap();
+            state.set_jobs(Arc::new(Registry::new(vec![job])));
+            state
+        }
     };
-    let (a, b) = (instance(pool.clone()), instance(pool.clone()));
+    let (a, b) = (instance(pool.clone()).await, instance(pool.clone()).await);
     let mut tasks = Vec::new();
     for i in 0..40 {
         let state = if i % 2 == 0 { a.clone() } else { b.clone() };
@@ -191,7 +194,7 @@ async fn two_instances_run_a_job_slower_than_its_interval_one_at_a_time(pool: Pg
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_run_cut_off_by_its_time_budget_records_which_steps_it_finished(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let job = Job::new("budgeted", "Budgeted", "", "budgeted_at", Duration::from_secs(3600))
         .budget(Budget { rows_per_step: 10, time: Duration::from_millis(100) })
         .step(Step::new("first", |_ctx| async {
@@ -216,7 +219,7 @@ async fn a_run_cut_off_by_its_time_budget_records_which_steps_it_finished(pool: 
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_hanging_step_of_a_traffic_run_is_cut_off_and_the_run_recorded(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     state.background = app::state::Background::new(Duration::from_millis(10));
     let job = Job::new("hangs", "Hangs", "", "hangs_at", Duration::from_secs(3600))
         .traffic_budget(Budget { rows_per_step: 10, time: Duration::from_millis(100) })
@@ -247,7 +250,7 @@ async fn a_hanging_step_of_a_traffic_run_is_cut_off_and_the_run_recorded(pool: P
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_run_stopped_by_its_row_budget_is_cut_off(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let job = Job::new("rows", "Rows", "", "rows_at", Duration::from_secs(3600)).step(Step::new("bounded", |ctx: app::jobs::StepCtx| async move {
         Ok(StepReport { counts: vec![("deleted", ctx.rows)], rows: ctx.rows, more: true })
     }));
@@ -265,7 +268,7 @@ async fn a_run_stopped_by_its_row_budget_is_cut_off(pool: PgPool) {
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_run_killed_half_way_keeps_its_counts_and_the_next_run_closes_it(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let slow = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let s = slow.clone();
     let job = Job::new("long", "Long", "", "long_at", Duration::from_secs(3600)).step(Step::new("batches", move |_ctx| {
@@ -328,7 +331,7 @@ async fn a_frozen_lease_holder_loses_its_lease(pool: PgPool) {
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_job_failing_twice_in_a_row_raises_one_alert_and_a_good_run_resolves_it(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let fail = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let f = fail.clone();
     let job = Job::new("flaky", "Flaky", "", "flaky_at", Duration::from_secs(3600)).step(Step::new("step", move |_ctx| {
@@ -442,7 +445,7 @@ async fn the_dashboard_lists_every_job_of_the_registry(pool: PgPool) {
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_ticker_runs_each_job_in_its_own_task_so_a_slow_job_delays_no_other(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let release = Arc::new(tokio::sync::Notify::new());
     let slow_running = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let fast_runs = Arc::new(AtomicU64::new(0));
@@ -533,7 +536,7 @@ async fn an_error_in_the_home_page_url_is_shown_only_when_this_server_signed_it(
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_run_closed_by_another_instance_is_not_closed_again(pool: PgPool) {
     let config = test_config(&[]);
-    let mut state = server::build_state(&config, pool.clone());
+    let mut state = server::build_state(&config, pool.clone()).await.unwrap();
     let go = Arc::new(tokio::sync::Notify::new());
     let g = go.clone();
     let job = Job::new("twice", "Twice", "", "twice_at", Duration::from_secs(3600)).step(Step::new("batches", move |_ctx| {

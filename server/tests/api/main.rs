@@ -15,6 +15,7 @@ mod doctor;
 mod edge;
 mod exports;
 mod file_requests;
+mod formats;
 mod gate;
 mod health;
 mod helpers;

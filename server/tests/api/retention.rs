@@ -309,7 +309,7 @@ async fn prune_forgets_ended_records_after_their_keeping(pool: PgPool) {
         app.write_stored(key, br#"{"at":"2025-01-01T00:00:00Z","kind":"share_purge","ids":[],"keys":[]}"#).await;
     }
 
-    run(&app, app::maintenance::prune::JOB).await;
+    run(&app, app::kernel::prune::JOB).await;
 
     let alerts: Vec<String> = sqlx::query_scalar("select kind from alerts order by kind").fetch_all(&pool).await.unwrap();
     assert_eq!(alerts, ["a.open", "a.recent"]);

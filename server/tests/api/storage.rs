@@ -244,7 +244,7 @@ async fn s3_misconfiguration_stops_start_up_naming_the_setting(pool: PgPool) {
     for (args, setting) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let config = test_config(&args);
-        let state = server::build_state(&config, pool.clone());
+        let state = server::build_state(&config, pool.clone()).await.unwrap();
         let started = std::time::Instant::now();
         let err = server::check_storage(&state, &config).await.unwrap_err();
         assert!(err.contains("storage self-check failed for EBB_STORAGE=s3") && err.contains(setting), "{setting}: {err}");

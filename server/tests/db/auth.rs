@@ -1,5 +1,6 @@
 use app::auth::db::{create_admin_from_invite, take_challenge, NewAdmin};
-use app::maintenance::prune::{delete_expired_challenges, delete_expired_invites, delete_expired_sessions, PruneCtx};
+use app::auth::prune::{delete_expired_challenges, delete_expired_invites, delete_expired_sessions};
+use app::kernel::prune::PruneCtx;
 use app::token::hash_token;
 use sqlx::PgPool;
 use time::OffsetDateTime;

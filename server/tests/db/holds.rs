@@ -2,10 +2,11 @@
 //! makes them eligible at once, and concurrent admins end in a consistent state (the GC query's
 //! index with holds present is checked in shares.rs).
 
+use app::contact::prune::delete_old_inquiries;
 use app::holds::db::{lift, place, HoldError};
 use app::holds::HoldTarget;
 use app::kernel::audit::Actor;
-use app::maintenance::prune::{delete_old_inquiries, PruneCtx};
+use app::kernel::prune::PruneCtx;
 use app::shares::gc::{collect, GcRules};
 use app::shares::lifecycle::mark_consumed;
 use app::storage::{BlobStore, Namespace};

@@ -1,4 +1,5 @@
-use app::maintenance::prune::{delete_old_inquiries, delete_old_rate_limit_counters, PruneCtx};
+use app::contact::prune::delete_old_inquiries;
+use app::kernel::prune::{delete_old_rate_limit_counters, PruneCtx};
 use sqlx::PgPool;
 use time::OffsetDateTime;
 

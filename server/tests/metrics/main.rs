@@ -63,4 +63,15 @@ async fn metrics_count_requests_by_route_template_and_closed_labels(pool: PgPool
         assert!(text.contains(line), "{line} missing: {text}");
     }
     assert!(text.contains("ebb_http_request_duration_seconds_bucket"), "{text}");
+    // Every series scraped is in the catalogue (kernel::metrics), with its help text; the
+    // catalogue itself is pinned as a whole (names, types, labels: what dashboards and alert
+    // rules are written against).
+    let known: std::collections::HashSet<&str> = app::kernel::metrics::CATALOGUE.iter().map(|m| m.name).collect();
+    for line in text.lines().filter(|l| l.starts_with("ebb_")) {
+        let name = line.split(['{', ' ']).next().unwrap();
+        let base = ["_bucket", "_sum", "_count"].iter().find_map(|s| name.strip_suffix(s).filter(|b| known.contains(b))).unwrap_or(name);
+        assert!(known.contains(base), "{name} is exported but not in kernel::metrics::CATALOGUE");
+    }
+    assert!(text.contains("# HELP ebb_contact_submissions_total Contact-form submissions"), "described at start: {text}");
+    insta::assert_snapshot!("metric_catalogue", app::kernel::metrics::catalogue_text());
 }

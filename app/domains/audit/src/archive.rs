@@ -914,7 +914,7 @@ pub async fn retrieval_link(state: &kernel::state::AppState, actor: &Actor, peri
     let mut tx = pool.begin().await?;
     let expires_at = sqlx::query_scalar!(
         r#"insert into audit_archive_retrievals (period, admin_id, admin_name, reason, expires_at)
-           values ($1, $2, (select name from admins where id = $2), $3, now() + make_interval(mins => $4))
+           values ($1, $2, (select name from admin_names where id = $2), $3, now() + make_interval(mins => $4))
            returning expires_at"#,
         period,
         actor.admin,

@@ -44,10 +44,10 @@ pub async fn page(
 pub async fn admins(pool: &PgPool) -> Result<Vec<AuditAdmin>, sqlx::Error> {
     sqlx::query_as!(
         AuditAdmin,
-        r#"select id as "id!", name as "name!" from admins
+        r#"select id as "id!", name as "name!" from admin_names
            union
            select distinct on (admin_id) admin_id as "id!", admin_name as "name!" from audit_events
-           where admin_id is not null and admin_name is not null and admin_id not in (select id from admins)
+           where admin_id is not null and admin_name is not null and admin_id not in (select id from admin_names)
              and occurred_at >= now() - make_interval(months => $1)
            order by 2"#,
         PROMISE_MONTHS as i32,

@@ -88,7 +88,7 @@ pub async fn request(pool: &PgPool, actor: &Actor, from: Date, to: Date) -> Resu
     let to_exclusive = to.next_day().unwrap_or(to).midnight().assume_utc();
     sqlx::query!(
         "insert into audit_export_requests (id, admin_id, admin_name, range_from, range_to)
-         values ($1, $2, (select name from admins where id = $2), $3, $4)",
+         values ($1, $2, (select name from admin_names where id = $2), $3, $4)",
         id,
         actor.admin,
         from.midnight().assume_utc(),

@@ -6,6 +6,8 @@ mod browser;
 #[cfg(feature = "ssr")]
 pub mod db;
 #[cfg(feature = "ssr")]
+pub mod prune;
+#[cfg(feature = "ssr")]
 pub mod service;
 pub(crate) mod texts;
 pub mod ui;

@@ -150,14 +150,14 @@ async fn submit_window(conn: &mut sqlx::PgConnection, batch: &[Submission]) -> R
            ),
            stored as (
                insert into inquiries (id, name, email, message, held)
-               select id, name, email, message, exists (select 1 from legal_holds h where h.email = lower(verdict.email collate ucs_basic))
+               select id, name, email, message, exists (select 1 from holds_in_force h where h.email = lower(verdict.email collate ucs_basic))
                from verdict where ok and not suspect order by i
            ),
            quarantined as (
                insert into suspected_spam (id, name, email, message, signals, score, held)
                select id, name, email, message,
                       array_remove(string_to_array(signals, ','), '') || case when replayed then array['proof_replayed'] else array[]::text[] end,
-                      total, exists (select 1 from legal_holds h where h.email = lower(verdict.email collate ucs_basic))
+                      total, exists (select 1 from holds_in_force h where h.email = lower(verdict.email collate ucs_basic))
                from verdict where suspect order by i
            ),
            figures as (

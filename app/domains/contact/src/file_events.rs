@@ -10,19 +10,13 @@
 //! sent, and unmarked again when the SMTP server refuses it. The message names files only when
 //! `EBB_NOTIFY_CONTENT=full`; by default it gives counts and a link to the shares page.
 
+use kernel::file_events::FileEvent;
 use kernel::jobs::{StepCtx, StepError, StepReport};
 
 use super::mailer::{Mailer, NotifyContent, NotifySettings};
 
 /// At most this many events in one message (the rest go in the next run).
 const MAX_PER_MESSAGE: i64 = 50;
-
-/// One event to tell the admins about.
-struct FileEvent {
-    received: bool,
-    share_id: i64,
-    file_name: String,
-}
 
 pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     let pool = &ctx.state.pool;
@@ -32,39 +26,13 @@ pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     };
     note_files_on(pool).await?;
     give_up_stale(&ctx.state).await?;
-    // 1. Claim (mark) in one short transaction; the rows are skipped by a concurrent run.
-    let mut tx = pool.begin().await?;
-    let delivered = sqlx::query_as::<_, (i64, i64, String)>(
-        "with claimed as (
-             select id from share_deliveries where completed_at is not null and notified_at is null
-               and completed_at > now() - interval '1 day'
-             order by id limit $1 for update skip locked)
-         update share_deliveries d set notified_at = clock_timestamp() from claimed, shares s
-          where d.id = claimed.id and s.id = d.share_id
-         returning d.id, d.share_id, s.file_name",
-    )
-    .bind(MAX_PER_MESSAGE)
-    .fetch_all(&mut *tx)
-    .await?;
-    let received = sqlx::query_as::<_, (i64, String)>(
-        "with claimed as (
-             select id from shares where origin = 'request' and notified_at is null
-               and created_at > now() - interval '1 day'
-             order by id limit $1 for update skip locked)
-         update shares s set notified_at = clock_timestamp() from claimed where s.id = claimed.id
-         returning s.id, s.file_name",
-    )
-    .bind(MAX_PER_MESSAGE)
-    .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    if delivered.is_empty() && received.is_empty() {
+    // 1. Claim (mark) in one short transaction (shares' rows, through the kernel's trait); the
+    // rows are skipped by a concurrent run.
+    let source = ctx.state.domain::<kernel::file_events::FileEvents>().0.clone();
+    let events = source.claim(pool, MAX_PER_MESSAGE).await?;
+    if events.is_empty() {
         return Ok(StepReport::rows("sent", 0));
     }
-    let delivery_ids: Vec<i64> = delivered.iter().map(|d| d.0).collect();
-    let received_ids: Vec<i64> = received.iter().map(|r| r.0).collect();
-    let mut events: Vec<FileEvent> = delivered.into_iter().map(|(_, share_id, file_name)| FileEvent { received: false, share_id, file_name }).collect();
-    events.extend(received.into_iter().map(|(share_id, file_name)| FileEvent { received: true, share_id, file_name }));
     // 2. Send, holding nothing in the database; a refusal unmarks them for the next run.
     let sent = match compose(&mailer, &events) {
         Ok(message) => lettre::AsyncTransport::send(&mailer.transport, message)
@@ -75,8 +43,7 @@ pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
     };
     if let Err(e) = sent {
         metrics::counter!("ebb_notify_failures_total").increment(1);
-        let _ = sqlx::query("update share_deliveries set notified_at = null where id = any($1)").bind(&delivery_ids).execute(pool).await;
-        let _ = sqlx::query("update shares set notified_at = null where id = any($1)").bind(&received_ids).execute(pool).await;
+        let _ = source.release(pool, &events).await;
         return Err(StepError::new(e));
     }
     metrics::counter!("ebb_notify_sent_total").increment(1);
@@ -87,22 +54,10 @@ pub(crate) async fn files_step(ctx: StepCtx) -> Result<StepReport, StepError> {
 /// Marks events still unsent a day after they happened as handled, and says so: a counter and,
 /// for events that happened while file emails were on, a `notify.unsent` alert.
 async fn give_up_stale(state: &kernel::state::AppState) -> Result<(), sqlx::Error> {
-    let (given_up, alerted): (i64, i64) = sqlx::query_as(
-        "with on_since as (select coalesce((select updated_at from settings where key = $1), '-infinity'::timestamptz) as at),
-         deliveries as (
-             update share_deliveries set notified_at = clock_timestamp()
-              where completed_at is not null and notified_at is null and completed_at <= now() - interval '1 day'
-             returning completed_at as at),
-         received as (
-             update shares set notified_at = clock_timestamp()
-              where origin = 'request' and notified_at is null and created_at <= now() - interval '1 day'
-             returning created_at as at),
-         stale as (select at from deliveries union all select at from received)
-         select count(*), count(*) filter (where at >= (select at from on_since)) from stale",
-    )
-    .bind(FILES_ON_SINCE_KEY)
-    .fetch_one(&state.pool)
-    .await?;
+    let on_since: Option<time::OffsetDateTime> =
+        sqlx::query_scalar("select updated_at from settings where key = $1").bind(FILES_ON_SINCE_KEY).fetch_optional(&state.pool).await?;
+    let source = state.domain::<kernel::file_events::FileEvents>().0.clone();
+    let (given_up, alerted) = source.give_up_stale(&state.pool, on_since).await?;
     if given_up > 0 {
         metrics::counter!("ebb_notify_given_up_total").increment(given_up as u64);
         tracing::warn!(given_up, promised = alerted, "file notifications still unsent a day after their event were given up");

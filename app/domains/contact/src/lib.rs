@@ -6,6 +6,9 @@ pub mod api;
 pub mod db;
 #[cfg(feature = "ssr")]
 mod file_events;
+pub mod inbox;
+#[cfg(feature = "ssr")]
+pub mod inquiries_personal;
 #[cfg(feature = "ssr")]
 mod mailer;
 #[cfg(feature = "ssr")]
@@ -14,6 +17,8 @@ pub mod notify;
 pub mod personal;
 #[cfg(feature = "hydrate")]
 mod pow;
+#[cfg(feature = "ssr")]
+pub mod prune;
 #[cfg(feature = "ssr")]
 pub mod spam;
 pub mod ui;

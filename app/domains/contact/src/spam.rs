@@ -49,7 +49,7 @@ pub struct Proof {
 /// The HMAC key of challenges: derived from the installation's shared secret, so every instance
 /// verifies what any other issued.
 fn hmac_key(state: &AppState) -> String {
-    state.domain::<std::sync::Arc<kernel::audit::ClientSecret>>().keyed("altcha", "challenge-hmac-key")
+    state.keyring.mac(kernel::keyring::Purpose::Altcha, "challenge-hmac-key")
 }
 
 /// A new challenge for the contact form.
@@ -125,7 +125,7 @@ pub fn stamp(state: &AppState, now: OffsetDateTime) -> String {
 }
 
 fn stamp_mac(state: &AppState, secs: i64) -> String {
-    state.domain::<std::sync::Arc<kernel::audit::ClientSecret>>().keyed("contact-stamp", &secs.to_string())
+    state.keyring.mac(kernel::keyring::Purpose::ContactStamp, &secs.to_string())
 }
 
 /// The stamp's signal, if any: missing, forged or from the future ([`Signal::StampInvalid`]),

@@ -192,7 +192,7 @@ pub async fn list(pool: &PgPool) -> Result<Vec<HoldView>, sqlx::Error> {
                        when h.inquiry_id is not null then (select count(*) from inquiries x where x.id = h.inquiry_id)
                        else (select count(*) from shares x where x.id = h.share_id and x.status <> 'purged') end as "covers!"
            from legal_holds h
-           left join admins a on a.id = h.placed_by
+           left join admin_names a on a.id = h.placed_by
            left join inquiries i on i.id = h.inquiry_id
            left join shares s on s.id = h.share_id
            order by h.placed_at desc, h.id desc"#

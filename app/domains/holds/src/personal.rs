@@ -58,7 +58,7 @@ impl PersonalData for Holds {
         Box::pin(async move {
             let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse::<i64>().ok()).unwrap_or(i64::MIN));
             let rows: Vec<HoldRow> = sqlx::query_as(&format!(
-                "select h.id, h.placed_at, h.inquiry_id, h.email, h.reason, (select name from admins where id = h.placed_by)
+                "select h.id, h.placed_at, h.inquiry_id, h.email, h.reason, (select name from admin_names where id = h.placed_by)
                  from legal_holds h where {TIED} and (h.placed_at, h.id) > ($2, $3) order by h.placed_at, h.id limit $4"
             ))
             .bind(&who.email)

@@ -27,13 +27,16 @@ fn parse_days(days: i64) -> Result<u32, AppError> {
 #[server(prefix = "/api", endpoint = "admin/retention/preview")]
 pub async fn preview_retention(days: Option<i64>) -> Result<RetentionPreview, AppError> {
     let (state, _, _) = kernel::session::require_admin().await?;
-    let current = super::prune::retention_days(&state.pool).await.map_err(internal("retention"))?;
+    let stored = kernel::settings::read(&state.pool, common::retention::RETENTION_KEY).await.map_err(internal("retention"))?;
+    let current = super::retention_days_or_default(stored.as_deref());
     let days = match days {
         Some(d) => parse_days(d)?,
         None => current,
     };
     let now = kernel::jobs::claim::db_now(&state.pool).await.map_err(internal("clock"))?;
-    let would_delete = super::prune::count_older_than(&state.pool, now, days).await.map_err(internal("dry run"))?;
+    // The items are contact's: it answers through the kernel's hook.
+    let dry_run = *state.domain::<kernel::retention::DryRun>();
+    let would_delete = (dry_run.0)(&state.pool, now, days).await.map_err(internal("dry run"))?;
     Ok(RetentionPreview { current_days: current, days, would_delete })
 }
 
@@ -42,7 +45,7 @@ pub async fn save_retention(days: i64) -> Result<u32, AppError> {
     let (state, _, admin) = kernel::session::require_admin().await?;
     let days = parse_days(days)?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    super::prune::set_retention_days(&mut tx, days).await.map_err(internal("save retention"))?;
+    kernel::settings::put(&mut tx, common::retention::RETENTION_KEY, &days.to_string()).await.map_err(internal("save retention"))?;
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::RetentionChange, Some(&days.to_string()))
         .await
         .map_err(internal("record"))?;

@@ -67,7 +67,8 @@ texts! {
     LabelExpiredSessions { en: "expired sessions", ja: "期限切れのセッション" }
     LabelExpiredInvites { en: "expired invites", ja: "期限切れの招待" }
     LabelOldSpam { en: "old suspected spam", ja: "古いスパムの疑い" }
-    LabelEndedRecords { en: "resolved alerts, purged shares and old deletion-journal entries", ja: "解決済みのアラート、削除済みの共有ファイル、古い削除ジャーナルの記録" }
+    LabelEndedRecords { en: "resolved alerts and old deletion-journal entries", ja: "解決済みのアラートと古い削除ジャーナルの記録" }
+    LabelPurgedShares { en: "rows of purged shares", ja: "削除済み共有ファイルの行" }
     LabelSpentProofs { en: "used proofs of work and old contact figures", ja: "使用済みのプルーフ・オブ・ワークと古い集計" }
     LabelRetentionCheck { en: "every kind of data checked against its promise", ja: "すべての種類のデータを約束した保管期間と照合" }
     LabelSharePurge { en: "files of used or expired shares", ja: "使用済みまたは期限切れの共有ファイル" }

@@ -39,7 +39,7 @@ const JOBS: [(&str, SettingsT, SettingsT); 8] = [
 ];
 
 /// The jobs' steps by (job, step) name: their labels (step names repeat across jobs).
-const STEP_LABELS: [(&str, &str, SettingsT); 33] = [
+const STEP_LABELS: [(&str, &str, SettingsT); 34] = [
     ("prune", "inquiries", SettingsT::LabelOldInquiries),
     ("prune", "rate_limit_counters", SettingsT::LabelRateLimitWindows),
     ("prune", "maintenance_runs", SettingsT::LabelOldRunRecords),
@@ -48,6 +48,7 @@ const STEP_LABELS: [(&str, &str, SettingsT); 33] = [
     ("prune", "admin_invites", SettingsT::LabelExpiredInvites),
     ("prune", "suspected_spam", SettingsT::LabelOldSpam),
     ("prune", "spam_proofs_spent", SettingsT::LabelSpentProofs),
+    ("prune", "purged_shares", SettingsT::LabelPurgedShares),
     ("prune", "ended_records", SettingsT::LabelEndedRecords),
     ("prune", "retention_check", SettingsT::LabelRetentionCheck),
     ("share_gc", "purge", SettingsT::LabelSharePurge),

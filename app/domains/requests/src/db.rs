@@ -30,8 +30,8 @@ pub enum RequestError {
 }
 
 const COLUMNS: &str = "r.id, r.kind, r.email, r.received_on, r.due_on, r.note, r.status, r.recorded_at, r.closed_at, r.erased, r.kept,
-     (select name from admins where id = r.recorded_by) as recorded_by,
-     (select name from admins where id = r.closed_by) as closed_by,
+     (select name from admin_names where id = r.recorded_by) as recorded_by,
+     (select name from admin_names where id = r.closed_by) as closed_by,
      (r.due_on - current_date)::bigint as days_left";
 
 fn counts(value: serde_json::Value) -> Vec<(String, i64)> {
@@ -135,7 +135,7 @@ type Standing = (String, String, Option<String>, Option<OffsetDateTime>, Option<
 /// Why a conditional change found nothing to change: the request as it is now.
 async fn refusal(conn: &mut PgConnection, id: i64) -> Result<RequestError, sqlx::Error> {
     let row: Option<Standing> =
-        sqlx::query_as("select kind, status, (select name from admins where id = closed_by), closed_at, email from data_requests where id = $1")
+        sqlx::query_as("select kind, status, (select name from admin_names where id = closed_by), closed_at, email from data_requests where id = $1")
             .bind(id)
             .fetch_optional(conn)
             .await?;

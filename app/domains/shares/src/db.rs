@@ -83,7 +83,7 @@ pub async fn list_page(pool: &PgPool, before: Option<i64>, limit: i64, grace: st
         r#"select s.id, s.file_name, s.size_bytes, s.note, s.status, s.created_at, a.name as "created_by?",
                   s.expires_at, s.consumed_at, s.purged_at, s.purge_attempts, s.next_purge_attempt_at, s.held, now() as "now!",
                   s.origin, s.token_hash is not null as "public!", s.max_downloads, s.downloads
-           from shares s left join admins a on a.id = s.created_by
+           from shares s left join admin_names a on a.id = s.created_by
            where s.id < coalesce($1, 9223372036854775807)
            order by s.id desc
            limit $2"#,

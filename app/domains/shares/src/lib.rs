@@ -11,9 +11,13 @@ pub mod db;
 #[cfg(feature = "ssr")]
 pub mod download;
 #[cfg(feature = "ssr")]
+pub mod file_events;
+#[cfg(feature = "ssr")]
 pub mod gc;
 #[cfg(feature = "ssr")]
 pub mod lifecycle;
+#[cfg(feature = "ssr")]
+pub mod prune;
 #[cfg(feature = "ssr")]
 pub mod receipts;
 #[cfg(feature = "ssr")]

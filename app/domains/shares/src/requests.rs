@@ -127,7 +127,7 @@ pub async fn list(pool: &PgPool, limit: i64) -> Result<Vec<FileRequestSummary>, 
     let rows = sqlx::query!(
         r#"select r.id, r.note, r.max_bytes, r.status, r.expires_at, r.used_at, r.created_at, a.name as "created_by?", s.id as "share_id?", now() as "now!"
            from file_requests r
-           left join admins a on a.id = r.created_by
+           left join admin_names a on a.id = r.created_by
            left join shares s on s.file_request_id = r.id
            order by r.id desc limit $1"#,
         limit,

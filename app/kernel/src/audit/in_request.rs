@@ -4,7 +4,7 @@
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{record, Actor, AuditKind, ClientSecret};
+use super::{record, Actor, AuditKind};
 
 impl Actor {
     /// `admin` (or Ebb, with `None`) acting in the current request, its client hashed.
@@ -18,7 +18,7 @@ pub fn current_client_hash() -> Option<String> {
     let state = leptos::prelude::use_context::<crate::state::AppState>()?;
     common::request::with_parts(|_| ())?;
     let client = crate::state::client_address(&state).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    state.domain::<std::sync::Arc<ClientSecret>>().hash(&client)
+    Some(state.keyring.mac(crate::keyring::Purpose::Client, &client))
 }
 
 /// Records what an admin did (or Ebb, with `admin` `None`) in the current request, with the
