@@ -197,11 +197,26 @@ impl Doomed {
     pub async fn delete(&self, pool: &PgPool, ctx: PruneCtx, cutoffs: &[OffsetDateTime]) -> Result<StepReport, sqlx::Error> {
         let Doomed { table, keys, select, lock } = self;
         let same: Vec<String> = keys.iter().map(|k| format!("t.{k} = doomed.{k}")).collect();
-        let limit = cutoffs.len() + 1;
-        let sql = format!("with doomed as ({select} limit ${limit}{lock}) delete from {table} t using doomed where {}", same.join(" and "));
+        let (limit, run, step) = (cutoffs.len() + 1, cutoffs.len() + 2, cutoffs.len() + 3);
+        // The batch adds what it deleted to its run's counts in the same statement: a run killed
+        // between two batches has a record that equals what it deleted.
+        let sql = format!(
+            "with doomed as ({select} limit ${limit}{lock}),
+                  gone as (delete from {table} t using doomed where {} returning 1),
+                  n as (select count(*) as n from gone),
+                  counted as (insert into maintenance_run_counts (run_id, step, name, n)
+                              select ${run}, ${step}, c.name, case c.name when 'deleted' then n.n else 1 end
+                              from n, (values ('deleted'), ('batches')) c(name)
+                              where n.n > 0 and ${run}::bigint is not null
+                              on conflict (run_id, step, name) do update set n = maintenance_run_counts.n + excluded.n)
+             select n from n",
+            same.join(" and ")
+        );
+        let (run_id, step_name) = crate::jobs::current_step().unzip();
         in_batches(ctx, || async {
-            let query = cutoffs.iter().fold(sqlx::query(&sql), |q, cutoff| q.bind(cutoff));
-            Ok(query.bind(ctx.batch_size).execute(pool).await?.rows_affected())
+            let query = cutoffs.iter().fold(sqlx::query_scalar::<_, i64>(&sql), |q, cutoff| q.bind(cutoff));
+            let deleted = query.bind(ctx.batch_size).bind(run_id).bind(step_name).fetch_one(pool).await?;
+            Ok(u64::try_from(deleted).unwrap_or(0))
         })
         .await
     }

@@ -204,6 +204,19 @@ async fn killed_in_the_middle_of_a_prune(pool: PgPool) {
     assert_eq!(old().await, 0);
     let names: Vec<String> = sqlx::query_scalar("select name from inquiries").fetch_all(&pool).await.unwrap();
     assert_eq!(names, ["New"]);
+    // The killed run's record (closed as interrupted) says exactly what it deleted — the batch
+    // committed before the kill — though no heartbeat wrote it: the batch saved its count.
+    let (steps, detail): (serde_json::Value, String) = sqlx::query_as(
+        "select r.steps, e.detail from maintenance_runs r, audit_events e
+         where r.job = 'prune' and r.outcome = 'interrupted' and e.kind = 'maintenance.run' and e.detail like 'interrupted%'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let inquiries = steps.as_array().unwrap().iter().find(|s| s["step"] == "inquiries").expect("the step is in the record");
+    let count = |name: &str| inquiries["counts"].as_array().unwrap().iter().find(|c| c[0] == name).map(|c| c[1].as_i64().unwrap());
+    assert_eq!((count("deleted"), count("batches")), (Some(100), Some(1)), "{steps}");
+    assert!(detail.contains("inquiries.deleted=100"), "{detail}");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

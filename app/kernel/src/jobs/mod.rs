@@ -155,6 +155,15 @@ type Tally = Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>;
 tokio::task_local! {
     /// The counts of the step running in this task, as it goes ([`tally`]).
     static PROGRESS: Tally;
+    /// The run and step running in this task ([`current_step`]).
+    static CURRENT: (i64, &'static str);
+}
+
+/// The run id and step name of the step running in this task: a batch statement adds its counts
+/// to `maintenance_run_counts` under them in the same statement (`kernel::prune::Doomed`), so a
+/// killed run's record equals what it did. `None` outside a step (tests calling a step directly).
+pub fn current_step() -> Option<(i64, &'static str)> {
+    CURRENT.try_with(|c| *c).ok()
 }
 
 /// Adds `n` to the running step's count `name` as work is done (e.g. after each committed
@@ -712,7 +721,7 @@ async fn run_step(
     lease_lost: &mut bool,
 ) -> (StepRecord, Option<StepError>) {
     let counts_so_far = || tally.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let fut = PROGRESS.scope(tally.clone(), (step.run)(ctx.clone()));
+    let fut = CURRENT.scope((run_id, step.name), PROGRESS.scope(tally.clone(), (step.run)(ctx.clone())));
     tokio::pin!(fut);
     let cut_at = tokio::time::Instant::from_std(ctx.deadline() + job.step_grace);
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
@@ -792,8 +801,12 @@ async fn close_interrupted(state: &AppState, job: &Job) -> Result<(), sqlx::Erro
     .fetch_all(&mut *tx)
     .await?;
     for run in &closed {
-        let counts: Vec<String> = run
-            .steps
+        // What its batches saved as they committed (exact) over what the heartbeat last wrote.
+        let saved: Vec<(String, String, i64)> =
+            sqlx::query_as("select step, name, n from maintenance_run_counts where run_id = $1 order by step, name").bind(run.id).fetch_all(&mut *tx).await?;
+        let steps = with_saved_counts(run.steps.clone(), &saved);
+        sqlx::query("update maintenance_runs set steps = $2 where id = $1").bind(run.id).bind(&steps).execute(&mut *tx).await?;
+        let counts: Vec<String> = steps
             .as_array()
             .into_iter()
             .flatten()
@@ -812,6 +825,34 @@ async fn close_interrupted(state: &AppState, job: &Job) -> Result<(), sqlx::Erro
         tracing::warn!(job = job.name, run = run.id, "a run of this job ended without finishing; its record is closed as interrupted");
     }
     tx.commit().await
+}
+
+/// A run record's steps (JSON) with the counts its batches saved: each saved count replaces a
+/// smaller one the heartbeat wrote; a step the heartbeat never wrote is added as running.
+fn with_saved_counts(mut steps: serde_json::Value, saved: &[(String, String, i64)]) -> serde_json::Value {
+    use serde_json::{json, Value};
+    if !steps.is_array() {
+        steps = json!([]);
+    }
+    let list = steps.as_array_mut().expect("an array");
+    for (step, name, n) in saved {
+        let at = match list.iter().position(|s| s["step"] == step.as_str()) {
+            Some(at) => at,
+            None => {
+                list.push(json!({ "step": step, "status": "running", "counts": [], "more": true, "error": null }));
+                list.len() - 1
+            }
+        };
+        if !list[at]["counts"].is_array() {
+            list[at]["counts"] = json!([]);
+        }
+        let counts = list[at]["counts"].as_array_mut().expect("an array");
+        match counts.iter_mut().find(|c| c[0] == name.as_str()) {
+            Some(c) => c[1] = Value::from(c[1].as_i64().unwrap_or(0).max(*n)),
+            None => counts.push(json!([name, n])),
+        }
+    }
+    steps
 }
 
 /// A critical job's alert: raised by a failed run — a short headline naming the failed steps and
