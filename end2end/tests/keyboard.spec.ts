@@ -107,6 +107,19 @@ test('an admin signs in, uploads a share and deletes an inquiry (with its confir
   const del = row.getByRole('button', { name: 'Delete' });
   await tabTo(page, del);
   await expectVisibleFocus(del);
+  // Another inquiry arriving meanwhile (the list updates live) leaves the focus where it was:
+  // the table is kept and only its rows change.
+  const other = `Later ${Date.now().toString(36)}`;
+  const laterContext = await browser.newContext();
+  const later = new ContactPage(await laterContext.newPage());
+  await later.open();
+  await later.waitForHydration();
+  await later.fill({ name: other, email: 'later@example.org', message: 'Arriving while you work.' });
+  await later.send.click();
+  await expect(later.success).toBeVisible();
+  await laterContext.close();
+  await expect(page.getByTestId('inquiry-row').filter({ hasText: other })).toBeVisible();
+  await expect(del).toBeFocused();
   let asked = '';
   page.once('dialog', async (d) => {
     asked = d.message();

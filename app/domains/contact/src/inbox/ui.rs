@@ -237,9 +237,14 @@ fn InboxTable(
 ) -> impl IntoView {
     view! {
         <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || first_page.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
-                Ok(_) => view! {
+            {
+                // Whether the first page loaded, or its error — a memo, so a refetch that loads
+                // again (a live update: another inquiry arrived) keeps the table, and the focus
+                // of a keyboard user on one of its buttons; the rows change in the keyed `For`.
+                let loaded = Memo::new(move |_| first_page.get().map(|r| r.err()));
+                move || loaded.get().map(|err| match err {
+                Some(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
+                None => view! {
                     <table class="list inbox" data-testid="inbox">
                         <thead><tr>
                             <th><span class="sr-only">{t(InboxT::ColSelect)}</span></th><th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
@@ -257,7 +262,8 @@ fn InboxTable(
                         <button type="button" class="secondary" on:click=move |_| on_more()>{t(InboxT::ShowOlder)}</button>
                     </Show>
                 }.into_any(),
-            })}
+            })
+            }
         </Transition>
     }
 }
