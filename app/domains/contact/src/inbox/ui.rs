@@ -240,7 +240,8 @@ fn InboxTable(
             {
                 // Whether the first page loaded, or its error — a memo, so a refetch that loads
                 // again (a live update: another inquiry arrived) keeps the table, and the focus
-                // of a keyboard user on one of its buttons; the rows change in the keyed `For`.
+                // of a keyboard user on one of its buttons; the rows change in the keyed `For`,
+                // keyed by what can change in a row (its hold), so a held row shows it.
                 let loaded = Memo::new(move |_| first_page.get().map(|r| r.err()));
                 move || loaded.get().map(|err| match err {
                 Some(e) => view! { <p class="notice error">{describe_inbox(&e)}</p> }.into_any(),
@@ -250,7 +251,7 @@ fn InboxTable(
                             <th><span class="sr-only">{t(InboxT::ColSelect)}</span></th><th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
                         </tr></thead>
                         <tbody>
-                            <For each=move || rows.get() key=|r| r.id let:row>
+                            <For each=move || rows.get() key=|r| (r.id, r.held) let:row>
                                 <InquiryRow row selected on_open on_delete/>
                             </For>
                         </tbody>
