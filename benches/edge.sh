@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Slow clients and bounded uploads (issue 54), each beside a baseline in the same run:
 #   GET / p99 (16 connections) and contact submissions/s (32 connections) while 2,000 connections
-#   trickle a request head one byte every 20 s (benches/trickle.py reopens any the server closes),
-#   beside the same two runs without them. Goal: within 1.2×.
+#   trickle a request head one byte every 20 s to Ebb (benches/trickle.py reopens any the server
+#   closes), beside the same two runs while the same trickler sends to a sink that only reads
+#   (benches/sink.py): the trickler's own CPU is in both, so the ratio is Ebb's cost of holding the
+#   slow connections. Rounds alternate (baseline, slow, baseline, slow…; BENCH_EDGE_ROUNDS, 3) and
+#   the medians are compared. Goal: within 1.2×.
 #   Disk high-water while 50 clients upload a file of the request's full size to one file request
 #   at once, beside the request's limit. Goal: ≤ 2 × the limit (one upload at a time holds the
 #   request's lease; the others get 409 before a byte is stored).
@@ -12,6 +15,8 @@ cd "$(dirname "$0")/.."
 PORT=${BENCH_PORT:-3200}
 SECS=${BENCH_SECONDS:-10}
 SLOW=${BENCH_SLOW_CONNECTIONS:-2000}
+ROUNDS=${BENCH_EDGE_ROUNDS:-3}
+SINK_PORT=$((PORT + 1))
 LIMIT_MB=${BENCH_EDGE_UPLOAD_MB:-64}
 BIN=$CARGO_TARGET_DIR/release/ebb
 LOG=$CARGO_TARGET_DIR/bench-edge.log
@@ -21,7 +26,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ebb-bench-edge.XXXXXX")
 STORE=$WORK/blobs; mkdir -p "$STORE"
 : > "$LOG"
 cleanup() {
-  [ -n "${TRICKLE_PID:-}" ] && kill "$TRICKLE_PID" 2>/dev/null; [ -n "${EBB_PID:-}" ] && kill "$EBB_PID" 2>/dev/null; wait 2>/dev/null
+  [ -n "${TRICKLE_PID:-}" ] && kill "$TRICKLE_PID" 2>/dev/null; [ -n "${SINK_PID:-}" ] && kill "$SINK_PID" 2>/dev/null
+  [ -n "${EBB_PID:-}" ] && kill "$EBB_PID" 2>/dev/null; wait 2>/dev/null
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -45,16 +51,28 @@ measure() { # → "get_p99_ms contact_per_s"
   rate=$(awk -v n="$(kv requests "$contact")" -v d="$(kv duration_us "$contact")" 'BEGIN { printf "%.0f", n / (d / 1e6) }')
   echo "$p99 $rate"
 }
-echo "bench: slow clients — warm-up, then GET / and the contact form without, then with $SLOW trickling connections"
+echo "bench: slow clients — warm-up, then $ROUNDS rounds of GET / and the contact form while $SLOW connections trickle to a sink, then to Ebb"
+python3 benches/sink.py 127.0.0.1 "$SINK_PORT" 2>>"$LOG" &
+SINK_PID=$!
 wrk -t2 -c16 -d3s "http://127.0.0.1:$PORT/" >/dev/null
-read -r BASE_P99 BASE_RATE < <(measure)
-python3 benches/trickle.py 127.0.0.1 "$PORT" "$SLOW" 20 2>>"$LOG" &
-TRICKLE_PID=$!
-sleep 15
-read -r SLOW_P99 SLOW_RATE < <(measure)
-OPEN=$(grep -c . /proc/$EBB_PID/net/tcp 2>/dev/null || echo '?')
-kill "$TRICKLE_PID"; wait "$TRICKLE_PID" 2>/dev/null || true; TRICKLE_PID=
-printf '  %-44s %12s %12s %8s\n' "" "without" "with slow" "ratio"
+trickle_to() { # port → starts the trickler, waits until its connections are open
+  python3 benches/trickle.py 127.0.0.1 "$1" "$SLOW" 20 2>>"$LOG" &
+  TRICKLE_PID=$!
+  sleep 15
+}
+stop_trickle() { kill "$TRICKLE_PID"; wait "$TRICKLE_PID" 2>/dev/null || true; TRICKLE_PID=; sleep 2; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+: > "$WORK/base"; : > "$WORK/slow"
+for round in $(seq 1 "$ROUNDS"); do
+  trickle_to "$SINK_PORT"; measure >> "$WORK/base"; stop_trickle
+  trickle_to "$PORT"; measure >> "$WORK/slow"
+  [ "$round" = 1 ] && OPEN=$(grep -c . /proc/$EBB_PID/net/tcp 2>/dev/null || echo '?')
+  stop_trickle
+  echo "  round $round: without $(tail -1 "$WORK/base"), with $(tail -1 "$WORK/slow") (GET / p99 ms, contact/s)"
+done
+BASE_P99=$(cut -d' ' -f1 "$WORK/base" | median); SLOW_P99=$(cut -d' ' -f1 "$WORK/slow" | median)
+BASE_RATE=$(cut -d' ' -f2 "$WORK/base" | median); SLOW_RATE=$(cut -d' ' -f2 "$WORK/slow" | median)
+printf '  %-44s %12s %12s %8s\n' "medians of $ROUNDS rounds" "to a sink" "to Ebb" "ratio"
 printf '  %-44s %10s ms %10s ms %8s\n' "GET / p99 (16 connections)" "$BASE_P99" "$SLOW_P99" "$(awk -v a="$SLOW_P99" -v b="$BASE_P99" 'BEGIN { printf "%.2f", a / b }')"
 printf '  %-44s %12s %12s %8s\n' "contact submissions/s (32 connections)" "$BASE_RATE" "$SLOW_RATE" "$(awk -v a="$BASE_RATE" -v b="$SLOW_RATE" 'BEGIN { printf "%.2f", a / b }')"
 echo "  (goal: both ratios ≤ 1.2; sockets in the server's network namespace while trickling: $OPEN)"
