@@ -95,7 +95,7 @@ const OLD_FIGURES: Doomed = Doomed {
 
 /// Reads suspected spam's retention from `settings` (1–365 days; 14 when missing or invalid).
 pub async fn spam_retention_days(pool: &PgPool) -> Result<u32, sqlx::Error> {
-    let stored: Option<String> = sqlx::query_scalar("select value from settings where key = $1").bind(common::spam::RETENTION_KEY).fetch_optional(pool).await?;
+    let stored = kernel::settings::read(pool, common::spam::RETENTION_KEY).await?;
     Ok(common::spam::retention_days_or_default(stored.as_deref()))
 }
 
