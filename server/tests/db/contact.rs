@@ -57,13 +57,37 @@ async fn one_batch_counts_each_clients_hits_in_order_and_stores_only_those_withi
     assert_eq!(hits, [1, 2, 5]);
 }
 
+/// Two window lengths (long, short) whose windows at `now` start at different seconds and both
+/// have at least 60 s left.
+fn windows_apart(now: i64) -> (u64, u64) {
+    let fits = |w: i64| now % w < w - 60;
+    let long = (600..700).find(|w| fits(*w)).expect("a long window with a minute left");
+    let short = (500..600).find(|w| fits(*w) && now - now % w != now - now % long).expect("a short window apart from the long one");
+    (long as u64, short as u64)
+}
+
+#[test]
+fn windows_apart_never_share_a_start_or_end_within_a_minute() {
+    // Across the ten minutes where 600 s and 599 s windows start together, and a day around it.
+    let coincide = 1_796_640_600; // 2026-12-07 10:50:00 UTC, a multiple of both 600 and 599
+    for now in (coincide - 86_400..coincide + 86_400).step_by(7) {
+        let (long, short) = windows_apart(now);
+        let (long, short) = (long as i64, short as i64);
+        assert_ne!(now - now % long, now - now % short, "at {now}");
+        assert!(now % long < long - 60 && now % short < short - 60, "at {now}");
+    }
+}
+
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn a_batch_filled_across_a_change_of_the_limits_window_counts_each_window_and_repeated_proofs_are_replays(pool: PgPool) {
     use app::contact::db::{submit_batch, Submission};
     use app::contact::spam::Proof;
-    let long = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(600) };
-    // Windows whose starts almost never coincide (they would share the client's counter row).
-    let short = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(599) };
+    // Two windows whose current starts differ (a shared start would share the client's counter
+    // row) and that both last at least another minute, chosen for the moment the test runs: fixed
+    // lengths coincide now and then (600 s and 599 s did for ten minutes every 4.2 days).
+    let (long_secs, short_secs) = windows_apart(time::OffsetDateTime::now_utc().unix_timestamp());
+    let long = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(long_secs) };
+    let short = Limit { name: "contact", max: 2, window: std::time::Duration::from_secs(short_secs) };
     let proof = |c: &str| Some(Proof { challenge: c.into(), expires_at: time::OffsetDateTime::now_utc() + time::Duration::hours(1) });
     // One client; the setting changed while the batch filled. "p" comes three times, twice in
     // the first window's run.
