@@ -80,12 +80,13 @@ pub async fn run(config: &Config, after_restore: bool) -> Report {
     };
     report.result("retention", retention(&state).await);
     report.result("audit signing key", signing_key(config, &state).await);
-    if after_restore {
-        if !store_ok || report.get("storage marker").is_some_and(|c| c.status == Status::Fail) {
-            report.push("after restore", Status::Skipped, "needs the installation's own storage (see the storage lines)");
-            return report;
-        }
-        crate::restore::after_restore(config, &state, &mut report).await;
+    let own_store = store_ok && !report.get("storage marker").is_some_and(|c| c.status == Status::Fail);
+    match (after_restore, own_store) {
+        // What `ebb serve` would refuse: a database restored from a backup.
+        (false, true) => report.result("restored backup", crate::restore::restore_check(&state).await),
+        (false, false) => {}
+        (true, false) => report.push("after restore", Status::Skipped, "needs the installation's own storage (see the storage lines)"),
+        (true, true) => crate::restore::after_restore(config, &state, &mut report).await,
     }
     report
 }

@@ -427,15 +427,12 @@ async fn serve(config: &Config, pool: &sqlx::PgPool) -> Result<(), String> {
     migrate(pool).await?;
     let state = server::build_state_with_store(config, pool.clone(), store).await?;
     server::check_storage_marker(&state, config).await?;
-    // What the deletion journal says was erased or purged since the last start stays deleted,
-    // also on a database restored from a backup without `ebb doctor --after-restore`.
+    // A database restored from a backup is refused until `ebb doctor --after-restore` ran; on
+    // any other, what the deletion journal says was deleted since the last start stays deleted
+    // (a deletion cut short by a crash is finished).
     let (erased, purged) = server::restore::redo_since_last_start(&state).await?;
     if erased + purged > 0 {
-        tracing::warn!(
-            erased,
-            purged,
-            "rows the deletion journal says were erased or purged were back (a database restored from a backup?): deleted again. Run `ebb doctor --after-restore` to check the audit digests and the live files too"
-        );
+        tracing::info!(erased, purged, "deletions the journal records that had not committed (cut short by a crash) were finished");
     }
     // The digest signing key exists (and its public key is published) from the first start.
     app::audit::chain::keys::signer(&state).await?;

@@ -41,6 +41,7 @@ async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String)
     let (entries, unreadable) = journal::read_all(&*state.blobs).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
     let (erased, purged) = redo(state, &entries).await?;
     note_redone(state, &entries).await?;
+    journal::caught_up(&state.pool, &entries).await.map_err(db)?;
     let words = format!("{} journal entries read: {erased} erased or ended row(s) and {purged} purged share(s) were back and are deleted again", entries.len());
     if unreadable.is_empty() {
         Ok((Status::Ok, words))
@@ -55,23 +56,57 @@ async fn redo_deletions(state: &app::state::AppState) -> Result<(Status, String)
 const REDONE_SETTING: &str = "deletion_journal_redone_at";
 const REDO_OVERLAP: time::Duration = time::Duration::hours(1);
 
-/// At every start of `ebb serve`, before it listens: the journal entries written since the last
-/// start are applied again. On a database that saw them, nothing is left to do (each is a
-/// deletion it committed, or one in flight on another instance, which redoing finishes); on a
-/// database restored from a backup — `ebb doctor --after-restore` skipped — they delete again
-/// what was erased or purged after the backup, so the restored database never serves it.
-/// Returns (rows erased again, shares purged again).
+/// At every start of `ebb serve`, before it listens. A database restored from a backup is
+/// refused — detected, not assumed: the store's deletion journal holds entries numbered past the
+/// database's counter, or the store holds a signed audit digest of another timeline past the
+/// database's last — until `ebb doctor --after-restore` has redone what was deleted since and set
+/// those digests aside. Otherwise the journal entries written since the last start are applied
+/// again: on a database that saw them nothing is left to do (each is a deletion it committed, or
+/// one in flight or cut short, which redoing finishes). Returns (rows erased again, shares purged
+/// again).
 pub async fn redo_since_last_start(state: &app::state::AppState) -> Result<(u64, u64), String> {
-    let since: Option<String> =
-        sqlx::query_scalar("select value from settings where key = $1").bind(REDONE_SETTING).fetch_optional(&state.pool).await.map_err(db)?;
-    let since = since.and_then(|v| time::OffsetDateTime::parse(&v, &time::format_description::well_known::Rfc3339).ok()).map(|at| at - REDO_OVERLAP);
-    let (entries, unreadable) = journal::read_since(&*state.blobs, since).await.map_err(|e| format!("cannot read the deletion journal: {e}"))?;
+    let (entries, unreadable) = since_last_start(state).await?;
     if !unreadable.is_empty() {
         tracing::warn!(unreadable = unreadable.len(), "deletion-journal entries could not be read; `ebb doctor --after-restore` names them");
     }
+    refuse_if_restored(state, &entries, true).await?;
     let done = redo(state, &entries).await?;
     note_redone(state, &entries).await?;
     Ok(done)
+}
+
+/// The journal entries written since the last start (from an hour before it, for clocks that
+/// differ); all of them on a database that never started.
+async fn since_last_start(state: &app::state::AppState) -> Result<(Vec<journal::Entry>, Vec<String>), String> {
+    let since: Option<String> =
+        sqlx::query_scalar("select value from settings where key = $1").bind(REDONE_SETTING).fetch_optional(&state.pool).await.map_err(db)?;
+    let since = since.and_then(|v| time::OffsetDateTime::parse(&v, &time::format_description::well_known::Rfc3339).ok()).map(|at| at - REDO_OVERLAP);
+    journal::read_since(&*state.blobs, since).await.map_err(|e| format!("cannot read the deletion journal: {e}"))
+}
+
+/// What `ebb serve` refuses: a database behind the deletion journal or behind the store's
+/// digests (see [`redo_since_last_start`]). `adopt`: a digest an interrupted run of this very
+/// database wrote is recorded (serve), or only looked at (the doctor).
+pub async fn refuse_if_restored(state: &app::state::AppState, entries: &[journal::Entry], adopt: bool) -> Result<(), String> {
+    const WHAT_TO_DO: &str = "Ebb does not serve it: what was erased, purged or revoked since the backup would be back. \
+        Run `ebb doctor --after-restore` (it deletes those again, sets the other timeline's digests aside with a signed statement and checks the files), then start Ebb again";
+    if let Some((newest, counter)) = journal::restored(&state.pool, entries).await.map_err(db)? {
+        return Err(format!(
+            "this database was restored from a backup: the store's deletion journal goes up to entry {newest}, the database has seen {counter}. {WHAT_TO_DO}"
+        ));
+    }
+    if let Err(why) = app::audit::chain::digest::store_ahead(state, adopt).await {
+        return Err(format!("this database looks restored from a backup: {why}. {WHAT_TO_DO}"));
+    }
+    Ok(())
+}
+
+/// `ebb doctor` (without `--after-restore`): whether `ebb serve` would refuse this database as a
+/// restored one.
+pub async fn restore_check(state: &app::state::AppState) -> Result<(Status, String), String> {
+    let (entries, _) = since_last_start(state).await?;
+    refuse_if_restored(state, &entries, false).await?;
+    Ok((Status::Ok, "the database is not behind the store's deletion journal or its signed digests (not a restored backup)".into()))
 }
 
 /// Remembers the newest entry redone (never moving back).
@@ -95,9 +130,14 @@ async fn note_redone(state: &app::state::AppState, entries: &[journal::Entry]) -
 async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Result<(u64, u64), String> {
     let sources = state.domain::<app::kernel::personal::PersonalSources>().clone();
     let (mut erased, mut purged) = (0u64, 0u64);
+    // Each erasure's request, with what the journal says it erased: recorded again below when
+    // the restored database lacks it.
+    let mut requests: std::collections::BTreeMap<i64, (String, time::OffsetDateTime, std::collections::BTreeMap<String, i64>)> = Default::default();
     for entry in entries {
         match &entry.deletion {
             Deletion::Erasure { request, source, hash, ids } => {
+                let r = requests.entry(*request).or_insert_with(|| (hash.clone(), entry.at, Default::default()));
+                *r.2.entry(source.clone()).or_default() += ids.len() as i64;
                 let Some(s) = sources.get(source) else { continue };
                 let mut tx = state.pool.begin().await.map_err(db)?;
                 let n = s.redo(&mut tx, hash, ids).await.map_err(db)?;
@@ -127,6 +167,11 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
             }
             other => erased += end_again(state, other).await?,
         }
+    }
+    for (id, (hash, at, counts)) in &requests {
+        let mut tx = state.pool.begin().await.map_err(db)?;
+        app::requests::db::recreate_erasure(&mut tx, *id, hash, *at, counts).await.map_err(db)?;
+        tx.commit().await.map_err(db)?;
     }
     Ok((erased, purged))
 }

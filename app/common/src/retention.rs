@@ -60,6 +60,22 @@ pub enum Promise {
 }
 
 impl Promise {
+    /// The days after which an item of a kind kept for a number of days goes (counted from its
+    /// time, or from when it was closed or ended); `None` for the other promises.
+    pub fn days(self) -> Option<i64> {
+        match self {
+            Promise::Inquiries { days }
+            | Promise::ExportFiles { days }
+            | Promise::ExportRequests { days }
+            | Promise::RunRecords { days }
+            | Promise::DataRequests { days }
+            | Promise::NotifyDigests { days }
+            | Promise::FileRequests { days }
+            | Promise::SuspectedSpam { days } => Some(days),
+            _ => None,
+        }
+    }
+
     /// The promise in `lang`.
     pub fn text(self, lang: Lang) -> String {
         use PromiseT as R;

@@ -104,6 +104,100 @@ pub trait PersonalData: Send + Sync {
     }
 }
 
+/// A kind of data described by its statements — what a source over one table is. Every statement
+/// binds the same parameters: `$1` the address (normalised), `$2` its keyed hash, `$3` the asking
+/// request's id; `page` and `erase` bind more (below).
+pub struct Table {
+    /// [`PersonalData::kind`].
+    pub kind: &'static str,
+    /// [`PersonalData::columns`].
+    pub columns: &'static [&'static str],
+    /// The promise in force; its [`Promise::days`] is `page`'s `$7`.
+    pub promise: for<'a> fn(&'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>>,
+    /// `(count, kept, oldest, newest)` of what the kind holds for the address.
+    pub find: &'static str,
+    /// Why the kept items stay (one text per reason), run when `find` counted any kept.
+    pub kept_why: &'static str,
+    /// Up to `$6` items after `($4` time, `$5` id as text — null before the first`)`, oldest
+    /// first, with `$7` the promise's days (null when it counts none): rows of
+    /// `(id text, at, fields text[], kept text or null, deleted_by or null)`.
+    pub page: &'static str,
+    /// Erases up to `$4` items (in the caller's transaction; never one on hold), returning their
+    /// ids as text. `None`: an erasure leaves every item of this kind.
+    pub erase: Option<&'static str>,
+    /// After a restore: erases again the rows whose ids (text) are `$4`; how many were back.
+    pub redo: Option<&'static str>,
+}
+
+type PageRow = (String, OffsetDateTime, Vec<String>, Option<String>, Option<OffsetDateTime>);
+
+impl Table {
+    fn bind<'q>(&self, sql: &'q str, who: &'q Address, request: i64) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        sqlx::query(sql).bind(&who.email).bind(&who.hash).bind(request)
+    }
+}
+
+impl PersonalData for Table {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    fn columns(&self) -> &'static [&'static str] {
+        self.columns
+    }
+    fn promise<'a>(&'a self, ctx: &'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>> {
+        (self.promise)(ctx)
+    }
+    fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>> {
+        use sqlx::Row as _;
+        Box::pin(async move {
+            let row = self.bind(self.find, who, request).fetch_one(&ctx.state.pool).await?;
+            let (count, kept): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+            let kept_why = if kept > 0 {
+                self.bind(self.kept_why, who, request).fetch_all(&ctx.state.pool).await?.iter().map(|r| r.try_get::<String, _>(0)).collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
+            Ok(Found { kind: self.kind.into(), count, kept, kept_why, oldest: row.try_get(2)?, newest: row.try_get(3)? })
+        })
+    }
+    fn page<'a>(
+        &'a self,
+        ctx: &'a PersonalCtx<'a>,
+        who: &'a Address,
+        request: i64,
+        after: Option<After>,
+        limit: i64,
+    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+        Box::pin(async move {
+            let days = (self.promise)(ctx).await?.days().map(|d| d.clamp(0, i64::from(i32::MAX / 24)) as i32);
+            let rows: Vec<PageRow> = sqlx::query_as(self.page)
+                .bind(&who.email)
+                .bind(&who.hash)
+                .bind(request)
+                .bind(After::at_or_start(after.as_ref()))
+                .bind(after.map(|a| a.id))
+                .bind(limit)
+                .bind(days)
+                .fetch_all(&ctx.state.pool)
+                .await?;
+            Ok(rows.into_iter().map(|(id, at, fields, kept, deleted_by)| Item { id, at, fields, kept, deleted_by }).collect())
+        })
+    }
+    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
+        Box::pin(async move {
+            let Some(sql) = self.erase else { return Ok(Vec::new()) };
+            sqlx::query_scalar(sql).bind(&who.email).bind(&who.hash).bind(request).bind(limit).fetch_all(conn).await
+        })
+    }
+    fn redo<'a>(&'a self, conn: &'a mut PgConnection, hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
+        Box::pin(async move {
+            let Some(sql) = self.redo else { return Ok(0) };
+            // The address is not known after a restore: its hash is.
+            Ok(sqlx::query(sql).bind(None::<String>).bind(hash).bind(0i64).bind(ids).execute(conn).await?.rows_affected())
+        })
+    }
+}
+
 /// Every kind of data that can hold an address, in the order the page and the copy list them.
 #[derive(Clone, Default)]
 pub struct PersonalSources(pub Arc<Vec<Arc<dyn PersonalData>>>);

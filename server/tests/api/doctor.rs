@@ -249,6 +249,12 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     for check in ["jobs re-run", "live shares", "archived months"] {
         assert!(line(&text, check).starts_with("ok "), "{check}: {text}");
     }
+    // The erasure's request was recorded after the backup: recorded again, closed, with what it
+    // erased and no address (the journal never had it).
+    let (status, email, erased): (String, Option<String>, serde_json::Value) =
+        sqlx::query_as("select status, email, erased from data_requests where kind = 'erasure'").fetch_one(&restored).await.unwrap();
+    assert_eq!((status.as_str(), email, erased), ("done", None, serde_json::json!({"inquiries": 2})));
+    assert_eq!(count(&restored, "select count(*) from audit_events where kind = 'request.record' and detail like '%recorded again after a restore%'").await, 1);
     // Nothing deleted came back; nothing live was lost.
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0);
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
@@ -271,62 +277,90 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
     sqlx::query(&format!("drop database {restored_name} with (force)")).execute(&pool).await.unwrap();
 }
 
-/// `ebb serve` on a restored database whose operator skipped `ebb doctor --after-restore`: before
-/// it listens, it redoes the deletion journal, so the person erased, the share revoked and the
-/// session signed out after the backup are not back; the next start has nothing to redo.
+/// Starts `ebb serve` on `db` with `app`'s store: `Ok(log)` once it listened (then stopped),
+/// `Err(log)` when it exited first.
+fn serve_until_ready(db: &PgPool, app: &TestApp) -> Result<String, String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = ebb(db, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    Ok(String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A copy of `db` as `pg_dump` makes it, restored by `pg_restore` into a new database.
+struct Backup {
+    dump: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn back_up(pool: &PgPool) -> Backup {
+    let db = pool.connect_options().get_database().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("ebb.dump");
+    run(Command::new("pg_dump").args(["--format=custom", "--file", dump.to_str().unwrap(), &database_url(&db)]));
+    Backup { dump, _dir: dir }
+}
+
+async fn restore(pool: &PgPool, backup: &Backup) -> (String, PgPool) {
+    let name = format!("ebb_restored_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    sqlx::query(&format!("create database {name}")).execute(pool).await.unwrap();
+    run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&name), backup.dump.to_str().unwrap()]));
+    let restored = PgPool::connect(&database_url(&name)).await.unwrap();
+    (name, restored)
+}
+
+/// `ebb serve` on a restored database whose operator skipped `ebb doctor --after-restore`: the
+/// restore is detected (the store's deletion journal is numbered past the database) and serve
+/// refuses, changing nothing, so the person erased, the share revoked and the session signed out
+/// after the backup are never served; `ebb doctor` names it; after `--after-restore` serve starts
+/// and they are gone again.
 #[sqlx::test(migrator = "server::MIGRATOR")]
-async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPool) {
+async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journal(pool: PgPool) {
     let app = spawn_app(pool.clone()).await;
     let cookie = admin_cookie(&pool).await;
-    let db = pool.connect_options().get_database().unwrap().to_owned();
     insert_inquiry(&pool, ERASED).await;
     insert_inquiry(&pool, KEPT).await;
     share_via_upload(&app, &cookie, "revoked.txt", b"revoked file".to_vec()).await;
     let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
     app::audit::chain::keys::signer(&app.state).await.unwrap();
-    let backup = tempfile::tempdir().unwrap();
-    let dump = backup.path().join("ebb.dump");
-    run(Command::new("pg_dump").args(["--format=custom", "--file", dump.to_str().unwrap(), &database_url(&db)]));
+    let backup = back_up(&pool);
     server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
     assert_eq!(crate::helpers::call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &share.to_string())]).await.status(), 200);
     assert_eq!(crate::helpers::call_form(&app, "/api/admin/signout", Some(&cookie), &[]).await.status(), 200);
-    let restored_name = format!("ebb_restored_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-    sqlx::query(&format!("create database {restored_name}")).execute(&pool).await.unwrap();
-    run(Command::new("pg_restore").args(["--no-owner", "--dbname", &database_url(&restored_name), dump.to_str().unwrap()]));
-    let restored = PgPool::connect(&database_url(&restored_name)).await.unwrap();
+    let (_, restored) = restore(&pool, &backup).await;
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 1, "the restore brought the person back");
     assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 1, "and the link");
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 1, "and the session");
 
-    let serve_until_ready = || {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child =
-            ebb(&restored, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-        for _ in 0..300 {
-            if let Some(status) = child.try_wait().unwrap() {
-                let mut err = String::new();
-                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-                panic!("ebb serve exited ({status}): {err}");
-            }
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        child.kill().unwrap();
-        let out = child.wait_with_output().unwrap();
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    let log = serve_until_ready();
-    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0, "erased again before serving: {log}");
+    let log = serve_until_ready(&restored, &app).expect_err("serve refuses a restored database");
+    assert!(log.contains("restored from a backup") && log.contains("ebb doctor --after-restore"), "the operator is told what to do: {log}");
+    assert!(log.contains("the store's deletion journal goes up to entry") && log.contains("the database has seen 0"), "found by the journal's numbers: {log}");
+    assert!(!log.contains(ERASED), "no address in the log: {log}");
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 1, "serve changed nothing");
+    // The doctor sees what serve refuses.
+    let (ok, text) = doctor_on(&restored, &app, &["doctor"], &[]);
+    assert!(!ok && line(&text, "restored backup").starts_with("FAIL") && line(&text, "restored backup").contains("--after-restore"), "{text}");
+
+    let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
+    assert!(ok, "{text}");
+    let log = serve_until_ready(&restored, &app).expect("serve starts once the doctor has run");
+    assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 0, "erased again: {log}");
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
     assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 0, "the link stays revoked");
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 0, "the session stays ended");
-    assert!(log.contains("deleted again") && log.contains("--after-restore"), "the operator is told: {log}");
-    assert!(!log.contains(ERASED), "no address in the log: {log}");
     // Each redo is in the audit log, as the first time was.
     for (kind, detail) in
         [("request.erased", "erased again after a restore"), ("share.revoke", "ended again after a restore"), ("session.revoke", "ended again after a restore")]
@@ -334,7 +368,54 @@ async fn serve_on_a_restored_database_erases_again_before_it_listens(pool: PgPoo
         let n = count(&restored, &format!("select count(*) from audit_events where kind = '{kind}' and detail like '{detail}%'")).await;
         assert_eq!(n, 1, "{kind}");
     }
-    let log = serve_until_ready();
-    assert!(!log.contains("deleted again"), "nothing left to redo: {log}");
+    // The erasure's request, recorded after the backup, is recorded again (closed, no address).
+    assert_eq!(count(&restored, "select count(*) from data_requests where kind = 'erasure' and status = 'done' and email is null").await, 1);
+    let (ok, text) = doctor_on(&restored, &app, &["doctor"], &[]);
+    assert!(line(&text, "restored backup").starts_with("ok "), "{ok} {text}");
+    serve_until_ready(&restored, &app).expect("and again");
+    restored.close().await;
+}
+
+/// A deletion journaled and then cut short (its transaction never committed) is no restore:
+/// serve starts and finishes it.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_deletion_cut_short_is_not_a_restore_and_the_next_start_finishes_it(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let cookie = admin_cookie(&pool).await;
+    share_via_upload(&app, &cookie, "cut.txt", b"cut short".to_vec()).await;
+    let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
+    app::audit::chain::keys::signer(&app.state).await.unwrap();
+    // The revocation's journal entry is written, then its transaction is lost (a crash).
+    app::storage::journal::record(&pool, &*app.state.blobs, app::storage::journal::Deletion::ShareRevoke { ids: vec![share] }).await.unwrap();
+    let log = serve_until_ready(&pool, &app).expect("a cut-short deletion is not a restore");
+    assert_eq!(count(&pool, "select count(*) from shares where revoked_at is null").await, 0, "finished: {log}");
+}
+
+/// A signed digest written after the backup, with no deletion at all, is a restore: serve
+/// refuses until the doctor has set it aside.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_digest_past_the_restored_database_is_refused_until_the_doctor_sets_it_aside(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    app::audit::chain::keys::signer(&app.state).await.unwrap();
+    let backup = back_up(&pool);
+    // An event after the backup, sealed and signed: the restored chains lack it.
+    let mut tx = pool.begin().await.unwrap();
+    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), app::kernel::audit::AuditKind::AuditVerify, None, Some("after the backup"))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    app::audit::chain::seal::seal_all(&pool, 1000, std::time::Duration::from_secs(300), std::time::Instant::now() + std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    let number = app::audit::chain::digest::write(&app.state, app::audit::chain::digest::Reason::Asked, true).await.unwrap();
+    assert!(number.is_some());
+    let (_, restored) = restore(&pool, &backup).await;
+    let log = serve_until_ready(&restored, &app).expect_err("a digest of another timeline is refused");
+    assert!(log.contains("another timeline") && log.contains("ebb doctor --after-restore"), "{log}");
+    let (ok, text) = doctor_on(&restored, &app, &["doctor"], &[]);
+    assert!(!ok && line(&text, "restored backup").starts_with("FAIL") && line(&text, "restored backup").contains("another timeline"), "{text}");
+    let (ok, text) = doctor_on(&restored, &app, &["doctor", "--after-restore"], &[]);
+    assert!(ok, "{text}");
+    serve_until_ready(&restored, &app).expect("serve starts once the doctor has set the digest aside");
     restored.close().await;
 }

@@ -3,22 +3,20 @@
 //! for 24 months by the weekly upkeep job ([`upkeep`]); admins read it at `/admin/audit`.
 
 pub mod api;
-#[cfg(feature = "ssr")]
-pub mod archive;
-#[cfg(feature = "ssr")]
-pub mod chain;
-#[cfg(feature = "ssr")]
-pub mod db;
-#[cfg(feature = "ssr")]
-pub mod export;
-#[cfg(feature = "ssr")]
-pub mod exports;
-#[cfg(feature = "ssr")]
-pub mod retention;
+cfg_if::cfg_if! {
+    // What runs on the server only.
+    if #[cfg(feature = "ssr")] {
+        pub mod archive;
+        pub mod chain;
+        pub mod db;
+        pub mod export;
+        pub mod exports;
+        pub mod retention;
+        pub mod upkeep;
+    }
+}
 pub(crate) mod texts;
 pub mod ui;
-#[cfg(feature = "ssr")]
-pub mod upkeep;
 
 use serde::{Deserialize, Serialize};
 

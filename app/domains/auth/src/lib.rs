@@ -3,12 +3,14 @@
 pub mod api;
 #[cfg(feature = "hydrate")]
 mod browser;
-#[cfg(feature = "ssr")]
-pub mod db;
-#[cfg(feature = "ssr")]
-pub mod prune;
-#[cfg(feature = "ssr")]
-pub mod service;
+cfg_if::cfg_if! {
+    // What runs on the server only.
+    if #[cfg(feature = "ssr")] {
+        pub mod db;
+        pub mod prune;
+        pub mod service;
+    }
+}
 pub(crate) mod texts;
 pub mod ui;
 

@@ -2,28 +2,24 @@
 //! same one), the server function, the form and, server-side, the queries.
 
 pub mod api;
-#[cfg(feature = "ssr")]
-pub mod db;
-#[cfg(feature = "ssr")]
-mod file_events;
+cfg_if::cfg_if! {
+    // What runs on the server only.
+    if #[cfg(feature = "ssr")] {
+        pub mod db;
+        mod file_events;
+        pub mod inquiries_personal;
+        mod mailer;
+        pub mod notify;
+        pub mod personal;
+        pub mod prune;
+        pub mod spam;
+        pub mod writer;
+    }
+}
 pub mod inbox;
-#[cfg(feature = "ssr")]
-pub mod inquiries_personal;
-#[cfg(feature = "ssr")]
-mod mailer;
-#[cfg(feature = "ssr")]
-pub mod notify;
-#[cfg(feature = "ssr")]
-pub mod personal;
 #[cfg(feature = "hydrate")]
 mod pow;
-#[cfg(feature = "ssr")]
-pub mod prune;
-#[cfg(feature = "ssr")]
-pub mod spam;
 pub mod ui;
-#[cfg(feature = "ssr")]
-pub mod writer;
 
 use serde::{Deserialize, Serialize};
 

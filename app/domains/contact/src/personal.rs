@@ -6,102 +6,41 @@
 
 use std::sync::Arc;
 
-use common::personal::Found;
 use common::retention::Promise;
 use futures::future::BoxFuture;
-use kernel::personal::{Address, After, Item, PersonalCtx, PersonalData};
-use sqlx::PgConnection;
-use time::OffsetDateTime;
+use kernel::personal::{PersonalCtx, PersonalData, Table};
 
 /// Days a row of the list of notification emails is kept.
 pub const KEEP_DAYS: i64 = 90;
 
-/// The notification emails that carried the address's inquiries.
-pub struct Digests;
+fn promise<'a>(_ctx: &'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>> {
+    Box::pin(async { Ok(Promise::NotifyDigests { days: KEEP_DAYS }) })
+}
+
+/// The notification emails that carried the address's inquiries, by its hash (`$2`).
+pub const DIGESTS: Table = Table {
+    kind: "notify_digests",
+    columns: &["content", "recipients", "inquiries"],
+    promise,
+    find: "select count(*), 0::int8, min(sent_at), max(sent_at) from notify_digests where address_hashes @> array[$2]",
+    kept_why: "select ''",
+    page: "select id::text, sent_at, array[content, recipients::text, inquiries::text], null::text, sent_at + make_interval(hours => $7 * 24)
+           from notify_digests where address_hashes @> array[$2] and (sent_at, id) > ($4, coalesce($5::bigint, '-9223372036854775808'::bigint))
+           order by sent_at, id limit $6",
+    erase: Some(
+        "update notify_digests set address_hashes = array_remove(address_hashes, $2)
+         where id in (select id from notify_digests where address_hashes @> array[$2] order by id limit $4 for update)
+         returning id::text",
+    ),
+    redo: Some(
+        "update notify_digests set address_hashes = array_remove(address_hashes, $2)
+         where id in (select x::bigint from unnest($4::text[]) x where x ~ '^-?[0-9]{1,18}$') and address_hashes @> array[$2]",
+    ),
+};
 
 /// This domain's source, for the composition root's list.
 pub fn source() -> Arc<dyn PersonalData> {
-    Arc::new(Digests)
-}
-
-impl PersonalData for Digests {
-    fn kind(&self) -> &'static str {
-        "notify_digests"
-    }
-    fn columns(&self) -> &'static [&'static str] {
-        &["content", "recipients", "inquiries"]
-    }
-    fn promise<'a>(&'a self, _ctx: &'a PersonalCtx<'a>) -> BoxFuture<'a, Result<Promise, sqlx::Error>> {
-        Box::pin(async { Ok(Promise::NotifyDigests { days: KEEP_DAYS }) })
-    }
-    fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, _request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>> {
-        Box::pin(async move {
-            let (count, oldest, newest): (i64, Option<OffsetDateTime>, Option<OffsetDateTime>) =
-                sqlx::query_as("select count(*), min(sent_at), max(sent_at) from notify_digests where address_hashes @> array[$1]")
-                    .bind(&who.hash)
-                    .fetch_one(&ctx.state.pool)
-                    .await?;
-            Ok(Found { kind: self.kind().into(), count, kept: 0, kept_why: Vec::new(), oldest, newest })
-        })
-    }
-    fn page<'a>(
-        &'a self,
-        ctx: &'a PersonalCtx<'a>,
-        who: &'a Address,
-        _request: i64,
-        after: Option<After>,
-        limit: i64,
-    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
-        Box::pin(async move {
-            let (at, id) = (After::at_or_start(after.as_ref()), after.as_ref().and_then(|a| a.id.parse::<i64>().ok()).unwrap_or(i64::MIN));
-            let rows: Vec<(i64, OffsetDateTime, String, i32, i32)> = sqlx::query_as(
-                "select id, sent_at, content, recipients, inquiries from notify_digests
-                 where address_hashes @> array[$1] and (sent_at, id) > ($2, $3) order by sent_at, id limit $4",
-            )
-            .bind(&who.hash)
-            .bind(at)
-            .bind(id)
-            .bind(limit)
-            .fetch_all(&ctx.state.pool)
-            .await?;
-            Ok(rows
-                .into_iter()
-                .map(|(id, at, content, recipients, inquiries)| Item {
-                    id: id.to_string(),
-                    at,
-                    fields: vec![content, recipients.to_string(), inquiries.to_string()],
-                    kept: None,
-                    deleted_by: Some(at + time::Duration::days(KEEP_DAYS)),
-                })
-                .collect())
-        })
-    }
-    fn erase<'a>(&'a self, conn: &'a mut PgConnection, who: &'a Address, _request: i64, limit: i64) -> BoxFuture<'a, Result<Vec<String>, sqlx::Error>> {
-        Box::pin(async move {
-            let ids: Vec<i64> = sqlx::query_scalar(
-                "update notify_digests set address_hashes = array_remove(address_hashes, $1)
-                 where id in (select id from notify_digests where address_hashes @> array[$1] order by id limit $2 for update)
-                 returning id",
-            )
-            .bind(&who.hash)
-            .bind(limit)
-            .fetch_all(conn)
-            .await?;
-            Ok(ids.into_iter().map(|i| i.to_string()).collect())
-        })
-    }
-    fn redo<'a>(&'a self, conn: &'a mut PgConnection, hash: &'a str, ids: &'a [String]) -> BoxFuture<'a, Result<u64, sqlx::Error>> {
-        Box::pin(async move {
-            let ids: Vec<i64> = ids.iter().filter_map(|i| i.parse().ok()).collect();
-            let r =
-                sqlx::query("update notify_digests set address_hashes = array_remove(address_hashes, $1) where id = any($2) and address_hashes @> array[$1]")
-                    .bind(hash)
-                    .bind(&ids)
-                    .execute(conn)
-                    .await?;
-            Ok(r.rows_affected())
-        })
-    }
+    Arc::new(DIGESTS)
 }
 
 /// The notify job's step that deletes rows older than [`KEEP_DAYS`].

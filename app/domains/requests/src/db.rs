@@ -91,6 +91,45 @@ pub async fn record(pool: &PgPool, actor: &Actor, new: &NewRequest, hash: &str, 
     Ok(id)
 }
 
+/// After a restore (`ebb doctor --after-restore`): an erasure the deletion journal records whose
+/// request the restored database lacks (recorded after the backup) is recorded again — closed,
+/// with what the journal says it erased (`erased`: kind → rows) — so the proof that the person
+/// was erased is not lost with the backup. The journal keeps ids and the address's keyed hash
+/// only: the address stays unknown, and the day the erasure was journaled (`at`) stands for the
+/// days it was received and due. Returns whether it was missing (and is now recorded).
+pub async fn recreate_erasure(
+    conn: &mut PgConnection,
+    id: i64,
+    hash: &str,
+    at: OffsetDateTime,
+    erased: &std::collections::BTreeMap<String, i64>,
+) -> Result<bool, sqlx::Error> {
+    const NOTE: &str = "Recorded again after a restore, from the deletion journal: the address and the days it was received and due are not known (the journal keeps ids and the address's keyed hash only).";
+    let erased = serde_json::to_value(erased).unwrap_or_default();
+    let inserted = sqlx::query(
+        "insert into data_requests (id, kind, email, email_hash, received_on, due_on, note, status, recorded_at, erase_started_at, erased, closed_at, forgotten_at)
+         overriding system value
+         values ($1, 'erasure', null, $2, ($3::timestamptz at time zone 'UTC')::date, ($3::timestamptz at time zone 'UTC')::date, $4, 'done', $3, $3, $5, now(), now())
+         on conflict (id) do nothing",
+    )
+    .bind(id)
+    .bind(hash)
+    .bind(at)
+    .bind(NOTE)
+    .bind(erased)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        == 1;
+    if inserted {
+        // New requests are numbered after it.
+        sqlx::query("select setval(pg_get_serial_sequence('data_requests', 'id'), (select max(id) from data_requests))").execute(&mut *conn).await?;
+        let detail = detail(RequestKind::Erasure, hash, "recorded again after a restore (deletion journal)");
+        kernel::audit::record(conn, &Actor::system(), AuditKind::RequestRecord, Some(("data_request", &id.to_string())), Some(&detail)).await?;
+    }
+    Ok(inserted)
+}
+
 /// One request.
 pub async fn get(pool: &PgPool, id: i64) -> Result<Option<RequestView>, sqlx::Error> {
     let row = sqlx::query(&format!("select {COLUMNS} from data_requests r where r.id = $1")).bind(id).fetch_optional(pool).await?;

@@ -9,16 +9,16 @@
 //! the address; the request keeps the address until it has been closed for a retention period.
 
 pub mod api;
-#[cfg(feature = "ssr")]
-pub mod copy;
-#[cfg(feature = "ssr")]
-pub mod db;
-#[cfg(feature = "ssr")]
-pub mod erase;
-#[cfg(feature = "ssr")]
-pub mod personal;
-#[cfg(feature = "ssr")]
-pub mod retention;
+cfg_if::cfg_if! {
+    // What runs on the server only.
+    if #[cfg(feature = "ssr")] {
+        pub mod copy;
+        pub mod db;
+        pub mod erase;
+        pub mod personal;
+        pub mod retention;
+    }
+}
 pub mod texts;
 pub mod ui;
 

@@ -158,7 +158,7 @@ pub async fn collect(pool: &PgPool, store: &dyn BlobStore, limit: i64, rules: Gc
         // Journaled before any delete: a database restored from an older backup gets these
         // shares purged again (`ebb doctor --after-restore`), not served from a stale row.
         let deletion = Deletion::SharePurge { ids: batch.iter().map(|s| s.id).collect(), keys: batch.iter().map(|s| s.blob_key.clone()).collect() };
-        match journal::record(store, deletion).await {
+        match journal::record(pool, store, deletion).await {
             Ok(()) => {}
             Err(BlobError::MarkerMissing) => return Err(CollectError::Marker),
             Err(e) => return Err(CollectError::Journal(e.to_string())),

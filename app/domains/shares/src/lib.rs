@@ -6,24 +6,21 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 pub mod api;
-#[cfg(feature = "ssr")]
-pub mod db;
-#[cfg(feature = "ssr")]
-pub mod download;
-#[cfg(feature = "ssr")]
-pub mod file_events;
-#[cfg(feature = "ssr")]
-pub mod gc;
-#[cfg(feature = "ssr")]
-pub mod lifecycle;
-#[cfg(feature = "ssr")]
-pub mod prune;
-#[cfg(feature = "ssr")]
-pub mod receipts;
-#[cfg(feature = "ssr")]
-pub mod requests;
-#[cfg(feature = "ssr")]
-pub mod retention;
+cfg_if::cfg_if! {
+    // What runs on the server only.
+    if #[cfg(feature = "ssr")] {
+        pub mod db;
+        pub mod download;
+        pub mod file_events;
+        pub mod gc;
+        pub mod lifecycle;
+        pub mod prune;
+        pub mod receipts;
+        pub mod requests;
+        pub mod retention;
+    }
+}
+mod cards;
 pub mod texts;
 pub mod ui;
 mod ui_requests;

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
+use super::cards::{error_notice, EndCard};
 use super::texts::SharesT;
 #[cfg(feature = "hydrate")]
 use super::upload::UploadError;
@@ -567,31 +568,14 @@ pub fn SharePage() -> impl IntoView {
                         } else {
                             (t(T::ShareExpiredTitle), t(T::ShareExpiredText))
                         };
-                        view! {
-                            <Title text=format!("{title}{}", t(T::TitleSuffix))/>
-                            <section class="card" data-testid="share-gone">
-                                <h1>{title}</h1>
-                                <p>{text}</p>
-                            </section>
-                        }.into_any()
+                        view! { <EndCard title text testid="share-gone"/> }.into_any()
                     }
-                    Err(AppError::NotFound) => {
-                        // The page request accepts HTML, so the server function left the status alone.
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&AppError::NotFound);
-                        view! {
-                        <Title text=format!("{}{}", t(T::ShareNotFoundTitle), t(T::TitleSuffix))/>
-                        <section class="card" data-testid="share-not-found">
-                            <h1>{t(T::ShareNotFoundHeading)}</h1>
-                            <p>{t(T::ShareNotFoundText)}</p>
-                        </section>
-                    }.into_any()
-                    }
-                    Err(e) => {
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&e);
-                        view! { <p class="notice error">{describe(&e)}</p> }.into_any()
-                    }
+                    // The page request accepts HTML, so the server function left the status alone.
+                    Err(AppError::NotFound) => view! {
+                        <EndCard status=AppError::NotFound title=t(T::ShareNotFoundTitle) heading=t(T::ShareNotFoundHeading)
+                            text=t(T::ShareNotFoundText) testid="share-not-found"/>
+                    }.into_any(),
+                    Err(e) => error_notice(&e),
                 })}
             </Suspense>
         </div>

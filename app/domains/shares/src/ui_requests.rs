@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::*;
+use super::cards::{error_notice, EndCard};
 use super::texts::SharesT;
 use super::{FileReceived, FileRequestLanding, FileRequestState, FileRequestSummary, NewFileRequest, EXPIRY_CHOICES, REQUEST_SIZE_CHOICES_MIB};
 use common::error::AppError;
@@ -216,50 +217,18 @@ pub fn RequestUploadPage() -> impl IntoView {
                         </section>
                     }.into_any(),
                     Ok(FileRequestLanding::Used) if sent() => view! {
-                        <Title text=format!("{}{}", t(SharesT::ThanksTitle), t(T::TitleSuffix))/>
-                        <section class="card" data-testid="request-thanks">
-                            <h1>{t(SharesT::ThanksTitle)}</h1>
-                            <p>{t(SharesT::ThanksText)}</p>
-                        </section>
+                        <EndCard title=t(SharesT::ThanksTitle) text=t(SharesT::ThanksText) testid="request-thanks"/>
                     }.into_any(),
-                    Ok(FileRequestLanding::Used) => {
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&AppError::Conflict(String::new()));
-                        view! {
-                            <Title text=format!("{}{}", t(SharesT::RequestUsedTitle), t(T::TitleSuffix))/>
-                            <section class="card" data-testid="request-used">
-                                <h1>{t(SharesT::RequestUsedTitle)}</h1>
-                                <p>{t(SharesT::RequestUsedText)}</p>
-                            </section>
-                        }.into_any()
-                    }
-                    Ok(FileRequestLanding::Expired) => {
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&AppError::Gone);
-                        view! {
-                            <Title text=format!("{}{}", t(SharesT::RequestExpiredTitle), t(T::TitleSuffix))/>
-                            <section class="card" data-testid="request-expired">
-                                <h1>{t(SharesT::RequestExpiredTitle)}</h1>
-                                <p>{t(SharesT::RequestExpiredText)}</p>
-                            </section>
-                        }.into_any()
-                    }
-                    Err(AppError::NotFound) => {
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&AppError::NotFound);
-                        view! {
-                            <Title text=format!("{}{}", t(SharesT::RequestNotFoundTitle), t(T::TitleSuffix))/>
-                            <section class="card" data-testid="request-not-found">
-                                <h1>{t(SharesT::RequestNotFoundTitle)}</h1>
-                                <p>{t(SharesT::RequestNotFoundText)}</p>
-                            </section>
-                        }.into_any()
-                    }
-                    Err(e) => {
-                        #[cfg(feature = "ssr")]
-                        common::error::set_status(&e);
-                        view! { <p class="notice error">{describe(&e)}</p> }.into_any()
-                    }
+                    Ok(FileRequestLanding::Used) => view! {
+                        <EndCard status=AppError::Conflict(String::new()) title=t(SharesT::RequestUsedTitle) text=t(SharesT::RequestUsedText) testid="request-used"/>
+                    }.into_any(),
+                    Ok(FileRequestLanding::Expired) => view! {
+                        <EndCard status=AppError::Gone title=t(SharesT::RequestExpiredTitle) text=t(SharesT::RequestExpiredText) testid="request-expired"/>
+                    }.into_any(),
+                    Err(AppError::NotFound) => view! {
+                        <EndCard status=AppError::NotFound title=t(SharesT::RequestNotFoundTitle) text=t(SharesT::RequestNotFoundText) testid="request-not-found"/>
+                    }.into_any(),
+                    Err(e) => error_notice(&e),
                 })}
             </Suspense>
         </div>

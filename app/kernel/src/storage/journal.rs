@@ -38,6 +38,12 @@ pub enum Deletion {
 pub struct Entry {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
+    /// The entry's number from the database's `deletion_journal_counter`, committed before the
+    /// entry was written (absent in entries written before the counter existed). An entry
+    /// numbered past the database's counter was written after the database's backup: see
+    /// [`restored`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<i64>,
     #[serde(flatten)]
     pub deletion: Deletion,
 }
@@ -71,18 +77,41 @@ fn entry_key(at: OffsetDateTime) -> String {
     )
 }
 
-/// Writes one entry (before the deletion it names commits).
-pub async fn record(store: &dyn BlobStore, deletion: Deletion) -> Result<(), BlobError> {
-    let entry = Entry { at: OffsetDateTime::now_utc(), deletion };
+/// Writes one entry (before the deletion it names commits). Its number is taken first, in a
+/// statement of its own that commits at once (on `pool`, never the caller's transaction): the
+/// database's counter is then never behind an entry of its own timeline, whatever becomes of the
+/// deletion — only a restore puts it behind.
+pub async fn record(pool: &sqlx::PgPool, store: &dyn BlobStore, deletion: Deletion) -> Result<(), BlobError> {
+    let number: i64 = sqlx::query_scalar("update deletion_journal_counter set n = n + 1 returning n")
+        .fetch_one(pool)
+        .await
+        .map_err(|e| BlobError::Service(format!("deletion journal counter: {e}")))?;
+    let entry = Entry { at: OffsetDateTime::now_utc(), number: Some(number), deletion };
     let body = serde_json::to_vec(&entry).map_err(|e| BlobError::Service(format!("journal entry: {e}")))?;
     store.put(&entry_key(entry.at), Bytes::from(body)).await.map(|_| ())
+}
+
+/// Whether the database is behind the journal — restored from a backup taken before entries the
+/// store holds: `Some((newest entry's number, the database's counter))`. Entries from before the
+/// counter existed carry no number and never count.
+pub async fn restored(pool: &sqlx::PgPool, entries: &[Entry]) -> Result<Option<(i64, i64)>, sqlx::Error> {
+    let Some(newest) = entries.iter().filter_map(|e| e.number).max() else { return Ok(None) };
+    let counter: i64 = sqlx::query_scalar("select n from deletion_journal_counter").fetch_one(pool).await?;
+    Ok((newest > counter).then_some((newest, counter)))
+}
+
+/// After the entries were redone on a restored database (`ebb doctor --after-restore`): its
+/// counter moves up to the newest of them, so `ebb serve` starts again (never moving back).
+pub async fn caught_up(pool: &sqlx::PgPool, entries: &[Entry]) -> Result<(), sqlx::Error> {
+    let Some(newest) = entries.iter().filter_map(|e| e.number).max() else { return Ok(()) };
+    sqlx::query("update deletion_journal_counter set n = greatest(n, $1)").bind(newest).execute(pool).await.map(|_| ())
 }
 
 /// [`record`] for a request handler, before the commit of what it records: a store without its
 /// marker is "storage unavailable" (503, try again), any other failure an internal error; either
 /// way the caller does not commit.
-pub async fn record_in_request(store: &dyn BlobStore, deletion: Deletion) -> Result<(), common::error::AppError> {
-    match record(store, deletion).await {
+pub async fn record_in_request(pool: &sqlx::PgPool, store: &dyn BlobStore, deletion: Deletion) -> Result<(), common::error::AppError> {
+    match record(pool, store, deletion).await {
         Ok(()) => Ok(()),
         Err(BlobError::MarkerMissing) => Err(common::error::AppError::StorageUnavailable),
         Err(e) => Err(common::error::AppError::internal("cannot write the deletion journal", e)),
@@ -159,10 +188,14 @@ mod tests {
     fn entries_round_trip() {
         let e = Entry {
             at: time::macros::datetime!(2026-12-04 09:05:07 UTC),
+            number: Some(7),
             deletion: Deletion::SharePurge { ids: vec![1, 2], keys: vec!["shares/a".into(), "shares/b".into()] },
         };
         let text = serde_json::to_string(&e).unwrap();
-        assert!(text.contains(r#""kind":"share_purge""#), "{text}");
+        assert!(text.contains(r#""kind":"share_purge""#) && text.contains(r#""number":7"#), "{text}");
         assert_eq!(serde_json::from_str::<Entry>(&text).unwrap(), e);
+        // An entry written before entries were numbered still reads.
+        let old = r#"{"at":"2026-12-04T09:05:07Z","kind":"passkey_remove","ids":[]}"#;
+        assert_eq!(serde_json::from_str::<Entry>(old).unwrap().number, None);
     }
 }

@@ -192,6 +192,29 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
     Ok(Some(number))
 }
 
+/// At start (`ebb serve`) and in `ebb doctor`: whether the store holds a digest past this
+/// database's last one. `Ok(None)`: it does not. `Ok(Some(n))`: digest `n` is one an interrupted
+/// run wrote for this very database (it describes these chains); recorded when `adopt_it`, as the
+/// digest step would. `Err`: it belongs to another timeline — the database was restored from a
+/// backup taken before it — and only `ebb doctor --after-restore` may set it aside.
+pub async fn store_ahead(state: &AppState, adopt_it: bool) -> Result<Option<i64>, String> {
+    let db = |e: sqlx::Error| format!("database: {e}");
+    let trusted = keys::published(&state.pool).await.map_err(db)?;
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
+    let last = sqlx::query!("select number, sha256 from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
+    let number = last.as_ref().map_or(1, |l| l.number + 1);
+    let previous = last.as_ref().map(|l| hex::encode(&l.sha256));
+    let Some(bytes) = state.blobs.get(&digest_key(number)).await.map_err(|e| format!("storage: {e}"))? else { return Ok(None) };
+    adopt(&mut tx, number, &bytes, previous.as_deref(), &trusted)
+        .await
+        .map_err(|why| format!("the store holds audit digest {number}, past this database's last ({}): {why}", number - 1))?;
+    if adopt_it {
+        tx.commit().await.map_err(db)?;
+    }
+    Ok(Some(number))
+}
+
 /// Whether a digest is due: none yet; something grew (or was archived) and the last one is
 /// `every` old; or nothing grew and the last one is a day (or `every`) old.
 async fn due(state: &AppState, every: std::time::Duration) -> Result<bool, sqlx::Error> {
