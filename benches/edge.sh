@@ -70,6 +70,8 @@ for round in $(seq 1 "$ROUNDS"); do
   stop_trickle
   echo "  round $round: without $(tail -1 "$WORK/base"), with $(tail -1 "$WORK/slow") (GET / p99 ms, contact/s)"
 done
+# The sink is done: nothing may be left running that the uploads' `wait` below could wait for.
+kill "$SINK_PID" 2>/dev/null; wait "$SINK_PID" 2>/dev/null || true; SINK_PID=
 BASE_P99=$(cut -d' ' -f1 "$WORK/base" | median); SLOW_P99=$(cut -d' ' -f1 "$WORK/slow" | median)
 BASE_RATE=$(cut -d' ' -f2 "$WORK/base" | median); SLOW_RATE=$(cut -d' ' -f2 "$WORK/slow" | median)
 printf '  %-44s %12s %12s %8s\n' "medians of $ROUNDS rounds" "to a sink" "to Ebb" "ratio"
@@ -84,11 +86,14 @@ psql -q "$URL" -c "insert into file_requests (token_hash, max_bytes, expires_at)
   values (sha256(convert_to('$TOKEN', 'UTF8')), $((LIMIT_MB * 1048576)), now() + interval '1 hour')"
 ( peak=0; while [ -e "$WORK/file.bin" ]; do n=$(du -sb "$STORE" | cut -f1); [ "$n" -gt "$peak" ] && peak=$n && echo "$peak" > "$WORK/peak"; sleep 0.05; done ) &
 WATCH=$!
+UPLOADS=()
 for i in $(seq 1 50); do
   curl -sS -o /dev/null -w '%{http_code}\n' -H 'accept: application/json' -F "file=@$WORK/file.bin;type=application/octet-stream" \
     "http://127.0.0.1:$PORT/r/$TOKEN" >> "$WORK/codes" 2>/dev/null &
+  UPLOADS+=($!)
 done
-wait $(jobs -p | grep -v "^$WATCH$" | grep -v "^$EBB_PID$") 2>/dev/null || true
+# The uploads only (the server and the watcher run on).
+wait "${UPLOADS[@]}" 2>/dev/null || true
 sleep 0.3; PEAK=$(cat "$WORK/peak" 2>/dev/null || echo 0); mv "$WORK/file.bin" "$WORK/done.bin"; kill "$WATCH" 2>/dev/null || true
 printf '  %-44s %12s %12s %8s\n' "disk high-water (bytes)" "limit" "peak" "ratio"
 printf '  %-44s %12s %12s %8s\n' "" "$((LIMIT_MB * 1048576))" "$PEAK" "$(awk -v a="$PEAK" -v b="$((LIMIT_MB * 1048576))" 'BEGIN { printf "%.2f", a / b }')"

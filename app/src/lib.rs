@@ -34,6 +34,19 @@ pub fn personal_sources() -> kernel::personal::PersonalSources {
     ])
 }
 
+/// Every domain's plain routes (downloads, uploads, the public audit files): what is neither a
+/// page nor a server function, each with whether it needs an admin session. The server layers
+/// and serves them; the gate test walks their list.
+#[cfg(feature = "ssr")]
+pub fn plain_routes() -> kernel::http::Routes {
+    kernel::http::Routes::new()
+        .merge(contact::routes::routes())
+        .merge(audit::routes::routes())
+        .merge(requests::routes::routes())
+        .merge(retention::routes::routes())
+        .merge(shares::routes::routes())
+}
+
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::{

@@ -5,11 +5,8 @@
 pub mod assets;
 pub mod checks;
 pub mod config;
-pub mod deliver;
 pub mod doctor;
 pub mod errors;
-pub mod export;
-pub mod file_requests;
 pub mod http;
 pub mod live;
 pub mod maintenance;
@@ -19,20 +16,20 @@ pub mod requests;
 pub mod restore;
 pub mod s3;
 pub mod security;
-pub mod shares;
 pub mod signed;
 pub mod telemetry;
 pub mod watch;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
+use app::kernel::http::Routes;
 use app::state::{AppConfig, AppState, Background, Domains};
 use app::{shell, App};
 use axum::{
     extract::DefaultBodyLimit,
     extract::{MatchedPath, State},
     http::{header, HeaderValue, Request, StatusCode},
-    routing::{get, post},
+    routing::get,
     Router,
 };
 use leptos::prelude::*;
@@ -329,6 +326,7 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
             keep_days: config.request_keep_days,
         })
         .with(app::personal_sources())
+        .with(app::kernel::http::PageRenderer(Arc::new(|state, parts| Box::pin(render_page(state, parts)))))
         .with(config.notify_settings().unwrap_or_else(|e| {
             tracing::warn!("notifications are off: {e}");
             app::notify::NotifySettings { mailer: None }
@@ -345,27 +343,43 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
     }))
 }
 
-/// Routes that are neither pages nor server functions: (path, needs an admin session). The
-/// router is built from this list and the gate test walks it.
-pub const PLAIN_ROUTES: &[(&str, bool)] = &[
-    ("/healthz", false),
-    ("/readyz", false),
-    ("/admin/inbox/export.csv", true),
-    ("/admin/audit/export.csv", true),
-    ("/admin/retention/report.json", true),
-    ("/admin/requests/{id}/copy.json", true),
-    ("/admin/requests/{id}/cover.txt", true),
-    ("/admin/requests/{id}/copy/{file}", true),
-    ("/audit/keys.json", false),
-    ("/audit/checkpoint", false),
-    ("/audit/tile/{*path}", false),
-    (app::live::PATH, true),
-    (shares::UPLOAD_PATH, true),
-    ("/s/{token}", false),
-    ("/r/{token}", false),
-    ("/admin/shares/{id}/file", true),
-    (app::storage::signed::PATH, false),
-];
+/// The page at `parts`' URI, rendered as its GET would be (a domain's route answering with a
+/// page: a refused download shows the share's page).
+async fn render_page(state: AppState, parts: axum::http::request::Parts) -> axum::response::Response {
+    let context_state = state.clone();
+    let options = (*state.leptos_options).clone();
+    let render = leptos_axum::render_app_async_with_context(move || app::kernel::state::provide(&context_state), move || shell(options.clone()));
+    render(Request::from_parts(parts, axum::body::Body::empty())).await
+}
+
+/// Routes that are neither pages nor server functions with small bodies: the server's own
+/// (health, live updates, signed reads) and every domain's (`app::plain_routes`).
+fn small_routes() -> Routes {
+    Routes::new()
+        .public("/healthz", get(healthz))
+        .public("/readyz", get(readyz))
+        .admin(app::live::PATH, get(live::events))
+        // Reads signed by Ebb (local backend); the signature is the authorisation.
+        .public(app::storage::signed::PATH, get(signed::serve))
+        .merge(app::plain_routes())
+}
+
+/// The upload routes (their own body limit and minimum rate): the shares domain's.
+fn upload_routes() -> Routes {
+    app::shares::routes::upload_routes()
+}
+
+/// Every plain route: (path, needs an admin session) — the router's own list, which the gate
+/// test walks and the metrics' route labels use.
+pub fn plain_routes() -> Vec<(&'static str, bool)> {
+    small_routes().listed().iter().chain(upload_routes().listed()).copied().collect()
+}
+
+/// The plain routes as a bare router, with no layer (the gate test calls the admin ones without
+/// the gate).
+pub fn bare_plain_routes() -> Router<AppState> {
+    small_routes().into_router().merge(upload_routes().into_router())
+}
 
 /// Leptos' route list, generated once per process. Generating it sets a process-wide flag under
 /// which any resource first polled meanwhile never loads (leptos-rs/leptos#4773), so it must not
@@ -388,27 +402,8 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
     // Shared, not copied: every route's handler holds the shell's closure, and axum clones a
     // route's handler for each request it serves (a cached page too).
     let shell_options = state.leptos_options.clone();
-    let small_bodies = Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/admin/inbox/export.csv", get(export::inquiries_csv))
-        .route("/admin/audit/export.csv", get(export::audit_csv))
-        .route("/admin/retention/report.json", get(export::retention_report))
-        .route("/admin/requests/{id}/copy.json", get(requests::copy_json))
-        .route("/admin/requests/{id}/cover.txt", get(requests::cover_txt))
-        .route("/admin/requests/{id}/copy/{file}", get(requests::copy_csv))
-        // The public keys that sign the audit trail's digests (for auditors; no secret).
-        .route("/audit/keys.json", get(export::audit_keys))
-        // The transparency log (C2SP tlog-checkpoint and tlog-tiles): public, for any client.
-        .route("/audit/checkpoint", get(export::audit_checkpoint).post(export::audit_cosignature))
-        .route("/audit/tile/{*path}", get(export::audit_tile))
-        .route(app::live::PATH, get(live::events))
-        // GET /s/{token} is the share page (a Leptos route); the POST downloads.
-        .route("/s/{token}", post(deliver::download))
-        // A received file, for the admin (it stays until it expires).
-        .route("/admin/shares/{id}/file", get(file_requests::admin_file))
-        // Reads signed by Ebb (local backend); the signature is the authorisation.
-        .route(app::storage::signed::PATH, get(signed::serve))
+    let small_bodies = small_routes()
+        .into_router()
         .leptos_routes_with_context(&state, routes, move || app::kernel::state::provide(&context_state), move || shell((*shell_options).clone()))
         // The client's files: precompressed (.br, .gz) by the build, chosen by Accept-Encoding.
         .nest_service(
@@ -427,14 +422,12 @@ pub fn router_with_cache(state: AppState, max_body_bytes: usize, cache: page_cac
                 // long enough for the idle timeout).
                 .layer(axum::middleware::from_fn_with_state(state.clone(), pace::small_bodies))
                 // GET /s/{token} with a Range and a receipt resumes a download instead of the page.
-                .layer(axum::middleware::from_fn_with_state(state.clone(), deliver::resume_gate)),
+                .layer(axum::middleware::from_fn_with_state(state.clone(), app::shares::routes::resume_gate)),
         );
     // Uploads stream to the blob store under their own (much larger) limit.
-    let upload_limit = (state.domain::<app::shares::ShareSettings>().max_bytes + shares::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
-    // GET /r/{token} is the uploader's page (a Leptos route); the POST uploads.
-    let uploads = Router::new()
-        .route(shares::UPLOAD_PATH, post(shares::upload))
-        .route("/r/{token}", post(file_requests::upload))
+    let upload_limit = (state.domain::<app::shares::ShareSettings>().max_bytes + app::shares::routes::FORM_OVERHEAD).min(usize::MAX as u64) as usize;
+    let uploads = upload_routes()
+        .into_router()
         .layer(DefaultBodyLimit::max(upload_limit))
         // An upload keeps a minimum rate (EBB_MIN_UPLOAD_BYTES_PER_SEC).
         .layer(axum::middleware::from_fn_with_state(state.clone(), pace::uploads));
@@ -555,30 +548,4 @@ pub async fn shutdown_signal() {
     let terminate = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutdown signal received; finishing requests and background tasks");
-}
-
-#[cfg(test)]
-mod tests {
-    /// Every route the router adds by hand is in [`super::PLAIN_ROUTES`], the list the gate test
-    /// walks (and the metrics' route labels are its templates): a route added to the router but
-    /// not to the list would escape both.
-    #[test]
-    fn every_plain_route_of_the_router_is_listed() {
-        let source = include_str!("lib.rs");
-        let router = &source[source.find("pub fn router_with_cache(").expect("the router")..];
-        let router = &router[..router.find("\n}\n").expect("its end")];
-        let mut found = 0;
-        for call in router.split(".route(").skip(1) {
-            let path = call.split(',').next().unwrap().trim();
-            let known = super::PLAIN_ROUTES.iter().any(|(p, _)| {
-                path == format!("\"{p}\"")
-                    || (path == "app::live::PATH" && *p == app::live::PATH)
-                    || (path == "app::storage::signed::PATH" && *p == app::storage::signed::PATH)
-                    || (path == "shares::UPLOAD_PATH" && *p == crate::shares::UPLOAD_PATH)
-            });
-            assert!(known, "the router's route {path} is not in PLAIN_ROUTES");
-            found += 1;
-        }
-        assert!(found >= super::PLAIN_ROUTES.len(), "found {found} routes in the router");
-    }
 }

@@ -15,7 +15,11 @@ use tokio::sync::broadcast::error::RecvError;
 /// How soon a browser reconnects after the stream dropped.
 const RECONNECT: Duration = Duration::from_secs(2);
 
-pub async fn events(State(state): State<AppState>) -> ([(&'static str, &'static str); 1], Sse<impl Stream<Item = Result<Event, Infallible>>>) {
+/// Behind the admin gate; the extractor refuses (401) a request the gate did not pass.
+pub async fn events(
+    State(state): State<AppState>,
+    _admin: app::kernel::http::AdminCall,
+) -> ([(&'static str, &'static str); 1], Sse<impl Stream<Item = Result<Event, Infallible>>>) {
     let rx = state.live.subscribe();
     // "ready" means listening: what happens after it reaches this page. A database that does not
     // answer delays it by at most a few seconds (the page then works without live updates).

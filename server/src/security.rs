@@ -108,23 +108,5 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
 
 /// The audit actor of a plain (non-server-function) admin request: the admin and the hashed client.
 pub fn audit_actor(state: &AppState, headers: &axum::http::HeaderMap, peer: std::net::SocketAddr, admin: &app::auth::AdminInfo) -> app::kernel::audit::Actor {
-    let client = app::state::client_ip(headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    app::kernel::audit::Actor { admin: Some(admin.id), client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &client)) }
-}
-
-/// The signed-in admin of a plain route, as the gate found them. Should the gate ever miss a
-/// route, the route answers 401 rather than 500 (axum's `Extension` would fail with 500).
-pub struct Admin(pub app::auth::AdminInfo);
-
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Admin {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<app::auth::AdminInfo>()
-            .cloned()
-            .map(Admin)
-            .ok_or_else(|| (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Sign in as an admin first.").into_response())
-    }
+    app::kernel::http::audit_actor(state, headers, Some(peer.ip()), admin)
 }

@@ -8,6 +8,8 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod report;
+#[cfg(feature = "ssr")]
+pub mod routes;
 pub mod ui;
 
 use common::i18n::{fill, Lang, Text};

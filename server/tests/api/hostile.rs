@@ -483,7 +483,7 @@ async fn server_fn_cases(app: &TestApp, path: &str, session: Option<Session<'_>>
 /// then paths of 100 KB.
 fn route_cases(app: &TestApp, session_cookie: &str) -> Vec<Case> {
     let mut routes: Vec<String> =
-        server::route_list().iter().map(|r| r.path().to_string()).chain(server::PLAIN_ROUTES.iter().map(|(p, _)| p.to_string())).collect();
+        server::route_list().iter().map(|r| r.path().to_string()).chain(server::plain_routes().into_iter().map(|(p, _)| p.to_string())).collect();
     routes.sort();
     routes.dedup();
     let (tokens, queries) = (tokens(), queries());
@@ -555,7 +555,7 @@ fn odd_header_cases(app: &TestApp, session_cookie: &str) -> Vec<Case> {
 /// Share uploads with a hostile expiry, note or file name, and bodies that are cut off or not
 /// multipart at all.
 fn upload_cases(app: &TestApp, cookie: Option<&str>) -> Vec<Case> {
-    let upload = || request(app, Method::POST, server::shares::UPLOAD_PATH, cookie, "application/json");
+    let upload = || request(app, Method::POST, app::shares::routes::UPLOAD_PATH, cookie, "application/json");
     let file = |name: &str| Part::bytes(b"file body".to_vec()).file_name(name.to_owned());
     let label = |what: String| format!("upload {what}, {}", who(cookie));
     let mut cases = Vec::new();
@@ -726,7 +726,7 @@ fn raw_requests(cookie: &str) -> Vec<(String, Vec<u8>)> {
         ("/api/contact", "application/x-www-form-urlencoded"),
         ("/api/auth/signin/finish", "application/json"),
         ("/api/admin/inbox", "application/x-www-form-urlencoded"),
-        (server::shares::UPLOAD_PATH, "multipart/form-data; boundary=X"),
+        (app::shares::routes::UPLOAD_PATH, "multipart/form-data; boundary=X"),
         (share.as_str(), "application/x-www-form-urlencoded"),
     ];
     for (path, content_type) in readers {

@@ -108,7 +108,7 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
     // The admin upload as the shares tests send it (their form), to the old server.
     let form = crate::shares::form("before.txt", body.clone(), "24", "");
     let res = client
-        .post(format!("{}{}", old.base, server::shares::UPLOAD_PATH))
+        .post(format!("{}{}", old.base, app::shares::routes::UPLOAD_PATH))
         .header("cookie", &cookie)
         .header("accept", "application/json")
         .multipart(form)

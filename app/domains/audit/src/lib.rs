@@ -12,6 +12,7 @@ cfg_if::cfg_if! {
         pub mod export;
         pub mod exports;
         pub mod retention;
+        pub mod routes;
         pub mod upkeep;
     }
 }

@@ -163,7 +163,7 @@ pub async fn sign_out() -> Result<(), AppError> {
         // entry is logged, and that restore gap is in docs/operator.md.
         if let Some(handle) = handle {
             if let Err(e) =
-                kernel::storage::journal::record(&state.pool, &*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await
+                kernel::storage::journal::record(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await
             {
                 tracing::warn!(error = %e, "signing out: the deletion journal could not take the session's end");
             }
@@ -234,7 +234,7 @@ pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
         .await
         .map_err(internal("record"))?;
     // Journaled before the commit: a restored database does not get the passkey back.
-    kernel::storage::journal::record_in_request(&state.pool, &*state.blobs, kernel::storage::journal::Deletion::PasskeyRemove { ids: vec![id] }).await?;
+    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::PasskeyRemove { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))
 }
 
@@ -256,7 +256,7 @@ pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
         .await
         .map_err(internal("record"))?;
     // Journaled before the commit: a restored database does not bring the session back.
-    kernel::storage::journal::record_in_request(&state.pool, &*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await?;
+    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::SessionEnd { handles: vec![handle] }).await?;
     tx.commit().await.map_err(internal("commit"))
 }
 

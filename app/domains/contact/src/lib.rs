@@ -12,6 +12,7 @@ cfg_if::cfg_if! {
         pub mod notify;
         pub mod personal;
         pub mod prune;
+        pub mod routes;
         pub mod spam;
         pub mod writer;
     }

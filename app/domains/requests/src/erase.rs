@@ -76,7 +76,7 @@ pub async fn erase_request(ctx: &StepCtx, id: i64, who: &Address) -> Result<(u64
                 // Journaled before the commit: a database restored from an older backup gets
                 // these rows erased again (`ebb doctor --after-restore`).
                 let deletion = kernel::storage::journal::Deletion::Erasure { request: id, source: source.kind().into(), hash: who.hash.clone(), ids };
-                kernel::storage::journal::record(&state.pool, &*state.blobs, deletion)
+                kernel::storage::journal::record(&mut *tx, &*state.blobs, deletion)
                     .await
                     .map_err(|e| StepError::new(format!("cannot write the deletion journal ({e}); nothing erased")))?;
                 sqlx::query(

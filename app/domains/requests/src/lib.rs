@@ -17,6 +17,7 @@ cfg_if::cfg_if! {
         pub mod erase;
         pub mod personal;
         pub mod retention;
+        pub mod routes;
     }
 }
 pub mod texts;

@@ -99,7 +99,7 @@ pub async fn revoke_share(id: common::id::Id) -> Result<(), AppError> {
         .await
         .map_err(internal("record"))?;
     // Journaled before the commit: a restored database does not bring the link back.
-    kernel::storage::journal::record_in_request(&state.pool, &*state.blobs, kernel::storage::journal::Deletion::ShareRevoke { ids: vec![id] }).await?;
+    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::ShareRevoke { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))?;
     state.live.touch(common::live::Topic::Share, Some(id.to_string()));
     super::gc::gc_in_background(&state);
@@ -173,7 +173,7 @@ pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
         .await
         .map_err(internal("record"))?;
     // Journaled before the commit: a restored database does not open the request again.
-    kernel::storage::journal::record_in_request(&state.pool, &*state.blobs, kernel::storage::journal::Deletion::FileRequestEnd { ids: vec![id] }).await?;
+    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::FileRequestEnd { ids: vec![id] }).await?;
     tx.commit().await.map_err(internal("commit"))?;
     state.live.touch(common::live::Topic::Share, Some(format!("r{id}")));
     Ok(())

@@ -18,6 +18,7 @@ cfg_if::cfg_if! {
         pub mod receipts;
         pub mod requests;
         pub mod retention;
+        pub mod routes;
     }
 }
 mod cards;

@@ -90,7 +90,16 @@ pub struct Received<'a> {
 /// number of concurrent uploads exactly one wins (`open → used` while unexpired, by the
 /// statement's clock). Returns the new share's id, or `None` when another upload won or the
 /// request expired (nothing was written).
-pub async fn receive(pool: &PgPool, request_id: i64, file: &Received<'_>, actor: &Actor) -> Result<Option<i64>, sqlx::Error> {
+///
+/// The request's end is journaled before the commit (`store`'s deletion journal): a database
+/// restored from an older backup does not open it again (`ebb doctor --after-restore`).
+pub async fn receive(
+    pool: &PgPool,
+    store: &dyn kernel::storage::BlobStore,
+    request_id: i64,
+    file: &Received<'_>,
+    actor: &Actor,
+) -> Result<Option<i64>, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let won = sqlx::query!(
         "update file_requests set status = 'used', used_at = clock_timestamp()
@@ -118,6 +127,9 @@ pub async fn receive(pool: &PgPool, request_id: i64, file: &Received<'_>, actor:
     .fetch_one(&mut *tx)
     .await?;
     audit::record(&mut tx, actor, AuditKind::FileRequestReceive, Some(("share", &share_id.to_string())), Some(&format!("file request {request_id}"))).await?;
+    kernel::storage::journal::record(&mut *tx, store, kernel::storage::journal::Deletion::FileRequestEnd { ids: vec![request_id] })
+        .await
+        .map_err(|e| sqlx::Error::Protocol(format!("the deletion journal could not take the file request's end: {e}")))?;
     tx.commit().await?;
     Ok(Some(share_id))
 }

@@ -38,8 +38,8 @@ pub enum Deletion {
 pub struct Entry {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
-    /// The entry's number from the database's `deletion_journal_counter`, committed before the
-    /// entry was written (absent in entries written before the counter existed). An entry
+    /// The entry's number from the database's `deletion_journal_seq`, taken before the entry was
+    /// written (absent in entries written before entries were numbered). An entry
     /// numbered past the database's counter was written after the database's backup: see
     /// [`restored`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,41 +77,52 @@ fn entry_key(at: OffsetDateTime) -> String {
     )
 }
 
-/// Writes one entry (before the deletion it names commits). Its number is taken first, in a
-/// statement of its own that commits at once (on `pool`, never the caller's transaction): the
-/// database's counter is then never behind an entry of its own timeline, whatever becomes of the
-/// deletion — only a restore puts it behind.
-pub async fn record(pool: &sqlx::PgPool, store: &dyn BlobStore, deletion: Deletion) -> Result<(), BlobError> {
-    let number: i64 = sqlx::query_scalar("update deletion_journal_counter set n = n + 1 returning n")
-        .fetch_one(pool)
+/// Writes one entry (before the deletion it names commits), numbered from the database's
+/// `deletion_journal_seq` on the caller's connection (its transaction: no second connection is
+/// held meanwhile). A sequence is not rolled back with the transaction, so the database is never
+/// behind an entry of its own timeline, whatever becomes of the deletion — only a restore puts it
+/// behind. (An aborted deletion followed at once by a power loss, before PostgreSQL flushed the
+/// sequence's step, can leave it behind too: `ebb serve` then asks for the doctor, which redoes
+/// the entry.)
+pub async fn record<'c>(conn: impl sqlx::PgExecutor<'c>, store: &dyn BlobStore, deletion: Deletion) -> Result<(), BlobError> {
+    let number: i64 = sqlx::query_scalar("select nextval('deletion_journal_seq')")
+        .fetch_one(conn)
         .await
-        .map_err(|e| BlobError::Service(format!("deletion journal counter: {e}")))?;
+        .map_err(|e| BlobError::Service(format!("deletion journal number: {e}")))?;
     let entry = Entry { at: OffsetDateTime::now_utc(), number: Some(number), deletion };
     let body = serde_json::to_vec(&entry).map_err(|e| BlobError::Service(format!("journal entry: {e}")))?;
     store.put(&entry_key(entry.at), Bytes::from(body)).await.map(|_| ())
 }
 
+/// The newest entry number the database has handed out (0: none).
+async fn numbered(pool: &sqlx::PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("select case when is_called then last_value else 0 end from deletion_journal_seq").fetch_one(pool).await
+}
+
 /// Whether the database is behind the journal — restored from a backup taken before entries the
-/// store holds: `Some((newest entry's number, the database's counter))`. Entries from before the
-/// counter existed carry no number and never count.
+/// store holds: `Some((newest entry's number, the database's newest))`. Entries from before
+/// entries were numbered carry no number and never count.
 pub async fn restored(pool: &sqlx::PgPool, entries: &[Entry]) -> Result<Option<(i64, i64)>, sqlx::Error> {
     let Some(newest) = entries.iter().filter_map(|e| e.number).max() else { return Ok(None) };
-    let counter: i64 = sqlx::query_scalar("select n from deletion_journal_counter").fetch_one(pool).await?;
+    let counter = numbered(pool).await?;
     Ok((newest > counter).then_some((newest, counter)))
 }
 
 /// After the entries were redone on a restored database (`ebb doctor --after-restore`): its
-/// counter moves up to the newest of them, so `ebb serve` starts again (never moving back).
+/// sequence moves up to the newest of them, so `ebb serve` starts again (never moving back).
 pub async fn caught_up(pool: &sqlx::PgPool, entries: &[Entry]) -> Result<(), sqlx::Error> {
     let Some(newest) = entries.iter().filter_map(|e| e.number).max() else { return Ok(()) };
-    sqlx::query("update deletion_journal_counter set n = greatest(n, $1)").bind(newest).execute(pool).await.map(|_| ())
+    if numbered(pool).await? < newest {
+        sqlx::query("select setval('deletion_journal_seq', $1)").bind(newest).execute(pool).await?;
+    }
+    Ok(())
 }
 
 /// [`record`] for a request handler, before the commit of what it records: a store without its
 /// marker is "storage unavailable" (503, try again), any other failure an internal error; either
 /// way the caller does not commit.
-pub async fn record_in_request(pool: &sqlx::PgPool, store: &dyn BlobStore, deletion: Deletion) -> Result<(), common::error::AppError> {
-    match record(pool, store, deletion).await {
+pub async fn record_in_request<'c>(conn: impl sqlx::PgExecutor<'c>, store: &dyn BlobStore, deletion: Deletion) -> Result<(), common::error::AppError> {
+    match record(conn, store, deletion).await {
         Ok(()) => Ok(()),
         Err(BlobError::MarkerMissing) => Err(common::error::AppError::StorageUnavailable),
         Err(e) => Err(common::error::AppError::internal("cannot write the deletion journal", e)),

@@ -1,16 +1,11 @@
 //! The admin's upload (`POST /api/admin/shares/upload`, behind the gate), streamed to the blob
 //! store, and the pieces the file request's upload shares with it. Downloads are in `deliver`.
 
-use app::i18n::t;
-use app::shares::texts::SharesT;
+use crate::texts::SharesT;
+use common::i18n::t;
 use std::sync::Arc;
 
-use app::auth::AdminInfo;
-use app::error::AppError;
-use app::shares::{self, NewShare};
-use app::state::AppState;
-use app::storage::{BlobError, BlobStore};
-use app::token::new_token;
+use crate::{self as shares, NewShare};
 use axum::{
     extract::{
         multipart::{Field, MultipartError, MultipartRejection},
@@ -20,7 +15,12 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use common::admin::AdminInfo;
+use common::error::AppError;
 use futures::{StreamExt, TryStreamExt};
+use kernel::state::AppState;
+use kernel::storage::{BlobError, BlobStore};
+use kernel::token::new_token;
 
 /// Where the admin page sends files.
 pub const UPLOAD_PATH: &str = "/api/admin/shares/upload";
@@ -42,9 +42,9 @@ pub async fn upload(
     let Some(Extension(admin)) = admin else {
         return error_response(AppError::Unauthorized);
     };
-    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let actor = kernel::http::audit_actor(&state, &headers, Some(peer.ip()), &admin);
     // Field errors in the admin's language.
-    match app::i18n::with_lang(app::i18n::lang_of_headers(&headers), receive(&state, &admin, &actor, &headers, multipart)).await {
+    match common::i18n::with_lang(common::i18n::lang_of_headers(&headers), receive(&state, &admin, &actor, &headers, multipart)).await {
         Ok(share) => (StatusCode::CREATED, Json(share)).into_response(),
         Err(e) => error_response(e),
     }
@@ -63,7 +63,7 @@ pub(crate) fn field_error(field: &str, message: impl Into<String>) -> AppError {
 /// request is abandoned half-way (the future is dropped).
 pub(crate) struct StoredFile {
     pub(crate) store: Arc<dyn BlobStore>,
-    pub(crate) background: app::state::Background,
+    pub(crate) background: kernel::state::Background,
     pub(crate) key: String,
     /// Its share row may exist: from the moment the commit is sent (a request dropped while
     /// the commit is in flight may still have committed), the file is never deleted here; if
@@ -84,7 +84,7 @@ impl Drop for StoredFile {
 async fn receive(
     state: &AppState,
     admin: &AdminInfo,
-    actor: &app::kernel::audit::Actor,
+    actor: &kernel::audit::Actor,
     headers: &HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<NewShare, AppError> {
@@ -157,7 +157,7 @@ async fn read_form(state: &AppState, settings: &shares::ShareSettings, multipart
 pub(crate) async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -> Result<ReceivedFile, AppError> {
     let file_name = shares::clean_file_name(field.file_name().unwrap_or(""));
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_string();
-    let key = app::storage::new_key(app::storage::Namespace::Shares);
+    let key = kernel::storage::new_key(kernel::storage::Namespace::Shares);
     let body = field.map_err(move |e| match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => BlobError::TooLarge { limit },
         _ => BlobError::Source(e.body_text()),
@@ -169,16 +169,14 @@ pub(crate) async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -
         Err(BlobError::Source(msg)) => return Err(AppError::BadRequest(format!("the upload was interrupted or malformed ({msg}); try again"))),
         Err(BlobError::MarkerMissing) => {
             tracing::warn!("share upload refused: the storage marker is missing (the storage may not be the real one)");
-            if let Err(e) = app::shares::gc::alert_marker_missing(&state.pool).await {
+            if let Err(e) = crate::gc::alert_marker_missing(&state.pool).await {
                 tracing::warn!(error = %e, "could not raise the storage marker alert");
             }
             return Err(AppError::StorageUnavailable);
         }
         Err(BlobError::Full) => {
             tracing::warn!("upload refused: the storage is full");
-            if let Err(e) =
-                app::alerts::raise(&state.pool, app::common::alerts::AlertKind::StorageFull, "", &app::common::alerts::AlertMessage::StorageFull).await
-            {
+            if let Err(e) = kernel::alerts::raise(&state.pool, common::alerts::AlertKind::StorageFull, "", &common::alerts::AlertMessage::StorageFull).await {
                 tracing::warn!(error = %e, "could not raise the storage-full alert");
             }
             return Err(AppError::StorageFull);
@@ -193,7 +191,7 @@ pub(crate) async fn store_file(state: &AppState, field: Field<'_>, limit: u64) -
 async fn create_share(
     state: &AppState,
     admin: &AdminInfo,
-    actor: &app::kernel::audit::Actor,
+    actor: &kernel::audit::Actor,
     file: ReceivedFile,
     note: Option<String>,
     expires_hours: u32,
@@ -217,15 +215,15 @@ async fn create_share(
     let db = |e: sqlx::Error| AppError::internal("share upload: saving the share failed", e);
     let mut tx = state.pool.begin().await.map_err(db)?;
     let (id, expires_at) = shares::db::insert(&mut tx, &row).await.map_err(db)?;
-    app::kernel::audit::record(&mut tx, actor, app::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
+    kernel::audit::record(&mut tx, actor, kernel::audit::AuditKind::ShareCreate, Some(("share", &id.to_string())), None).await.map_err(db)?;
     // Set before the commit is sent: a future dropped during the commit must not delete the file
     // of a share that may have committed.
     stored.committed = true;
     tx.commit().await.map_err(db)?;
-    state.live.touch(app::live::Topic::Share, Some(id.to_string()));
+    state.live.touch(kernel::live::Topic::Share, Some(id.to_string()));
     tracing::info!(share.id = id, size_bytes = size, "share created");
     let url = format!("{}/s/{token}", state.config.public_url);
-    let qr_svg = app::kernel::qr::svg(&url);
+    let qr_svg = kernel::qr::svg(&url);
     Ok(NewShare { id, url, qr_svg, file_name, size_bytes: size as i64, expires_at })
 }
 

@@ -11,11 +11,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use app::i18n::t;
-use app::shares::{self, lifecycle::claim_delivery, receipts, ShareState};
-use app::state::AppState;
-use app::storage::{BlobStore, ByteStream};
-use app::token::{hash_token, new_token, well_formed_hash};
+use crate::{self as shares, lifecycle::claim_delivery, receipts, ShareState};
 use axum::{
     body::Body,
     extract::{Path, Request, State},
@@ -24,7 +20,11 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use bytes::Bytes;
+use common::i18n::t;
 use futures::{Stream, StreamExt};
+use kernel::state::AppState;
+use kernel::storage::{BlobStore, ByteStream};
+use kernel::token::{hash_token, new_token, well_formed_hash};
 
 /// `POST /s/{token}`: authorise by the token's hash → open the file → claim the share with one
 /// autocommit conditional UPDATE → only then stream the file, with a receipt for resuming.
@@ -35,8 +35,8 @@ use futures::{Stream, StreamExt};
 /// the share page, which says how to finish the download that started.
 pub async fn download(State(state): State<AppState>, Path(token): Path<String>, req: Request) -> Response {
     // What the recipient reads (a 503's text) in their language.
-    let lang = app::i18n::lang_of_headers(req.headers());
-    app::i18n::with_lang(lang, async move {
+    let lang = common::i18n::lang_of_headers(req.headers());
+    common::i18n::with_lang(lang, async move {
         if req.headers().contains_key(header::RANGE) {
             return resume(&state, &token, req).await;
         }
@@ -57,8 +57,8 @@ pub async fn resume_gate(State(state): State<AppState>, req: Request, next: Next
     let token = req.uri().path().strip_prefix("/s/").filter(|t| !t.is_empty() && !t.contains('/')).map(str::to_owned);
     match (is_resume, token) {
         (true, Some(token)) => {
-            let lang = app::i18n::lang_of_headers(req.headers());
-            app::i18n::with_lang(lang, resume(&state, &token, req)).await
+            let lang = common::i18n::lang_of_headers(req.headers());
+            common::i18n::with_lang(lang, resume(&state, &token, req)).await
         }
         _ => next.run(req).await,
     }
@@ -83,7 +83,7 @@ fn receipt_of(headers: &HeaderMap) -> Option<String> {
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find_map(|c| app::i18n::cookie_value(c, receipts::COOKIE))
+        .find_map(|c| common::i18n::cookie_value(c, receipts::COOKIE))
         .filter(|v| !v.is_empty())
         .map(str::to_owned)
 }
@@ -93,10 +93,11 @@ fn receipt_of(headers: &HeaderMap) -> Option<String> {
 /// moves within its carrier's network keeps its receipt; another network does not.
 fn client_key(state: &AppState, req: &Request) -> String {
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    let net =
-        app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| receipt_network(ip, state.config.ipv6_prefix)).unwrap_or_default();
+    let net = kernel::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops)
+        .map(|ip| receipt_network(ip, state.config.ipv6_prefix))
+        .unwrap_or_default();
     let agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
-    state.keyring.mac(app::kernel::keyring::Purpose::Receipt, &format!("{net}\0{agent}"))
+    state.keyring.mac(kernel::keyring::Purpose::Receipt, &format!("{net}\0{agent}"))
 }
 
 /// The network a receipt is bound to: an IPv4 address's /24, an IPv6 address's rate-limit prefix
@@ -109,15 +110,15 @@ fn receipt_network(ip: std::net::IpAddr, ipv6_prefix: u8) -> String {
     };
     match v4 {
         Some(v4) => format!("{}/24", Ipv4Addr::from(u32::from(v4) & 0xffff_ff00)),
-        None => app::ratelimit::client_network(ip, ipv6_prefix),
+        None => kernel::ratelimit::client_network(ip, ipv6_prefix),
     }
 }
 
 /// The visitor as the audit log keeps them: the keyed hash of their address.
-fn visitor(state: &AppState, req: &Request) -> app::kernel::audit::Actor {
+fn visitor(state: &AppState, req: &Request) -> kernel::audit::Actor {
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    let ip = app::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    app::kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &ip)) }
+    let ip = kernel::state::client_ip(req.headers(), peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(kernel::keyring::Purpose::Client, &ip)) }
 }
 
 /// The share's strong validator: a share's file never changes (one object per share).
@@ -152,7 +153,7 @@ async fn deliver(state: AppState, token: String, req: Request) -> Response {
     };
     // Crash tests stop here: claimed, not a byte sent.
     fail::fail_point!("share-download-after-claim");
-    state.live.touch(app::live::Topic::Share, Some(share.id.to_string()));
+    state.live.touch(kernel::live::Topic::Share, Some(share.id.to_string()));
     shares::gc::gc_in_background(&state);
     tracing::info!(share.id = share.id, "share downloaded");
     let grace = state.domain::<shares::ShareSettings>().gc.delivery_grace;
@@ -189,7 +190,7 @@ fn refuse(status: StatusCode, text: &'static str) -> Response {
 /// file for an `If-Range` that does not match, or no range at all are refused). HEAD answers
 /// the headers and records nothing.
 async fn resume(state: &AppState, token: &str, req: Request) -> Response {
-    use app::i18n::T;
+    use common::i18n::T;
     let Some(receipt) = receipt_of(req.headers()) else {
         // A Range without a receipt never claims a download.
         return refuse(StatusCode::FORBIDDEN, t(T::ShareReceiptInvalid));
@@ -266,7 +267,7 @@ async fn resume(state: &AppState, token: &str, req: Request) -> Response {
 /// Why a receipt resumes nothing now, if it does not: another client, a revoked share, a
 /// complete delivery, the grace over, or its resumes used up.
 fn refusal(share: &shares::db::ShareRecord, delivery: &receipts::DeliveryRecord, same_client: bool) -> Option<Response> {
-    use app::i18n::T;
+    use common::i18n::T;
     let (status, text) = if !same_client {
         (StatusCode::FORBIDDEN, T::ShareReceiptInvalid)
     } else if share.revoked_at.is_some() {
@@ -372,7 +373,7 @@ impl Metered {
         let state = m.state.clone();
         m.state.background.spawn("delivery-receipt", async move {
             let completed = receipts::record_sent(&state.pool, m.delivery, m.start, sent, m.size).await?;
-            state.live.touch(app::live::Topic::Share, Some(m.share.to_string()));
+            state.live.touch(kernel::live::Topic::Share, Some(m.share.to_string()));
             if completed {
                 tracing::info!(share.id = m.share, "share delivered completely");
             }
@@ -382,7 +383,7 @@ impl Metered {
 }
 
 impl Stream for Metered {
-    type Item = Result<Bytes, app::storage::BlobError>;
+    type Item = Result<Bytes, kernel::storage::BlobError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let next = self.inner.poll_next_unpin(cx);
@@ -412,18 +413,15 @@ pub(crate) async fn share_page(state: &AppState, req: Request) -> Response {
     render_get(state, parts).await
 }
 
-/// Renders the page at `parts`' URI as its GET would be.
+/// Renders the page at `parts`' URI as its GET would be (the composition root's pages).
 pub(crate) async fn render_get(state: &AppState, parts: axum::http::request::Parts) -> Response {
-    let context_state = state.clone();
-    let options = (*state.leptos_options).clone();
-    let render = leptos_axum::render_app_async_with_context(move || app::kernel::state::provide(&context_state), move || app::shell(options.clone()));
-    render(Request::from_parts(parts, Body::empty())).await
+    kernel::http::render_page(state, parts).await
 }
 
 /// The file cannot be sent now; the share was not used up.
 pub(crate) fn unavailable(context: &'static str, cause: impl std::fmt::Display) -> Response {
     tracing::error!(error = %cause, "download failed: {context}");
-    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")], t(app::i18n::T::ShareUnavailable))
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/plain; charset=utf-8"), (header::RETRY_AFTER, "60")], t(common::i18n::T::ShareUnavailable))
         .into_response()
 }
 

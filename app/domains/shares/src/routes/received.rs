@@ -2,13 +2,7 @@
 //! token is the authorisation) and the admin's download of a received file
 //! (`GET /admin/shares/{id}/file`, behind the gate).
 
-use app::auth::AdminInfo;
-use app::error::AppError;
-use app::i18n::t;
-use app::shares::{self, requests, texts::SharesT, FileReceived, FileRequestState};
-use app::state::AppState;
-use app::storage::BlobStore;
-use app::token::well_formed_hash;
+use crate::{self as shares, requests, texts::SharesT, FileReceived, FileRequestState};
 use axum::{
     body::Body,
     extract::{ConnectInfo, Extension, FromRequest, Multipart, Path, Request, State},
@@ -16,9 +10,15 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use common::admin::AdminInfo;
+use common::error::AppError;
+use common::i18n::t;
+use kernel::state::AppState;
+use kernel::storage::BlobStore;
+use kernel::token::well_formed_hash;
 
-use crate::deliver::{render_get, unavailable};
-use crate::shares::{error_response, field_error, multipart_error, store_file, ReceivedFile, FORM_OVERHEAD};
+use super::deliver::{render_get, unavailable};
+use super::uploads::{error_response, field_error, multipart_error, store_file, ReceivedFile, FORM_OVERHEAD};
 
 /// Why an upload through a file request did not store a file (each also has a page).
 enum Refusal {
@@ -72,17 +72,18 @@ impl Refusal {
 /// the file's name and size; browsers without JavaScript get the page (303 to it on success).
 pub async fn upload(State(state): State<AppState>, Path(token): Path<String>, ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>, req: Request) -> Response {
     let headers = req.headers().clone();
-    let lang = app::i18n::lang_of_headers(&headers);
+    let lang = common::i18n::lang_of_headers(&headers);
     let wants_json = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/json"));
-    let client = app::state::client_ip(&headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
-    let actor = app::kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(app::kernel::keyring::Purpose::Client, &client)) };
-    let result = app::i18n::with_lang(lang, receive(&state, &token, &actor, req)).await;
+    let client =
+        kernel::state::client_ip(&headers, Some(peer.ip()), state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    let actor = kernel::audit::Actor { admin: None, client_hash: Some(state.keyring.mac(kernel::keyring::Purpose::Client, &client)) };
+    let result = common::i18n::with_lang(lang, receive(&state, &token, &actor, req)).await;
     match (result, wants_json) {
         (Ok(received), true) => (StatusCode::CREATED, Json(received)).into_response(),
         (Ok(_), false) => (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/r/{token}?sent=1"))]).into_response(),
         (Err(refusal), true) => {
             let status = refusal.status();
-            let mut res = app::i18n::with_lang(lang, async { error_response(refusal.into_app_error()) }).await;
+            let mut res = common::i18n::with_lang(lang, async { error_response(refusal.into_app_error()) }).await;
             *res.status_mut() = status;
             res
         }
@@ -106,7 +107,7 @@ pub async fn upload(State(state): State<AppState>, Path(token): Path<String>, Co
     }
 }
 
-async fn receive(state: &AppState, token: &str, actor: &app::kernel::audit::Actor, req: Request) -> Result<FileReceived, Refusal> {
+async fn receive(state: &AppState, token: &str, actor: &kernel::audit::Actor, req: Request) -> Result<FileReceived, Refusal> {
     let hash = well_formed_hash(token).ok_or(Refusal::NotFound)?;
     let request = requests::find_by_token_hash(&state.pool, &hash)
         .await
@@ -135,7 +136,7 @@ async fn receive_leased(
     request: &requests::FileRequestRecord,
     hash: &[u8],
     limit: u64,
-    actor: &app::kernel::audit::Actor,
+    actor: &kernel::audit::Actor,
     lease: &Lease,
     req: Request,
 ) -> Result<FileReceived, Refusal> {
@@ -171,9 +172,9 @@ async fn receive_leased(
     fail::fail_point!("request-upload-after-store");
     // From here the file is never deleted by the drop guard: a commit in flight may have won.
     stored.committed = true;
-    match requests::receive(&state.pool, request.id, &received, actor).await {
+    match requests::receive(&state.pool, &*state.blobs, request.id, &received, actor).await {
         Ok(Some(share_id)) => {
-            state.live.touch(app::live::Topic::Share, Some(share_id.to_string()));
+            state.live.touch(kernel::live::Topic::Share, Some(share_id.to_string()));
             shares::gc::gc_in_background(state);
             tracing::info!(share.id = share_id, file_request.id = request.id, size_bytes = size, "file received through a file request");
             Ok(FileReceived { file_name, size_bytes: size as i64 })
@@ -204,7 +205,7 @@ struct Lease {
 
 impl Lease {
     async fn take(state: &AppState, id: i64) -> Result<Lease, Refusal> {
-        let (lease, _) = app::token::new_token();
+        let (lease, _) = kernel::token::new_token();
         match requests::take_lease(&state.pool, id, &lease).await {
             Ok(true) => {}
             Ok(false) => return Err(Refusal::Busy),
@@ -281,10 +282,10 @@ pub async fn admin_file(
         Ok(_) => return unavailable("received file", "missing or wrong size"),
         Err(e) => return unavailable("received file", e),
     };
-    let actor = crate::security::audit_actor(&state, &headers, peer, &admin);
+    let actor = kernel::http::audit_actor(&state, &headers, Some(peer.ip()), &admin);
     let recorded = async {
         let mut tx = state.pool.begin().await?;
-        app::kernel::audit::record(&mut tx, &actor, app::audit::AuditKind::ShareFetch, Some(("share", &id.to_string())), None).await?;
+        kernel::audit::record(&mut tx, &actor, kernel::audit::AuditKind::ShareFetch, Some(("share", &id.to_string())), None).await?;
         tx.commit().await
     };
     if let Err(e) = recorded.await {

@@ -1,0 +1,138 @@
+//! The plain HTTP routes a domain serves (downloads, uploads, the public audit files: what is
+//! neither a page nor a server function), and the prologue every admin one shares.
+//!
+//! A domain hands the server its routes as [`Routes`]: each added with whether it needs an admin
+//! session, so the list the gate test walks (and the metrics' route labels) is the router itself,
+//! never a second list kept by hand. Admin routes sit under `/admin/`, behind the server's
+//! session gate, which puts the signed-in admin in the request; the handler takes it with
+//! [`AdminCall`], which also names the audit actor (the admin and the keyed client address), and
+//! records what it gives away with [`record_first`].
+
+use axum::extract::FromRequestParts;
+use axum::http::{header, request::Parts, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::MethodRouter;
+use axum::Router;
+use common::admin::AdminInfo;
+
+use crate::audit::{Actor, AuditKind};
+use crate::state::AppState;
+
+/// A domain's plain routes, each with whether it needs an admin session.
+pub struct Routes {
+    router: Router<AppState>,
+    listed: Vec<(&'static str, bool)>,
+}
+
+impl Default for Routes {
+    fn default() -> Self {
+        Routes { router: Router::new(), listed: Vec::new() }
+    }
+}
+
+impl Routes {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A route anyone may call (a visitor's download, the public audit files).
+    pub fn public(mut self, path: &'static str, route: MethodRouter<AppState>) -> Self {
+        self.listed.push((path, false));
+        self.router = self.router.route(path, route);
+        self
+    }
+
+    /// A route for signed-in admins only: under `/admin/` or `/api/admin/`, where the server's
+    /// session gate stands.
+    pub fn admin(mut self, path: &'static str, route: MethodRouter<AppState>) -> Self {
+        assert!(path.starts_with("/admin/") || path.starts_with("/api/admin/"), "admin route {path} is not under /admin/, where the session gate stands");
+        self.listed.push((path, true));
+        self.router = self.router.route(path, route);
+        self
+    }
+
+    /// Both sets of routes.
+    pub fn merge(mut self, other: Routes) -> Self {
+        self.listed.extend(other.listed);
+        self.router = self.router.merge(other.router);
+        self
+    }
+
+    /// `(path, needs an admin session)` of every route.
+    pub fn listed(&self) -> &[(&'static str, bool)] {
+        &self.listed
+    }
+
+    /// The router, for the server to layer and serve.
+    pub fn into_router(self) -> Router<AppState> {
+        self.router
+    }
+}
+
+/// The signed-in admin of a plain admin route, as the gate found them, and the audit actor of
+/// the request (the admin and the keyed client address). Should the gate ever miss a route, the
+/// route answers 401 rather than 500 (axum's `Extension` would fail with 500).
+pub struct AdminCall {
+    pub admin: AdminInfo,
+    pub actor: Actor,
+}
+
+impl FromRequestParts<AppState> for AdminCall {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let Some(admin) = parts.extensions.get::<AdminInfo>().cloned() else {
+            return Err((StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Sign in as an admin first.").into_response());
+        };
+        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+        let actor = audit_actor(state, &parts.headers, peer, &admin);
+        Ok(AdminCall { admin, actor })
+    }
+}
+
+/// The audit actor of a plain admin request: the admin and the hashed client.
+pub fn audit_actor(state: &AppState, headers: &axum::http::HeaderMap, peer: Option<std::net::IpAddr>, admin: &AdminInfo) -> Actor {
+    let client = crate::state::client_ip(headers, peer, state.config.trusted_proxy_hops).map(|ip| ip.to_string()).unwrap_or_else(|| "unknown".into());
+    Actor { admin: Some(admin.id), client_hash: Some(state.keyring.mac(crate::keyring::Purpose::Client, &client)) }
+}
+
+/// Records `kind` (about `subject`) before a download is given: a download whose audit record
+/// cannot be written is refused (503, `refused` said to the admin), so nothing leaves Ebb
+/// unrecorded.
+pub async fn record_first(
+    state: &AppState,
+    actor: &Actor,
+    kind: AuditKind,
+    subject: Option<(&str, &str)>,
+    detail: Option<&str>,
+    refused: &'static str,
+) -> Result<(), Response> {
+    let recorded = async {
+        let mut conn = state.pool.acquire().await?;
+        crate::audit::record(&mut conn, actor, kind, subject, detail).await
+    };
+    recorded.await.map_err(|e| {
+        tracing::warn!(error = %e, kind = kind.as_str(), "download refused: its audit record could not be written");
+        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "5")], format!("{refused} Try again in a few seconds.")).into_response()
+    })
+}
+
+/// Renders a page as its GET would be: the composition root's shell, which a domain cannot name
+/// (a refused download answers with the share's page). The server puts it into the state.
+#[derive(Clone)]
+pub struct PageRenderer(pub std::sync::Arc<dyn Fn(AppState, Parts) -> futures::future::BoxFuture<'static, Response> + Send + Sync>);
+
+/// The page at `parts`' URI, rendered as its GET would be.
+pub async fn render_page(state: &AppState, parts: Parts) -> Response {
+    let render = state.domain::<PageRenderer>().0.clone();
+    render(state.clone(), parts).await
+}
+
+/// A download's headers: its type, an attachment named `filename`, never cached.
+pub fn attachment(content_type: &str, filename: &str) -> [(header::HeaderName, String); 3] {
+    [
+        (header::CONTENT_TYPE, content_type.to_string()),
+        (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{filename}\"")),
+        (header::CACHE_CONTROL, "no-store".to_string()),
+    ]
+}
