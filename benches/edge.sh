@@ -4,7 +4,9 @@
 #   trickle a request head one byte every 20 s to Ebb (benches/trickle.py reopens any the server
 #   closes), beside the same two runs while the same trickler sends to a sink that only reads
 #   (benches/sink.py): the trickler's own CPU is in both, so the ratio is Ebb's cost of holding the
-#   slow connections. Rounds alternate (baseline, slow, baseline, slow…; BENCH_EDGE_ROUNDS, 3) and
+#   slow connections. The sink closes an unfinished head after Ebb's header read timeout
+#   (server/src/http.rs, HEADER_READ_TIMEOUT), as Ebb does, so the trickler reconnects as often in
+#   both runs (without it, the baseline's trickler never reconnected). Rounds alternate (baseline, slow, baseline, slow…; BENCH_EDGE_ROUNDS, 3) and
 #   the medians are compared. Goal: within 1.2×.
 #   Disk high-water while 50 clients upload a file of the request's full size to one file request
 #   at once, beside the request's limit. Goal: ≤ 2 × the limit (one upload at a time holds the
@@ -52,7 +54,9 @@ measure() { # → "get_p99_ms contact_per_s"
   echo "$p99 $rate"
 }
 echo "bench: slow clients — warm-up, then $ROUNDS rounds of GET / and the contact form while $SLOW connections trickle to a sink, then to Ebb"
-python3 benches/sink.py 127.0.0.1 "$SINK_PORT" 2>>"$LOG" &
+HEAD_TIMEOUT=$(sed -n 's/^pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(\([0-9]*\));/\1/p' server/src/http.rs)
+[ -n "$HEAD_TIMEOUT" ] || fail "HEADER_READ_TIMEOUT not found in server/src/http.rs"
+python3 benches/sink.py 127.0.0.1 "$SINK_PORT" "$HEAD_TIMEOUT" 2>>"$LOG" &
 SINK_PID=$!
 wrk -t2 -c16 -d3s "http://127.0.0.1:$PORT/" >/dev/null
 trickle_to() { # port → starts the trickler, waits until its connections are open
