@@ -17,6 +17,11 @@ either (they set the scene across domains).
 scripts/foreign-tables.allow lists the `domain table` pairs that remain from before the rule (a
 ratchet: a pair may be removed, never added; the check fails on a listed pair that no longer
 occurs, so the list only shrinks). Standard library only: it runs before cargo has built anything.
+
+It also checks the state's parts (docs/developer.md, "State"): each field of
+`kernel::state::Parts` (the `parts!` list in app/kernel/src/state.rs) is named as its slot by
+exactly one type (`type Slot = …slot::NAME;` in an `impl Part`): the compiler checks that every
+field is filled with a type that names it; two types naming one field would make them swappable.
 """
 import argparse
 import os
@@ -174,6 +179,39 @@ def check(root, listing=False):
     return bad
 
 
+STATE = os.path.join('app', 'kernel', 'src', 'state.rs')
+SLOT_DECL = re.compile(r'type\s+Slot\s*=\s*[A-Za-z_:]*slot::([A-Za-z_][A-Za-z0-9_]*)\s*;')
+
+
+def check_slots(root):
+    """Each slot of `parts!` named by exactly one type."""
+    state = os.path.join(root, STATE)
+    if not os.path.exists(state):
+        return []
+    m = re.search(r'parts!\s*\{(.*?)\n\}', open(state, encoding='utf-8').read(), re.S)
+    if not m:
+        return [f'{STATE}: no `parts!` list found']
+    slots = re.findall(r'^\s*[a-z_][a-z0-9_]*\s*:\s*([A-Za-z_][A-Za-z0-9_]*)\s*,', m.group(1), re.M)
+    named = {}
+    for top in ('app', 'server'):
+        for dirpath, dirs, files in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ('target', 'node_modules')]
+            for f in files:
+                if f.endswith('.rs'):
+                    path = os.path.join(dirpath, f)
+                    for n, line in enumerate(open(path, encoding='utf-8'), 1):
+                        for slot in SLOT_DECL.findall(line):
+                            named.setdefault(slot, []).append(f'{os.path.relpath(path, root)}:{n}')
+    bad = []
+    for slot in slots:
+        places = named.get(slot, [])
+        if len(places) != 1:
+            bad.append(f'{STATE}: the slot `{slot}` is named by {len(places)} types ({", ".join(places) or "none"}); one type per slot')
+    for slot in sorted(set(named) - set(slots)):
+        bad.append(f'{named[slot][0]}: `slot::{slot}` is not a field of `parts!` in {STATE}')
+    return bad
+
+
 def self_test():
     with tempfile.TemporaryDirectory() as root:
         os.makedirs(os.path.join(root, 'docs'))
@@ -202,6 +240,14 @@ def self_test():
         write('shop', 'fn b() { q!("delete from apple_names where true"); }')
         bad = check(root)
         assert len(bad) == 1 and 'writes `apple_names`' in bad[0], bad
+        with open(os.path.join(root, STATE), 'w') as f:
+            f.write('parts! {\n    fruit: Fruit,\n    shop: Shop,\n}\n')
+        write('fruit', 'impl Part for Apples { type Slot = kernel::state::slot::Fruit; }')
+        write('shop', 'impl Part for Carts { type Slot = slot::Shop; }')
+        assert check_slots(root) == [], check_slots(root)
+        write('shop', 'impl Part for Carts { type Slot = slot::Fruit; }')
+        bad = check_slots(root)
+        assert len(bad) == 2 and 'slot `Fruit` is named by 2 types' in bad[0] and 'slot `Shop` is named by 0 types' in bad[1], bad
     print('check-tables self-test: ok')
 
 
@@ -214,11 +260,11 @@ def main():
     if a.self_test:
         self_test()
         return
-    bad = check(a.root, a.list)
+    bad = check(a.root, a.list) + check_slots(a.root)
     for b in bad:
         print(b)
     if bad:
-        print(f'{len(bad)} place(s) where a domain names another domain\'s table; reach it through a kernel trait its owner implements (docs/developer.md, "Table owners")', file=sys.stderr)
+        print(f'{len(bad)} problem(s): a domain names another domain\'s table (reach it through a kernel trait its owner implements: docs/developer.md, "Table owners"), or a slot of the state\'s parts is not named by exactly one type (docs/developer.md, "State")', file=sys.stderr)
         sys.exit(1)
     print('check-tables: every domain names only its own tables and the kernel\'s')
 

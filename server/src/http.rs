@@ -67,6 +67,10 @@ pub struct Limits {
     pub small_body_deadline: Duration,
 }
 
+impl app::state::Part for Limits {
+    type Slot = app::state::slot::HttpLimits;
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

@@ -23,7 +23,7 @@ pub mod watch;
 use std::{future::Future, sync::Arc, time::Duration};
 
 use app::kernel::http::Routes;
-use app::state::{AppConfig, AppState, Background, Domains};
+use app::state::{AppConfig, AppState, Background, Held, Parts};
 use app::{shell, App};
 use axum::{
     extract::DefaultBodyLimit,
@@ -281,56 +281,58 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
     };
     let session_absolute = Duration::from_secs(config.session_absolute_days * 86_400);
     let session_idle = Duration::from_secs(config.session_idle_hours * 3600);
-    let domains = Domains::default()
-        .with(app::contact::ContactSettings {
+    // Every part has its own field: one forgotten here is a compile error.
+    let parts = Parts {
+        http_limits: Held::new(config.http_limits()),
+        prune: Held::new(app::kernel::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle }),
+        prune_dry_run: Held::new(app::contact::prune::dry_run()),
+        jobs: Held::new(jobs()),
+        admin_sessions: Held::new(app::kernel::session::AdminSessions(Arc::new(app::auth::service::Sessions))),
+        file_events: Held::new(app::kernel::file_events::FileEvents(Arc::new(app::shares::file_events::Events))),
+        page_renderer: Held::new(app::kernel::http::PageRenderer(Arc::new(|state, parts| Box::pin(render_page(state, parts))))),
+        personal_sources: Held::new(app::personal_sources()),
+        auth: Held::new(app::auth::AuthSettings {
+            webauthn: Arc::new(webauthn),
+            session_idle,
+            session_absolute,
+            limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
+            total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
+        }),
+        contact: Held::new(app::contact::ContactSettings {
             limit: app::ratelimit::Limit { name: "contact", max: config.contact_rate_limit, window: Duration::from_secs(config.contact_rate_window_secs) },
             spam: app::contact::spam::SpamSettings {
                 difficulty: config.spam_pow_difficulty,
                 min_fill: Duration::from_secs(config.spam_min_fill_secs),
                 ..Default::default()
             },
-        })
-        .with(app::contact::writer::Writer::new(pool.clone()))
-        .with(app::auth::AuthSettings {
-            webauthn: Arc::new(webauthn),
-            session_idle,
-            session_absolute,
-            limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
-            total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
-        })
-        .with(app::shares::ShareSettings {
+        }),
+        contact_writer: Held::new(app::contact::writer::Writer::new(pool.clone())),
+        inbox_export: Held::new(app::inbox::export::ExportMetrics::default()),
+        notify: Held::new(config.notify_settings().unwrap_or_else(|e| {
+            tracing::warn!("notifications are off: {e}");
+            app::notify::NotifySettings { mailer: None }
+        })),
+        shares: Held::new(app::shares::ShareSettings {
             max_bytes: config.share_max_bytes,
             max_expiry_hours: config.share_max_expiry_hours,
             gc: app::shares::gc::GcRules { delivery_grace: Duration::from_secs(config.share_delivery_grace_mins * 60), ..Default::default() },
-        })
-        .with(config.http_limits())
-        .with(app::kernel::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle })
-        .with(app::contact::prune::dry_run())
-        .with(Arc::new(app::inbox::export::ExportMetrics::default()))
-        .with(Arc::new(jobs()))
-        .with(app::kernel::session::AdminSessions(Arc::new(app::auth::service::Sessions)))
-        .with(app::kernel::file_events::FileEvents(Arc::new(app::shares::file_events::Events)))
-        .with(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead })
-        .with(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days })
-        .with(app::audit::chain::ChainSettings {
+        }),
+        audit_chain: Held::new(app::audit::chain::ChainSettings {
             key_file: config.audit_signing_key_file.clone(),
             digest_every: Duration::from_secs(config.audit_digest_minutes * 60),
             log_origin: app::audit::chain::tlog::origin(config.public_url.as_str()),
             witnesses: config.witnesses().expect("witness keys are checked when the settings are read"),
             ..Default::default()
-        })
-        .with(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) })
-        .with(app::requests::RequestSettings {
+        }),
+        audit_archive: Held::new(app::audit::archive::ArchiveSettings { reread_days: config.archive_reread_days }),
+        audit_upkeep: Held::new(app::audit::upkeep::UpkeepSettings { partitions_ahead: config.audit_partitions_ahead }),
+        audit_exports: Held::new(app::audit::exports::ExportSettings { stuck_after: Duration::from_secs(config.export_stuck_mins * 60) }),
+        requests: Held::new(app::requests::RequestSettings {
             deadline_days: config.request_deadline_days,
             warn_days: config.request_warn_days,
             keep_days: config.request_keep_days,
-        })
-        .with(app::personal_sources())
-        .with(app::kernel::http::PageRenderer(Arc::new(|state, parts| Box::pin(render_page(state, parts)))))
-        .with(config.notify_settings().unwrap_or_else(|e| {
-            tracing::warn!("notifications are off: {e}");
-            app::notify::NotifySettings { mailer: None }
-        }));
+        }),
+    };
     Ok(AppState::from(app::state::AppStateInner {
         leptos_options: Arc::new(leptos_options),
         pool: pool.clone(),
@@ -338,7 +340,7 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
         config: Arc::new(app_config),
         blobs: Arc::new(app::storage::MarkedStore::new(store)),
         keyring: Arc::new(keyring),
-        domains,
+        parts,
         live: app::live::Live::new(pool),
     }))
 }

@@ -35,3 +35,7 @@ pub trait FileEventSource: Send + Sync {
 /// The state's handle on the [`FileEventSource`] implementation.
 #[derive(Clone)]
 pub struct FileEvents(pub Arc<dyn FileEventSource>);
+
+impl crate::state::Part for FileEvents {
+    type Slot = crate::state::slot::FileEvents;
+}

@@ -122,6 +122,10 @@ pub async fn record_first(
 #[derive(Clone)]
 pub struct PageRenderer(pub std::sync::Arc<dyn Fn(AppState, Parts) -> futures::future::BoxFuture<'static, Response> + Send + Sync>);
 
+impl crate::state::Part for PageRenderer {
+    type Slot = crate::state::slot::PageRenderer;
+}
+
 /// The page at `parts`' URI, rendered as its GET would be.
 pub async fn render_page(state: &AppState, parts: Parts) -> Response {
     let render = state.domain::<PageRenderer>().0.clone();

@@ -202,6 +202,10 @@ impl PersonalData for Table {
 #[derive(Clone, Default)]
 pub struct PersonalSources(pub Arc<Vec<Arc<dyn PersonalData>>>);
 
+impl crate::state::Part for PersonalSources {
+    type Slot = crate::state::slot::PersonalSources;
+}
+
 impl PersonalSources {
     pub fn new(sources: Vec<Arc<dyn PersonalData>>) -> Self {
         PersonalSources(Arc::new(sources))

@@ -47,6 +47,10 @@ pub struct PruneSettings {
     pub session_idle: Duration,
 }
 
+impl crate::state::Part for PruneSettings {
+    type Slot = crate::state::slot::Prune;
+}
+
 /// What a step sees: the run's clock (the database's) and its bounds.
 #[derive(Debug, Clone, Copy)]
 pub struct PruneCtx {

@@ -129,3 +129,7 @@ impl KindOfData for Kind {
 /// for inquiries) answers, put into the state by the composition root.
 #[derive(Clone, Copy)]
 pub struct DryRun(pub for<'a> fn(&'a PgPool, OffsetDateTime, u32) -> BoxFuture<'a, Result<i64, sqlx::Error>>);
+
+impl crate::state::Part for DryRun {
+    type Slot = crate::state::slot::PruneDryRun;
+}

@@ -23,6 +23,10 @@ pub trait SessionAdmins: Send + Sync {
 #[derive(Clone)]
 pub struct AdminSessions(pub Arc<dyn SessionAdmins>);
 
+impl crate::state::Part for AdminSessions {
+    type Slot = crate::state::slot::AdminSessions;
+}
+
 /// The context's state, or an opaque error.
 pub fn state() -> Result<AppState, AppError> {
     use_context::<AppState>().ok_or_else(|| AppError::internal("session", "AppState missing from context"))

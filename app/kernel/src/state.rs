@@ -1,24 +1,18 @@
 //! Server-side application state, handed to routes (axum `State`) and server functions (context).
 //!
 //! Kernel: this module imports no domain. Each domain declares the settings and handles it needs
-//! as its own type; the composition root (`server::build_state`) puts them into [`Domains`], and
-//! the domain reads them back with [`AppState::domain`].
+//! as its own type, which names its slot in [`Parts`] ([`Part`]); the composition root
+//! (`server::build_state`) fills every slot — the compiler checks that none is missing and that
+//! each holds its own type — and the domain reads its part back with [`AppState::domain`].
 
-use std::{
-    any::{Any, TypeId},
-    collections::HashMap,
-    future::Future,
-    net::IpAddr,
-    sync::Arc,
-    time::Duration,
-};
+use std::{any::Any, future::Future, net::IpAddr, sync::Arc, time::Duration};
 
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::PgPool;
 use tokio_util::task::TaskTracker;
 
-/// Settings of the kernel itself; domains keep theirs in [`Domains`].
+/// Settings of the kernel itself; domains keep theirs in [`Parts`].
 #[derive(Debug, Clone)]
 pub struct AppConfig {
     /// How many reverse proxies in front of Ebb append to `X-Forwarded-For`; 0 means the header
@@ -47,32 +41,148 @@ impl Default for AppConfig {
     }
 }
 
-/// Each domain's settings and handles, by type (a type map filled once by the composition root).
-/// Shared: `AppState` is cloned several times per request (extractors, contexts), so a clone is
-/// one reference count, not a copy of the map (a profile of the contact form found the copies at
-/// about a tenth of the server's CPU).
-#[derive(Clone, Default)]
-pub struct Domains(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+/// The slots of [`Parts`]: one marker per part. The kernel names the slots, not what goes in
+/// them — each part's type says which slot is its own ([`Part::Slot`]), in its own module, so
+/// this file imports no domain and no kernel module that reads the state.
+pub mod slot {
+    macro_rules! slots {
+        ($($(#[$doc:meta])* $name:ident),* $(,)?) => { $($(#[$doc])* pub enum $name {})* };
+    }
+    slots! {
+        /// The HTTP loop's connection and body limits (the server's).
+        HttpLimits,
+        /// The prune job's batch size and session lifetimes (kernel).
+        Prune,
+        /// The retention report's dry run of the inquiries' prune (contact's, typed by the kernel).
+        PruneDryRun,
+        /// Every lifecycle job (the composition root's registry).
+        Jobs,
+        /// The admin session lookup (auth's, typed by the kernel).
+        AdminSessions,
+        /// The file-event feed (shares', typed by the kernel).
+        FileEvents,
+        /// The page renderer (the server's, typed by the kernel).
+        PageRenderer,
+        /// Every personal-data source (the composition root's list).
+        PersonalSources,
+        /// Sign-in: relying party, session lifetimes, limits.
+        Auth,
+        /// The contact form: its limit and spam rules.
+        Contact,
+        /// The contact form's group-commit writer.
+        ContactWriter,
+        /// The inbox export's counters.
+        InboxExport,
+        /// New-inquiry notifications (the mailer).
+        Notify,
+        /// Shares: sizes, expiry, GC timing.
+        Shares,
+        /// The audit chain: signing key file, digests, log origin, witnesses.
+        AuditChain,
+        /// The audit archive's re-read period.
+        AuditArchive,
+        /// The audit partitions kept ahead.
+        AuditUpkeep,
+        /// The audit exports' stuck-after time.
+        AuditExports,
+        /// Data requests: deadline, warning, keep.
+        Requests,
+    }
+}
 
-impl Domains {
-    /// Adds (or replaces) a domain's part.
-    pub fn with<T: Any + Send + Sync>(mut self, part: T) -> Self {
-        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(part));
-        self
+/// A part of the state: a domain's settings or handle, or one of the kernel's. Its type names
+/// its own slot in [`Parts`]; `state.domain::<T>()` then reads that field. One type per slot
+/// (`scripts/check-tables.py` checks that no two declare the same one).
+pub trait Part: Any + Send + Sync {
+    /// Which field of [`Parts`] holds it.
+    type Slot: Slot;
+}
+
+/// A slot marker's field in [`Parts`].
+pub trait Slot: Sized + 'static {
+    fn of(parts: &Parts) -> &Held<Self>;
+    fn of_mut(parts: &mut Parts) -> &mut Held<Self>;
+}
+
+/// One slot's part, shared (the state is cloned several times per request: a clone is one
+/// reference count). Made only from a part whose type names this slot, so the compiler checks
+/// that each field holds its own part.
+pub struct Held<S>(Arc<dyn Any + Send + Sync>, std::marker::PhantomData<fn() -> S>);
+
+impl<S> Clone for Held<S> {
+    fn clone(&self) -> Self {
+        Held(self.0.clone(), std::marker::PhantomData)
+    }
+}
+
+impl<S: Slot> Held<S> {
+    pub fn new<P: Part<Slot = S>>(part: P) -> Self {
+        Held(Arc::new(part), std::marker::PhantomData)
     }
 
-    /// Replaces a domain's part (tests change settings this way).
-    pub fn set<T: Any + Send + Sync>(&mut self, part: T) {
-        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(part));
+    /// A part already shared (a registry the tests also keep).
+    pub fn shared<P: Part<Slot = S>>(part: Arc<P>) -> Self {
+        Held(part, std::marker::PhantomData)
     }
 
-    /// A domain's part. The composition root adds every part: a missing one is a wiring bug.
-    pub fn get<T: Any + Send + Sync>(&self) -> &T {
-        self.0
-            .get(&TypeId::of::<T>())
-            .and_then(|p| p.downcast_ref::<T>())
-            .unwrap_or_else(|| panic!("{} is not in AppState's domains (server::build_state adds every part)", std::any::type_name::<T>()))
+    /// The part. It was made from a `P` whose slot is `S`, and one type declares each slot, so
+    /// the cast always succeeds; it is checked all the same.
+    pub fn get<P: Part<Slot = S>>(&self) -> &P {
+        match self.0.downcast_ref::<P>() {
+            Some(part) => part,
+            None => unreachable!("two types declare the slot {} (one per slot)", std::any::type_name::<S>()),
+        }
     }
+
+    /// The part, shared (for a stream that outlives the request).
+    pub fn shared_part<P: Part<Slot = S>>(&self) -> Arc<P> {
+        match self.0.clone().downcast::<P>() {
+            Ok(part) => part,
+            Err(_) => unreachable!("two types declare the slot {} (one per slot)", std::any::type_name::<S>()),
+        }
+    }
+}
+
+macro_rules! parts {
+    ($($(#[$doc:meta])* $field:ident: $slot:ident),* $(,)?) => {
+        /// What the state is composed of: every domain's settings and handles and the kernel's
+        /// own, each a field the composition root (`server::build_state`) must fill — a part it
+        /// forgets is a compile error, not a panic at run time.
+        #[derive(Clone)]
+        pub struct Parts {
+            $($(#[$doc])* pub $field: Held<slot::$slot>,)*
+        }
+        $(impl Slot for slot::$slot {
+            fn of(parts: &Parts) -> &Held<Self> {
+                &parts.$field
+            }
+            fn of_mut(parts: &mut Parts) -> &mut Held<Self> {
+                &mut parts.$field
+            }
+        })*
+    };
+}
+
+parts! {
+    http_limits: HttpLimits,
+    prune: Prune,
+    prune_dry_run: PruneDryRun,
+    jobs: Jobs,
+    admin_sessions: AdminSessions,
+    file_events: FileEvents,
+    page_renderer: PageRenderer,
+    personal_sources: PersonalSources,
+    auth: Auth,
+    contact: Contact,
+    contact_writer: ContactWriter,
+    inbox_export: InboxExport,
+    notify: Notify,
+    shares: Shares,
+    audit_chain: AuditChain,
+    audit_archive: AuditArchive,
+    audit_upkeep: AuditUpkeep,
+    audit_exports: AuditExports,
+    requests: Requests,
 }
 
 /// Everything a request handler may need: one reference count to clone (every middleware layer
@@ -94,8 +204,8 @@ pub struct AppStateInner {
     pub blobs: Arc<crate::storage::MarkedStore>,
     /// The keyed hashes and MACs (loaded before the state is built).
     pub keyring: Arc<crate::keyring::Keyring>,
-    /// Each domain's settings and handles.
-    pub domains: Domains,
+    /// Each domain's settings and handles, and the kernel's.
+    pub parts: Parts,
     /// Live updates for admin pages (NOTIFY out, LISTEN in).
     pub live: Arc<crate::live::Live>,
 }
@@ -147,9 +257,19 @@ impl FromRef<AppState> for PgPool {
 }
 
 impl AppState {
-    /// A domain's settings or handles (see [`Domains`]).
-    pub fn domain<T: Any + Send + Sync>(&self) -> &T {
-        self.domains.get::<T>()
+    /// A part of the state: a domain's settings or handle (see [`Parts`]).
+    pub fn domain<T: Part>(&self) -> &T {
+        T::Slot::of(&self.parts).get::<T>()
+    }
+
+    /// A part of the state, shared (see [`Held::shared_part`]).
+    pub fn shared<T: Part>(&self) -> Arc<T> {
+        T::Slot::of(&self.parts).shared_part::<T>()
+    }
+
+    /// Replaces a part (tests change settings this way).
+    pub fn set_part<T: Part>(&mut self, part: T) {
+        *T::Slot::of_mut(&mut self.parts) = Held::new(part);
     }
 }
 

@@ -538,6 +538,22 @@ mod killed {
         assert_eq!(ledger_status(&pool, period).await, Some(("verified".into(), true)));
         assert!(!table_exists(&pool, &table).await);
         assert_eq!(archived_csv(&app, period).await.len(), 5_001, "nothing lost");
+
+        // The killed run's record counts what it committed, each count saved with its work:
+        // nothing before the ledger row; the month written and verified once it was; no drop.
+        let steps: serde_json::Value =
+            sqlx::query_scalar("select steps from maintenance_runs where job = 'audit_archive' and outcome = 'interrupted'").fetch_one(&pool).await.unwrap();
+        let count = |name: &str| {
+            steps
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["step"] == "write")
+                .and_then(|s| s["counts"].as_array().unwrap().iter().find(|c| c[0] == name))
+                .and_then(|c| c[1].as_i64())
+        };
+        let committed = if matches!(point, Point::AfterUpload) { None } else { Some(1) };
+        assert_eq!((count("written"), count("verified"), count("dropped").filter(|n| *n > 0)), (committed, committed, None), "killed at {point:?}: {steps}");
     }
 
     #[sqlx::test(migrator = "server::MIGRATOR")]

@@ -45,9 +45,9 @@ impl Paused {
         paused
     }
 
-    /// `ebb ARGS` (a CLI run), paused at `point`.
+    /// `ebb ARGS` (a CLI run), paused at `point` (or as a full fail-rs spec `point=…` says).
     fn run(pool: &PgPool, app: &TestApp, args: &[&str], point: &str, env: &[(&str, &str)]) -> Paused {
-        let failpoints = format!("{point}=sleep(120000)");
+        let failpoints = if point.contains('=') { point.to_owned() } else { format!("{point}=sleep(120000)") };
         let mut all = vec![("FAILPOINTS", failpoints.as_str())];
         all.extend_from_slice(env);
         let child = crash::ebb(pool, app.storage.path(), args, &all).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
@@ -179,6 +179,38 @@ async fn killed_between_deleting_a_file_and_marking_its_share_purged(pool: PgPoo
     assert_eq!(status_of(&pool, id).await, "purged");
     let alerts: i64 = sqlx::query_scalar("select count(*) from alerts where resolved_at is null").fetch_one(&pool).await.unwrap();
     assert_eq!(alerts, 0);
+}
+
+/// A share GC run killed after it purged one share of two: its record (closed as interrupted)
+/// counts the purge it committed — the count is saved with the purge, not by the heartbeat.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_killed_share_gc_run_counts_what_it_purged(pool: PgPool) {
+    let cookie = admin_cookie(&pool).await;
+    let app = spawn_app(pool.clone()).await;
+    share_via_upload(&app, &cookie, "one.pdf", body_of(1_000)).await;
+    share_via_upload(&app, &cookie, "two.pdf", body_of(1_000)).await;
+    app.state.background.settle().await;
+    sqlx::query("update shares set expires_at = now() - interval '1 minute'").execute(&pool).await.unwrap();
+    let purged = || async { sqlx::query_scalar::<_, i64>("select count(*) from shares where status = 'purged'").fetch_one(&pool).await.unwrap() };
+    // The first share passes the fault point; the run pauses after deleting the second's file.
+    let mut paused = Paused::run(&pool, &app, &["maintenance", "run", "share_gc", "--force"], "share-gc-after-delete=1*off->sleep(120000)", &[]);
+    paused.wait_for("one share purged", || async { purged().await == 1 }).await;
+    paused.kill_while(|| async { purged().await == 1 }).await;
+
+    let run = run_now(&app, "share_gc").await;
+    assert_eq!(run.outcome, app::jobs::Outcome::Ok, "{:?}", run.steps);
+    assert_eq!(purged().await, 2);
+    let (steps, detail): (serde_json::Value, String) = sqlx::query_as(
+        "select r.steps, e.detail from maintenance_runs r, audit_events e
+         where r.job = 'share_gc' and r.outcome = 'interrupted' and e.kind = 'maintenance.run' and e.detail like 'interrupted%'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let step = steps.as_array().unwrap().iter().find(|s| s["step"] == "purge").expect("the step is in the record");
+    let purged_count = step["counts"].as_array().unwrap().iter().find(|c| c[0] == "purged").map(|c| c[1].as_i64().unwrap());
+    assert_eq!(purged_count, Some(1), "{steps}");
+    assert!(detail.contains("purge.purged=1"), "{detail}");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]

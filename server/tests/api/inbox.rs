@@ -78,9 +78,9 @@ async fn exporting_1001_rows_writes_1001_rows_with_6_queries(pool: PgPool) {
     .execute(&pool)
     .await
     .unwrap();
-    let before = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().page_queries.load(Ordering::SeqCst);
+    let before = app.state.domain::<app::inbox::export::ExportMetrics>().page_queries.load(Ordering::SeqCst);
     let body = export(&app, &cookie, "").await.bytes().await.unwrap();
-    let queries = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().page_queries.load(Ordering::SeqCst) - before;
+    let queries = app.state.domain::<app::inbox::export::ExportMetrics>().page_queries.load(Ordering::SeqCst) - before;
     let (_, rows) = parse(&body);
     assert_eq!(rows.len(), 1001);
     assert_eq!(queries, 6, "5 full pages of 200 and one of 1");
@@ -143,7 +143,7 @@ async fn an_export_whose_audit_record_cannot_be_written_does_not_run(pool: PgPoo
     assert!(res.headers().get("content-disposition").is_none());
     let body = res.text().await.unwrap();
     assert!(!body.contains("secret") && !body.contains("email"), "no data left Ebb: {body}");
-    let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
+    let metrics = app.state.shared::<app::inbox::export::ExportMetrics>();
     assert_eq!(metrics.page_queries.load(Ordering::Relaxed), 0, "the export never queried");
     // With the audit log back, the export runs and is recorded.
     sqlx::query("drop trigger refuse_export on audit_events").execute(&pool).await.unwrap();
@@ -257,7 +257,7 @@ async fn a_stalled_export_holds_no_database_connection_and_resumes_whole(pool: P
     let (app, cookie) = signed_in(&pool).await;
     // 40 MB: more than the sockets' buffers hold, so the server waits on this client.
     insert_large(&pool, 20000).await;
-    let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
+    let metrics = app.state.shared::<app::inbox::export::ExportMetrics>();
     let mut res = export(&app, &cookie, "").await;
     let mut body = res.chunk().await.unwrap().expect("the header arrives").to_vec();
     // The client stalls: every connection of the pool is soon idle, with the export still open.
@@ -293,7 +293,7 @@ async fn a_client_that_disconnects_stops_the_export_queries(pool: PgPool) {
                // Wait until the server dropped the export's stream — not until the queries seem to pause
                // (a slow page query would look like a stop, and the test would pass with the export still
                // running). A stream that is never dropped fails here.
-    let metrics = app.state.domain::<std::sync::Arc<app::inbox::export::ExportMetrics>>().clone();
+    let metrics = app.state.shared::<app::inbox::export::ExportMetrics>();
     let start = std::time::Instant::now();
     while metrics.open.load(Ordering::SeqCst) > 0 {
         assert!(start.elapsed() < std::time::Duration::from_secs(30), "the export went on after its client left");

@@ -344,6 +344,10 @@ pub struct ArchiveSettings {
     pub reread_days: u32,
 }
 
+impl kernel::state::Part for ArchiveSettings {
+    type Slot = kernel::state::slot::AuditArchive;
+}
+
 /// Whether the object at `key` holds what the ledger recorded: `None` when it does, else why not.
 /// With `read`, the object's bytes are read back whole and their size and CRC32C compared (the
 /// verification after writing, and the rolling re-read). Without, the store's size and stored
@@ -450,6 +454,7 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
     sqlx::query(&format!("drop table {}", pending_table(table))).execute(&mut *tx).await?;
     sqlx::query!("update audit_partition_archives set dropped_at = now() where period = $1", period).execute(&mut *tx).await?;
     record(&mut tx, &Actor::system(), AuditKind::ArchiveDrop, Some(("month", &label)), Some(&format!("{rows} events; archived as {}", row.object_key))).await?;
+    kernel::jobs::count(&mut tx, "dropped", 1).await?;
     fail::fail_point!("archive-drop");
     tx.commit().await?;
     tracing::info!(month = %label, rows, "audit archive: dropped an archived and verified month from the database");
@@ -639,6 +644,7 @@ async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut Writ
     match write_table(pool, &*ctx.state.blobs, table, &key).await {
         Ok(w) => {
             fail::fail_point!("archive-after-upload");
+            let mut tx = pool.begin().await?;
             sqlx::query!(
                 "insert into audit_partition_archives (period, object_key, table_name, status, rows_written, bytes, crc32c, sha256, chain_count, chain_head)
                      values ($1, $2, $3, 'written', $4, $5, $6, $7, $8, $9)
@@ -657,11 +663,13 @@ async fn write_month(ctx: &StepCtx, table: &str, period: Date, counts: &mut Writ
                 chain_count,
                 chain_head.as_slice(),
             )
-            .execute(pool)
+            .execute(&mut *tx)
             .await?;
+            // Counted with the ledger row it counts (a run killed after this still says so).
+            kernel::jobs::count(&mut tx, "written", 1).await?;
+            tx.commit().await?;
             tracing::info!(month = %label, rows = w.rows, bytes = w.bytes, "audit archive: month written");
             counts.written += 1;
-            kernel::jobs::tally("written", 1);
             // Verified and dropped at once, so a run cut off later leaves finished months
             // behind it, not a pile of uploads to check again.
             let month = WrittenMonth { period, table, key: &key, rows: w.rows as i64, bytes: w.bytes as i64, crc: w.crc32c as i64 };
@@ -721,7 +729,6 @@ async fn verify_and_drop(ctx: &StepCtx, month: &WrittenMonth<'_>, counts: &mut W
     match verify_month(ctx, month).await? {
         Ok(()) => {
             counts.verified += 1;
-            kernel::jobs::tally("verified", 1);
             // The signed record of what was archived (the digest step writes it when this fails).
             if let Err(e) = crate::chain::digest::write(&ctx.state, crate::chain::digest::Reason::Archived(month.period), true).await {
                 counts.errors.push(format!("{}: the digest of the archive was not written ({e}); the next digest records it", period_label(month.period)));
@@ -729,7 +736,6 @@ async fn verify_and_drop(ctx: &StepCtx, month: &WrittenMonth<'_>, counts: &mut W
             match drop_verified(&ctx.state.pool, &ctx.state.blobs, month.table).await {
                 Ok(_) => {
                     counts.dropped += 1;
-                    kernel::jobs::tally("dropped", 1);
                 }
                 Err(DropRefused::Locked) => {
                     tracing::info!(table = %month.table, "audit archive: a verified month's table is locked; it is dropped next run")
@@ -786,6 +792,7 @@ async fn verify_month(ctx: &StepCtx, m: &WrittenMonth<'_>) -> Result<Result<(), 
     let (bytes, crc) = (m.bytes, m.crc);
     record(&mut tx, &Actor::system(), AuditKind::ArchiveMonth, Some(("month", &label)), Some(&format!("{count} events, {bytes} bytes, CRC32C {crc:08x}")))
         .await?;
+    kernel::jobs::count(&mut tx, "verified", 1).await?;
     tx.commit().await?;
     tracing::info!(month = %label, rows = count, bytes, "audit archive: month verified");
     Ok(Ok(()))

@@ -315,6 +315,10 @@ pub struct ExportSettings {
     pub stuck_after: Duration,
 }
 
+impl kernel::state::Part for ExportSettings {
+    type Slot = kernel::state::slot::AuditExports;
+}
+
 /// The exports job: runs waiting requests (a request also starts them at once), fails stuck ones
 /// and deletes files past 7 days.
 pub fn job() -> kernel::jobs::Job {

@@ -374,6 +374,10 @@ pub struct UpkeepSettings {
     pub partitions_ahead: u32,
 }
 
+impl kernel::state::Part for UpkeepSettings {
+    type Slot = kernel::state::slot::AuditUpkeep;
+}
+
 /// The weekly upkeep job.
 pub fn job() -> kernel::jobs::Job {
     use kernel::jobs::{Budget, Job, Step, StepReport};

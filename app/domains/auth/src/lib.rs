@@ -41,6 +41,11 @@ pub struct AuthSettings {
     pub total_limit: kernel::ratelimit::Limit,
 }
 
+#[cfg(feature = "ssr")]
+impl kernel::state::Part for AuthSettings {
+    type Slot = kernel::state::slot::Auth;
+}
+
 /// Longest admin or passkey name, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
 

@@ -37,6 +37,11 @@ pub struct ContactSettings {
     pub spam: spam::SpamSettings,
 }
 
+#[cfg(feature = "ssr")]
+impl kernel::state::Part for ContactSettings {
+    type Slot = kernel::state::slot::Contact;
+}
+
 /// A proof-of-work challenge as ALTCHA's widget receives it (`GET /api/contact/challenge`): find
 /// the `number` ≤ `maxnumber` with SHA-256(`salt` ‖ `number`) = `challenge`, then send the
 /// base64 of `{algorithm, challenge, number, salt, signature}` in the form's `altcha` field.

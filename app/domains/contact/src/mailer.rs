@@ -17,6 +17,10 @@ pub struct NotifySettings {
     pub mailer: Option<std::sync::Arc<Mailer>>,
 }
 
+impl kernel::state::Part for NotifySettings {
+    type Slot = kernel::state::slot::Notify;
+}
+
 pub struct Mailer {
     pub transport: lettre::AsyncSmtpTransport<lettre::Tokio1Executor>,
     pub from: lettre::message::Mailbox,

@@ -50,6 +50,6 @@ async fn inquiries_csv(State(state): State<AppState>, AdminCall { actor, .. }: A
     }
     drop(conn);
     let today = time::OffsetDateTime::now_utc().date();
-    let stream = inbox::export::stream(state.pool.clone(), search, bom, state.domain::<std::sync::Arc<inbox::export::ExportMetrics>>().clone());
+    let stream = inbox::export::stream(state.pool.clone(), search, bom, state.shared::<inbox::export::ExportMetrics>());
     (attachment("text/csv; charset=utf-8", &format!("inquiries-{today}.csv")), Body::from_stream(stream)).into_response()
 }

@@ -43,6 +43,10 @@ pub struct Writer {
     statements: Arc<AtomicU64>,
 }
 
+impl kernel::state::Part for Writer {
+    type Slot = kernel::state::slot::ContactWriter;
+}
+
 impl Writer {
     /// One writer: while its statement runs, the next batch fills. Measured (`make bench`,
     /// contact at 32 connections, 2 cores, when the writers were tasks on the request runtime

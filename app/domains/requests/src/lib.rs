@@ -160,6 +160,11 @@ pub struct RequestSettings {
     pub keep_days: i64,
 }
 
+#[cfg(feature = "ssr")]
+impl kernel::state::Part for RequestSettings {
+    type Slot = kernel::state::slot::Requests;
+}
+
 impl Default for RequestSettings {
     fn default() -> Self {
         RequestSettings { deadline_days: 30, warn_days: 7, keep_days: 90 }

@@ -40,6 +40,11 @@ pub struct ShareSettings {
     pub gc: gc::GcRules,
 }
 
+#[cfg(feature = "ssr")]
+impl kernel::state::Part for ShareSettings {
+    type Slot = kernel::state::slot::Shares;
+}
+
 /// Where a share stands, as people see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ShareState {

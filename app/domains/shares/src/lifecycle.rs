@@ -109,6 +109,8 @@ pub async fn mark_purged(pool: &PgPool, id: i64) -> Result<bool, sqlx::Error> {
         return Ok(false);
     }
     kernel::audit::record(&mut tx, &kernel::audit::Actor::system(), kernel::audit::AuditKind::SharePurge, Some(("share", &id.to_string())), None).await?;
+    // Counted with the purge it counts: a GC run killed after this has a record that says so.
+    kernel::jobs::count(&mut tx, "purged", 1).await?;
     tx.commit().await?;
     Ok(true)
 }

@@ -9,16 +9,20 @@ pub mod claim;
 pub use common::jobs::*;
 
 impl AppState {
-    /// Every lifecycle job: the registry the composition root put into the state's domains
-    /// (kept there, not in a field, so that the state's type does not depend on the engine's).
+    /// Every lifecycle job: the registry the composition root put into the state's parts
+    /// (in a slot, so that the state's type does not depend on the engine's).
     pub fn jobs(&self) -> &Registry {
-        self.domains.get::<Arc<Registry>>()
+        self.domain::<Registry>()
     }
 
     /// Replaces the registry (tests run their own jobs).
     pub fn set_jobs(&mut self, jobs: Arc<Registry>) {
-        self.domains.set(jobs);
+        self.parts.jobs = crate::state::Held::shared(jobs);
     }
+}
+
+impl crate::state::Part for Registry {
+    type Slot = crate::state::slot::Jobs;
 }
 
 /// The prune job's name: several domains nudge it after their requests (new data may be due).
@@ -172,6 +176,26 @@ pub fn current_step() -> Option<(i64, &'static str)> {
 /// Outside a step (tests calling a step function directly) it does nothing.
 pub fn tally(name: &'static str, n: u64) {
     let _ = PROGRESS.try_with(|p| add_count(&mut p.lock().unwrap_or_else(|e| e.into_inner()), name, n));
+}
+
+/// Adds `n` to the running step's count `name` in the caller's transaction, so the count commits
+/// with the work it counts: a run killed right after has a record that includes it (the close of
+/// an interrupted run reads these, as prune's batches write them in their own statement). Also
+/// [`tally`]s it for the run's progress. Outside a step it does nothing.
+pub async fn count(conn: &mut sqlx::PgConnection, name: &'static str, n: u64) -> Result<(), sqlx::Error> {
+    tally(name, n);
+    let Some((run, step)) = current_step().filter(|_| n > 0) else { return Ok(()) };
+    sqlx::query(
+        "insert into maintenance_run_counts (run_id, step, name, n) values ($1, $2, $3, $4)
+         on conflict (run_id, step, name) do update set n = maintenance_run_counts.n + excluded.n",
+    )
+    .bind(run)
+    .bind(step)
+    .bind(name)
+    .bind(i64::try_from(n).unwrap_or(i64::MAX))
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 fn add_count(counts: &mut Vec<(&'static str, u64)>, name: &'static str, n: u64) {

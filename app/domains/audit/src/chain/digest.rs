@@ -153,12 +153,7 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
     // Everything that needs a connection of its own comes before the transaction (a pool of one
     // connection must not wait on itself).
     let signer = keys::signer(state).await?;
-    let trusted = keys::published(&state.pool).await.map_err(db)?;
-    let mut tx = state.pool.begin().await.map_err(db)?;
-    sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
-    let last = sqlx::query!("select number, sha256 from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
-    let number = last.as_ref().map_or(1, |l| l.number + 1);
-    let previous = last.as_ref().map(|l| hex::encode(&l.sha256));
+    let Next { trusted, mut tx, number, previous } = next(state).await?;
     let key = digest_key(number);
     if let Some(bytes) = state.blobs.get(&key).await.map_err(storage)? {
         // A run killed after writing the object and before recording it: finish that one.
@@ -199,12 +194,7 @@ pub async fn write(state: &AppState, reason: Reason, force: bool) -> Result<Opti
 /// backup taken before it — and only `ebb doctor --after-restore` may set it aside.
 pub async fn store_ahead(state: &AppState, adopt_it: bool) -> Result<Option<i64>, String> {
     let db = |e: sqlx::Error| format!("database: {e}");
-    let trusted = keys::published(&state.pool).await.map_err(db)?;
-    let mut tx = state.pool.begin().await.map_err(db)?;
-    sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
-    let last = sqlx::query!("select number, sha256 from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
-    let number = last.as_ref().map_or(1, |l| l.number + 1);
-    let previous = last.as_ref().map(|l| hex::encode(&l.sha256));
+    let Next { trusted, mut tx, number, previous } = next(state).await?;
     let Some(bytes) = state.blobs.get(&digest_key(number)).await.map_err(|e| format!("storage: {e}"))? else { return Ok(None) };
     adopt(&mut tx, number, &bytes, previous.as_deref(), &trusted)
         .await
@@ -213,6 +203,27 @@ pub async fn store_ahead(state: &AppState, adopt_it: bool) -> Result<Option<i64>
         tx.commit().await.map_err(db)?;
     }
     Ok(Some(number))
+}
+
+/// Where the next digest goes, under the digests' lock (held until `tx` ends): the trusted
+/// public keys (read first, on a connection of their own), the number after this database's last
+/// digest and that digest's SHA-256.
+struct Next {
+    trusted: Vec<keys::PublicKey>,
+    tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    number: i64,
+    previous: Option<String>,
+}
+
+async fn next(state: &AppState) -> Result<Next, String> {
+    let db = |e: sqlx::Error| format!("database: {e}");
+    let trusted = keys::published(&state.pool).await.map_err(db)?;
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    sqlx::query!("select pg_advisory_xact_lock($1)", LOCK).execute(&mut *tx).await.map_err(db)?;
+    let last = sqlx::query!("select number, sha256 from audit_digests order by number desc limit 1").fetch_optional(&mut *tx).await.map_err(db)?;
+    let number = last.as_ref().map_or(1, |l| l.number + 1);
+    let previous = last.as_ref().map(|l| hex::encode(&l.sha256));
+    Ok(Next { trusted, tx, number, previous })
 }
 
 /// Whether a digest is due: none yet; something grew (or was archived) and the last one is

@@ -44,6 +44,10 @@ pub struct ChainSettings {
     pub witnesses: Vec<cosign::Witness>,
 }
 
+impl kernel::state::Part for ChainSettings {
+    type Slot = kernel::state::slot::AuditChain;
+}
+
 impl Default for ChainSettings {
     fn default() -> Self {
         ChainSettings {

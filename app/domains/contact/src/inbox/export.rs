@@ -25,6 +25,10 @@ pub struct ExportMetrics {
     pub open: AtomicU64,
 }
 
+impl kernel::state::Part for ExportMetrics {
+    type Slot = kernel::state::slot::InboxExport;
+}
+
 struct Inquiries {
     search: Option<String>,
     metrics: Arc<ExportMetrics>,
