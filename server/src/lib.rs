@@ -264,7 +264,6 @@ pub async fn build_state(config: &Config, pool: PgPool) -> Result<AppState, Stri
 /// [`build_state`] with a given backend (tests wrap the configured one in faults).
 pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dyn app::storage::BlobStore>) -> Result<AppState, String> {
     let keyring = app::kernel::keyring::Keyring::load(&pool).await?;
-    let webauthn = config.webauthn().expect("public URL validated at start-up");
     let leptos_options = LeptosOptions::builder()
         .output_name("ebb")
         .site_root(config.site_root.to_string_lossy().to_string())
@@ -279,10 +278,26 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
         ipv6_prefix: config.rate_limit_ipv6_prefix,
         ..AppConfig::default()
     };
+    let parts = parts(config, &pool);
+    Ok(AppState::from(app::state::AppStateInner {
+        leptos_options: Arc::new(leptos_options),
+        pool: pool.clone(),
+        background: Background::new(app_config.background_timeout),
+        config: Arc::new(app_config),
+        blobs: Arc::new(app::storage::MarkedStore::new(store)),
+        keyring: Arc::new(keyring),
+        parts,
+        live: app::live::Live::new(pool),
+    }))
+}
+
+/// Every part of the state: each domain's settings and handles and the kernel's (see
+/// `app::state::Parts`). Every part has its own field: one forgotten here is a compile error.
+fn parts(config: &Config, pool: &PgPool) -> Parts {
+    let webauthn = config.webauthn().expect("public URL validated at start-up");
     let session_absolute = Duration::from_secs(config.session_absolute_days * 86_400);
     let session_idle = Duration::from_secs(config.session_idle_hours * 3600);
-    // Every part has its own field: one forgotten here is a compile error.
-    let parts = Parts {
+    Parts {
         http_limits: Held::new(config.http_limits()),
         prune: Held::new(app::kernel::prune::PruneSettings { batch_size: config.prune_batch_size, session_absolute, session_idle }),
         prune_dry_run: Held::new(app::contact::prune::dry_run()),
@@ -332,17 +347,7 @@ pub async fn build_state_with_store(config: &Config, pool: PgPool, store: Box<dy
             warn_days: config.request_warn_days,
             keep_days: config.request_keep_days,
         }),
-    };
-    Ok(AppState::from(app::state::AppStateInner {
-        leptos_options: Arc::new(leptos_options),
-        pool: pool.clone(),
-        background: Background::new(app_config.background_timeout),
-        config: Arc::new(app_config),
-        blobs: Arc::new(app::storage::MarkedStore::new(store)),
-        keyring: Arc::new(keyring),
-        parts,
-        live: app::live::Live::new(pool),
-    }))
+    }
 }
 
 /// The page at `parts`' URI, rendered as its GET would be (a domain's route answering with a

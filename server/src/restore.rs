@@ -176,7 +176,9 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
     Ok((erased, purged))
 }
 
-/// Ends again what an entry says ended (sessions, passkeys, revoked shares and file requests);
+/// Ends again what an entry says ended (sessions, passkeys, revoked shares and file requests,
+/// redeemed invites: a redeemed invite the restore made unredeemed again is ended, not redeemed —
+/// the admin it made is not in the restored database);
 /// returns how many rows it changed (0 on a database that saw the entry's own commit).
 async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<u64, String> {
     use app::kernel::audit::AuditKind;
@@ -205,6 +207,12 @@ async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<
             AuditKind::FileRequestRevoke,
             strings(ids),
             sqlx::query("update file_requests set expires_at = clock_timestamp() where id = any($1) and status = 'open' and expires_at > clock_timestamp()")
+                .bind(ids),
+        ),
+        Deletion::InviteRedeem { ids } => (
+            AuditKind::InviteRedeem,
+            strings(ids),
+            sqlx::query("update admin_invites set expires_at = least(expires_at, clock_timestamp()) where id = any($1) and redeemed_at is null and expires_at > clock_timestamp()")
                 .bind(ids),
         ),
         Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),

@@ -324,8 +324,8 @@ async fn restore(pool: &PgPool, backup: &Backup) -> (String, PgPool) {
 
 /// `ebb serve` on a restored database whose operator skipped `ebb doctor --after-restore`: the
 /// restore is detected (the store's deletion journal is numbered past the database) and serve
-/// refuses, changing nothing, so the person erased, the share revoked and the session signed out
-/// after the backup are never served; `ebb doctor` names it; after `--after-restore` serve starts
+/// refuses, changing nothing, so the person erased, the share revoked, the session signed out and
+/// the invite redeemed after the backup are never served; `ebb doctor` names it; after `--after-restore` serve starts
 /// and they are gone again.
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journal(pool: PgPool) {
@@ -335,8 +335,16 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
     insert_inquiry(&pool, KEPT).await;
     share_via_upload(&app, &cookie, "revoked.txt", b"revoked file".to_vec()).await;
     let share: i64 = sqlx::query_scalar("select id from shares").fetch_one(&pool).await.unwrap();
+    let invite: uuid::Uuid =
+        sqlx::query_scalar("insert into admin_invites (token_hash, expires_at) values (sha256('an invite link'), now() + interval '1 day') returning id")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     app::audit::chain::keys::signer(&app.state).await.unwrap();
     let backup = back_up(&pool);
+    let passkey = serde_json::json!({});
+    let newcomer = app::auth::db::NewAdmin { id: uuid::Uuid::new_v4(), name: "Newcomer", credential_id: &[9, 9, 9], passkey: &passkey, passkey_name: "Key" };
+    assert!(app::auth::db::create_admin_from_invite(&pool, &*app.state.blobs, invite, newcomer).await.unwrap(), "the invite redeemed after the backup");
     server::requests::cli(&app.state, server::requests::CliAction::Erase { yes: true }, ERASED, &mut Vec::new()).await.unwrap();
     assert_eq!(crate::helpers::call_form(&app, "/api/admin/shares/revoke", Some(&cookie), &[("id", &share.to_string())]).await.status(), 200);
     assert_eq!(crate::helpers::call_form(&app, "/api/admin/signout", Some(&cookie), &[]).await.status(), 200);
@@ -344,6 +352,8 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{ERASED}'")).await, 1, "the restore brought the person back");
     assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 1, "and the link");
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 1, "and the session");
+    let open_invites = "select count(*) from admin_invites where redeemed_at is null and expires_at > now()";
+    assert_eq!(count(&restored, open_invites).await, 1, "and the invite's link");
 
     let log = serve_until_ready(&restored, &app).expect_err("serve refuses a restored database");
     assert!(log.contains("restored from a backup") && log.contains("ebb doctor --after-restore"), "the operator is told what to do: {log}");
@@ -361,10 +371,14 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
     assert_eq!(count(&restored, &format!("select count(*) from inquiries where email = '{KEPT}'")).await, 1);
     assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 0, "the link stays revoked");
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 0, "the session stays ended");
+    assert_eq!(count(&restored, open_invites).await, 0, "the invite's link works once, not again after the restore");
     // Each redo is in the audit log, as the first time was.
-    for (kind, detail) in
-        [("request.erased", "erased again after a restore"), ("share.revoke", "ended again after a restore"), ("session.revoke", "ended again after a restore")]
-    {
+    for (kind, detail) in [
+        ("request.erased", "erased again after a restore"),
+        ("share.revoke", "ended again after a restore"),
+        ("session.revoke", "ended again after a restore"),
+        ("invite.redeem", "ended again after a restore"),
+    ] {
         let n = count(&restored, &format!("select count(*) from audit_events where kind = '{kind}' and detail like '{detail}%'")).await;
         assert_eq!(n, 1, "{kind}");
     }

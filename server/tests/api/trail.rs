@@ -297,6 +297,52 @@ async fn archived_months_verify_offline_and_a_changed_or_rebuilt_object_is_caugh
     assert!(verify::offline(&*app.raw, None).await.unwrap().ok());
 }
 
+/// A month from before the chain (none of its events ever sealed) is archived as such: an empty
+/// chain (no events, the genesis head) recorded in the ledger and in its signed digest. Every
+/// verifier reads it the same way — the database check, `--offline` and the independent verifier
+/// all pass it — and an edit to its object, which has no chain to walk, is caught by all three
+/// through the digest's checksum.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_month_from_before_the_chain_is_archived_as_such_and_every_verifier_agrees(pool: PgPool) {
+    let app = spawn_app(pool.clone()).await;
+    let old = month_back(27);
+    let table = crate::archive::pending_month(&pool, old, 300).await;
+    let run = run_archive(&app).await;
+    assert_eq!(run.outcome, app::jobs::Outcome::Ok, "{:?}", run.steps);
+    assert!(!crate::archive::table_exists(&pool, &table).await);
+    let (count, head): (i64, Vec<u8>) =
+        sqlx::query_as("select chain_count, chain_head from audit_partition_archives where period = $1").bind(old).fetch_one(&pool).await.unwrap();
+    assert_eq!((count, head), (0, chain::GENESIS.to_vec()), "recorded with an empty chain");
+    // The newest digest (the archive's) records the month with its object and its empty chain.
+    let digest_key: String = sqlx::query_scalar("select object_key from audit_digests order by number desc limit 1").fetch_one(&pool).await.unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&app.read_stored(&digest_key).await.unwrap()).unwrap();
+    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let label = app::audit::archive::period_label(old);
+    let signed =
+        body["months"].as_array().unwrap().iter().find(|m| m["month"] == label.as_str() && m["archived"].is_object()).expect("the month in the digest");
+    assert_eq!((signed["count"].as_i64(), signed["head"].as_str()), (Some(0), Some(&hex::encode(chain::GENESIS)[..])), "{signed}");
+
+    let report = check(&app, true).await;
+    assert!(report.ok() && report.archived == 1, "{report:?}");
+    assert!(verify::offline(&*app.raw, None).await.unwrap().ok());
+    let keys = app.client.get(app.url("/audit/keys.json")).send().await.unwrap().bytes().await.unwrap();
+    std::fs::write(app.storage.path().join("keys.json"), &keys).unwrap();
+    assert_eq!(python_verdict(&app), (true, None));
+
+    // One value changed in the object: no chain to name an event, the digest's checksum fails it.
+    let key = app::audit::archive::key_of(old);
+    let text = unpack(&app.read_stored(&key).await.unwrap());
+    let line = text.lines().nth(100).unwrap().to_string();
+    let changed = text.replacen(&line, &line.replacen("\"share.create\"", "\"share.revoke\"", 1), 1);
+    assert_ne!(changed, text);
+    app.write_stored(&key, &pack(&changed)).await;
+    let offline = verify::offline(&*app.raw, None).await.unwrap();
+    assert!(!offline.ok(), "{offline:?}");
+    assert!(!python_verdict(&app).0);
+    let report = check(&app, true).await;
+    assert!(!report.ok(), "{report:?}");
+}
+
 /// Recomputes every hash of an archived month's CSV (the one `seq`/`hash` columns), as a forger
 /// with the format would.
 fn rebuild_chain(text: &str) -> String {

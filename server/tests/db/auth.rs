@@ -19,18 +19,30 @@ async fn invite(pool: &PgPool, token: &str, expires_in_secs: i64) -> Uuid {
         .unwrap()
 }
 
-async fn redeem(pool: PgPool, invite: Uuid, n: u8) -> bool {
+async fn redeem(pool: PgPool, store: std::sync::Arc<app::storage::LocalDirStore>, invite: Uuid, n: u8) -> bool {
     let passkey = serde_json::json!({});
     let admin = NewAdmin { id: Uuid::new_v4(), name: "Racer", credential_id: &[n, 1, 2, 3], passkey: &passkey, passkey_name: "Key" };
-    create_admin_from_invite(&pool, invite, admin).await.unwrap()
+    create_admin_from_invite(&pool, &*store, invite, admin).await.unwrap()
+}
+
+/// A folder store for the redemption's journal entry.
+fn store() -> (tempfile::TempDir, std::sync::Arc<app::storage::LocalDirStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(app::storage::LocalDirStore::new(dir.path()));
+    (dir, store)
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn one_invite_redeemed_concurrently_makes_exactly_one_admin(pool: PgPool) {
     let id = invite(&pool, "t", 1800).await;
-    let racers = (0..12u8).map(|n| tokio::spawn(redeem(pool.clone(), id, n)));
+    let (_dir, store) = store();
+    let racers = (0..12u8).map(|n| tokio::spawn(redeem(pool.clone(), store.clone(), id, n)));
     let won = futures::future::join_all(racers).await.into_iter().filter(|r| *r.as_ref().unwrap()).count();
     assert_eq!(won, 1);
+    // The one redemption is journaled (a restore from before it ends the invite again).
+    let (entries, _) = app::storage::journal::read_all(&*store).await.unwrap();
+    let redeemed: Vec<_> = entries.iter().filter(|e| e.deletion == app::storage::journal::Deletion::InviteRedeem { ids: vec![id] }).collect();
+    assert_eq!(redeemed.len(), 1, "{entries:?}");
     let admins: i64 = sqlx::query_scalar("select count(*) from admins").fetch_one(&pool).await.unwrap();
     let passkeys: i64 = sqlx::query_scalar("select count(*) from passkeys").fetch_one(&pool).await.unwrap();
     assert_eq!((admins, passkeys), (1, 1), "the losers created nothing");
@@ -39,7 +51,8 @@ async fn one_invite_redeemed_concurrently_makes_exactly_one_admin(pool: PgPool) 
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn an_expired_invite_cannot_be_redeemed(pool: PgPool) {
     let id = invite(&pool, "t", -1).await;
-    assert!(!redeem(pool.clone(), id, 1).await);
+    let (_dir, store) = store();
+    assert!(!redeem(pool.clone(), store, id, 1).await);
     let admins: i64 = sqlx::query_scalar("select count(*) from admins").fetch_one(&pool).await.unwrap();
     assert_eq!(admins, 0);
 }

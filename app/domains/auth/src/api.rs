@@ -66,7 +66,7 @@ pub async fn finish_invite_registration(challenge: Uuid, credential: RegisterPub
     let (admin_id, name, passkey_name) = (pending.admin_id, pending.name.unwrap_or_default(), pending.passkey_name);
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
     let new_admin = db::NewAdmin { id: admin_id, name: &name, credential_id: passkey.cred_id().as_ref(), passkey: &passkey_json, passkey_name: &passkey_name };
-    if !db::create_admin_from_invite(&state.pool, invite_id, new_admin).await.map_err(internal("create admin"))? {
+    if !db::create_admin_from_invite(&state.pool, &*state.blobs, invite_id, new_admin).await? {
         // Someone else redeemed it first (or it expired meanwhile): no admin is created.
         return Err(AppError::NotFound);
     }

@@ -6,6 +6,8 @@ use sqlx::{PgConnection, PgPool};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use common::error::AppError;
+
 use super::{AdminInfo, PasskeyView, SessionView};
 
 pub async fn admin_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
@@ -87,17 +89,21 @@ pub struct NewAdmin<'a> {
 
 /// Creates the admin, their passkey and the record in one transaction, only if this call
 /// redeems the invite. Returns false (and creates nothing) when the invite was already redeemed
-/// or has expired — so one invite makes at most one admin, however many requests race.
-pub async fn create_admin_from_invite(pool: &PgPool, invite: Uuid, admin: NewAdmin<'_>) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    insert_admin(&mut tx, admin.id, admin.name).await?;
-    if !redeem_invite(&mut tx, invite, admin.id).await? {
-        tx.rollback().await?;
+/// or has expired — so one invite makes at most one admin, however many requests race. The
+/// redemption is journaled before it commits: a database restored from an earlier backup gets
+/// the invite ended again by `ebb doctor --after-restore`, so its link does not work twice.
+pub async fn create_admin_from_invite(pool: &PgPool, store: &dyn kernel::storage::BlobStore, invite: Uuid, admin: NewAdmin<'_>) -> Result<bool, AppError> {
+    let db = |e: sqlx::Error| AppError::internal("create admin", e);
+    let mut tx = pool.begin().await.map_err(db)?;
+    insert_admin(&mut tx, admin.id, admin.name).await.map_err(db)?;
+    if !redeem_invite(&mut tx, invite, admin.id).await.map_err(db)? {
+        tx.rollback().await.map_err(db)?;
         return Ok(false);
     }
-    insert_passkey(&mut tx, admin.id, admin.credential_id, admin.passkey, admin.passkey_name).await?;
-    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::InviteRedeem, Some(&invite.to_string())).await?;
-    tx.commit().await?;
+    insert_passkey(&mut tx, admin.id, admin.credential_id, admin.passkey, admin.passkey_name).await.map_err(db)?;
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::InviteRedeem, Some(&invite.to_string())).await.map_err(db)?;
+    kernel::storage::journal::record_in_request(&mut *tx, store, kernel::storage::journal::Deletion::InviteRedeem { ids: vec![invite] }).await?;
+    tx.commit().await.map_err(db)?;
     Ok(true)
 }
 

@@ -31,6 +31,8 @@ pub enum Deletion {
     ShareRevoke { ids: Vec<i64> },
     /// File requests that ended early: revoked, or used by the upload they were for.
     FileRequestEnd { ids: Vec<i64> },
+    /// Invites redeemed: a restore from before would make their links work again.
+    InviteRedeem { ids: Vec<uuid::Uuid> },
 }
 
 /// A journal entry as stored.
