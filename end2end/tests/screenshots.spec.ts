@@ -1,7 +1,7 @@
 // The README's screenshots (`make screenshots`, into end2end/screenshots): the main pages in both languages, light and
 // dark, taken from a freshly started Ebb. Not part of `make test` (the project exists only when
 // SCREENSHOTS is set; see playwright.config.ts).
-import { test, type Browser, type Page } from '@playwright/test';
+import { expect, test, type Browser, type Page } from '@playwright/test';
 import { InvitePage, VirtualAuthenticator, newInviteLink, waitForAdminHydration } from '../pages/admin';
 import { ContactPage } from '../pages/contact-page';
 import { SharesPage } from '../pages/shares';
@@ -51,6 +51,12 @@ test('screenshots of the main pages in English and Japanese', async ({ browser }
   await admin.goto('/admin/inbox?tab=spam');
   await waitForAdminHydration(admin);
   await shoot(admin, 'admin-spam-en');
+  // The audit log after "Verify now": what was checked, and how.
+  await admin.goto('/admin/audit');
+  await waitForAdminHydration(admin);
+  await admin.getByTestId('verify-trail').click();
+  await expect(admin.getByTestId('verify-result')).toContainText(/The audit trail (verifies|does NOT verify)/, { timeout: 30_000 });
+  await shoot(admin, 'admin-audit-verify-en', true);
   await admin.emulateMedia({ colorScheme: 'dark' });
   await admin.goto('/admin/inbox');
   await waitForAdminHydration(admin);

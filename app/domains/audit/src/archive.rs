@@ -453,8 +453,8 @@ pub async fn drop_verified(pool: &PgPool, store: &MarkedStore, table: &str) -> R
     }
     sqlx::query(&format!("drop table {}", pending_table(table))).execute(&mut *tx).await?;
     sqlx::query!("update audit_partition_archives set dropped_at = now() where period = $1", period).execute(&mut *tx).await?;
-    record(&mut tx, &Actor::system(), AuditKind::ArchiveDrop, Some(("month", &label)), Some(&format!("{rows} events; archived as {}", row.object_key))).await?;
     kernel::jobs::count(&mut tx, "dropped", 1).await?;
+    record(&mut tx, &Actor::system(), AuditKind::ArchiveDrop, Some(("month", &label)), Some(&format!("{rows} events; archived as {}", row.object_key))).await?;
     fail::fail_point!("archive-drop");
     tx.commit().await?;
     tracing::info!(month = %label, rows, "audit archive: dropped an archived and verified month from the database");
