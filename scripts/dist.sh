@@ -46,8 +46,14 @@ for f in "$SITE"/*; do [ "${f##*/}" = pkg ] || cp -r "$f" "$ROOT/usr/share/ebb/s
 sed -e 's#^DATABASE_URL=.*#DATABASE_URL=postgresql:///ebb?host=/run/postgresql#' \
     -e 's#^EBB_STORAGE_DIR=.*#EBB_STORAGE_DIR=/var/lib/ebb/blobs#' \
     -e 's#^LEPTOS_SITE_ROOT=.*#LEPTOS_SITE_ROOT=/usr/share/ebb/site#' \
+    -e 's#^EBB_PRINT_FIRST_ADMIN_LINK=.*#EBB_PRINT_FIRST_ADMIN_LINK=false#' \
+    -e 's#^EBB_LOG_FORMAT=.*#EBB_LOG_FORMAT=json#' \
     .env.example >"$ROOT/etc/ebb/ebb.env"
-grep -q '^LEPTOS_SITE_ROOT=/usr/share/ebb/site$' "$ROOT/etc/ebb/ebb.env" || { say "ebb.env: no LEPTOS_SITE_ROOT line to set"; exit 1; }
+# systemd's EnvironmentFile= wins over the unit's Environment=: the file must say what the unit
+# says, or the first admin's link would be written to the journal.
+for line in LEPTOS_SITE_ROOT=/usr/share/ebb/site EBB_PRINT_FIRST_ADMIN_LINK=false EBB_LOG_FORMAT=json; do
+  grep -qx "$line" "$ROOT/etc/ebb/ebb.env" || { say "ebb.env: no ${line%%=*} line to set"; exit 1; }
+done
 cat >"$ROOT/usr/share/doc/ebb/COPYRIGHT" <<TXT
 Ebb $VERSION ($COMMIT)
 Copyright: the Ebb developers

@@ -78,3 +78,4 @@ bash scripts/proxy-e2e.sh caddy "$CARGO_TARGET_DIR/debug/ebb" --grep-invert "1 G
 section "release artefacts: tarball, Debian package, container image (of the tests' build)"
 EBB_DIST_DIRTY=1 EBB_DIST_BIN="$CARGO_TARGET_DIR/debug/ebb" EBB_DIST_SITE="$LEPTOS_SITE_ROOT" bash scripts/dist.sh
 bash scripts/dist-test.sh
+bash scripts/deb-chroot-test.sh
