@@ -101,7 +101,6 @@ pub trait Part: Any + Send + Sync {
 /// A slot marker's field in [`Parts`].
 pub trait Slot: Sized + 'static {
     fn of(parts: &Parts) -> &Held<Self>;
-    fn of_mut(parts: &mut Parts) -> &mut Held<Self>;
 }
 
 /// One slot's part, shared (the state is cloned several times per request: a clone is one
@@ -155,9 +154,6 @@ macro_rules! parts {
         $(impl Slot for slot::$slot {
             fn of(parts: &Parts) -> &Held<Self> {
                 &parts.$field
-            }
-            fn of_mut(parts: &mut Parts) -> &mut Held<Self> {
-                &mut parts.$field
             }
         })*
     };
@@ -265,11 +261,6 @@ impl AppState {
     /// A part of the state, shared (see [`Held::shared_part`]).
     pub fn shared<T: Part>(&self) -> Arc<T> {
         T::Slot::of(&self.parts).shared_part::<T>()
-    }
-
-    /// Replaces a part (tests change settings this way).
-    pub fn set_part<T: Part>(&mut self, part: T) {
-        *T::Slot::of_mut(&mut self.parts) = Held::new(part);
     }
 }
 

@@ -90,6 +90,24 @@ async fn share_rows(pool: &PgPool) -> i64 {
     sqlx::query_scalar("select count(*) from shares").fetch_one(pool).await.unwrap()
 }
 
+/// The record of `job`'s run closed as interrupted: (its steps, the audit event's detail).
+async fn interrupted_run(pool: &PgPool, job: &str) -> (serde_json::Value, String) {
+    sqlx::query_as(
+        "select r.steps, e.detail from maintenance_runs r, audit_events e
+         where r.job = $1 and r.outcome = 'interrupted' and e.kind = 'maintenance.run' and e.detail like 'interrupted%'",
+    )
+    .bind(job)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// A run record's count `name` of step `step` (panics when the step is not in the record).
+fn step_count(steps: &serde_json::Value, step: &str, name: &str) -> Option<i64> {
+    let step = steps.as_array().unwrap().iter().find(|s| s["step"] == step).expect("the step is in the record");
+    step["counts"].as_array().unwrap().iter().find(|c| c[0] == name).and_then(|c| c[1].as_i64())
+}
+
 /// Runs `job` now in the test's (restarted) instance, waiting while the killed process's lease
 /// lasts (until PostgreSQL notices its connection is gone).
 async fn run_now(app: &TestApp, job: &str) -> app::jobs::RunRecord {
@@ -200,16 +218,8 @@ async fn a_killed_share_gc_run_counts_what_it_purged(pool: PgPool) {
     let run = run_now(&app, "share_gc").await;
     assert_eq!(run.outcome, app::jobs::Outcome::Ok, "{:?}", run.steps);
     assert_eq!(purged().await, 2);
-    let (steps, detail): (serde_json::Value, String) = sqlx::query_as(
-        "select r.steps, e.detail from maintenance_runs r, audit_events e
-         where r.job = 'share_gc' and r.outcome = 'interrupted' and e.kind = 'maintenance.run' and e.detail like 'interrupted%'",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    let step = steps.as_array().unwrap().iter().find(|s| s["step"] == "purge").expect("the step is in the record");
-    let purged_count = step["counts"].as_array().unwrap().iter().find(|c| c[0] == "purged").map(|c| c[1].as_i64().unwrap());
-    assert_eq!(purged_count, Some(1), "{steps}");
+    let (steps, detail) = interrupted_run(&pool, "share_gc").await;
+    assert_eq!(step_count(&steps, "purge", "purged"), Some(1), "{steps}");
     assert!(detail.contains("purge.purged=1"), "{detail}");
 }
 
@@ -238,16 +248,8 @@ async fn killed_in_the_middle_of_a_prune(pool: PgPool) {
     assert_eq!(names, ["New"]);
     // The killed run's record (closed as interrupted) says exactly what it deleted — the batch
     // committed before the kill — though no heartbeat wrote it: the batch saved its count.
-    let (steps, detail): (serde_json::Value, String) = sqlx::query_as(
-        "select r.steps, e.detail from maintenance_runs r, audit_events e
-         where r.job = 'prune' and r.outcome = 'interrupted' and e.kind = 'maintenance.run' and e.detail like 'interrupted%'",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    let inquiries = steps.as_array().unwrap().iter().find(|s| s["step"] == "inquiries").expect("the step is in the record");
-    let count = |name: &str| inquiries["counts"].as_array().unwrap().iter().find(|c| c[0] == name).map(|c| c[1].as_i64().unwrap());
-    assert_eq!((count("deleted"), count("batches")), (Some(100), Some(1)), "{steps}");
+    let (steps, detail) = interrupted_run(&pool, "prune").await;
+    assert_eq!((step_count(&steps, "inquiries", "deleted"), step_count(&steps, "inquiries", "batches")), (Some(100), Some(1)), "{steps}");
     assert!(detail.contains("inquiries.deleted=100"), "{detail}");
 }
 
