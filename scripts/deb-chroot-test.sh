@@ -179,7 +179,14 @@ grep -qxF "DATABASE_URL=\"$DB_URL\"" "$R/etc/ebb/ebb.env" && grep -qx "EBB_BIND=
 # overrides them), LoadCredential= (a copy of the key that the service's user alone reads, in a
 # folder systemd removes when the service stops), WorkingDirectory= and UMask=.
 UNIT=$R$(in_root dpkg -L ebb | grep -E '/systemd/system/ebb\.service$')
-unit() { sed -n "s/^$1=//p" "$UNIT"; }
+# docs/operator.md's restore runs the doctor through this one-shot unit (its settings are the
+# service's own: the same lines, checked here).
+AFTER_RESTORE_UNIT=$R$(in_root dpkg -L ebb | grep -E '/systemd/system/ebb-after-restore\.service$') || fail "the package has no ebb-after-restore.service"
+unit() { sed -n "s/^$1=//p" "${2:-$UNIT}"; }
+for key in User Group Environment EnvironmentFile LoadCredential WorkingDirectory UMask; do
+  [ "$(unit "$key")" = "$(unit "$key" "$AFTER_RESTORE_UNIT")" ] || fail "ebb-after-restore.service's $key= lines differ from ebb.service's"
+done
+[ "$(unit ExecStart "$AFTER_RESTORE_UNIT")" = "/usr/bin/ebb doctor --after-restore" ] || fail "ebb-after-restore.service does not run ebb doctor --after-restore"
 [ "$(unit User)" = ebb ] && [ "$(unit Group)" = ebb ] || fail "the unit does not run as ebb:ebb"
 [ "$(unit EnvironmentFile)" = /etc/ebb/ebb.env ] || fail "the unit reads $(unit EnvironmentFile), not /etc/ebb/ebb.env"
 CRED=/run/credentials/ebb.service
@@ -275,10 +282,10 @@ send_inquiry "Before Backup"
 pass "migrate, serve on :$PORT (page, /readyz, client), one inquiry; no upload: a share needs an admin's passkey"
 
 STEP="4 back up and restore (docs/operator.md)"
-# 1. The database, while Ebb runs: as postgres, whose file pg_restore (as postgres) reads below
-# (the docs name no user for the dump; Ebb's DATABASE_URL names no role, so it is the caller's).
-DUMP=ebb-$(date +%F).dump
-in_root sh -c "cd /var/lib/postgresql && sudo -u postgres pg_dump --format=custom --file $DUMP '$DB_URL'" || fail "pg_dump"
+# 1. The database, while Ebb runs, verbatim: as postgres, into its home (pg_wrapper finds the
+# cluster's port).
+DUMP="~postgres/ebb-$(date +%F).dump"
+in_root sh -c "sudo -u postgres pg_dump --format=custom --file $DUMP ebb" || fail "pg_dump as in the docs"
 # 2. The store, after the dump, to the backup machine: here the host, outside the chroot.
 mkdir -p "$WORK/backup/ebb/blobs"
 rsync -a --numeric-ids "$R/var/lib/ebb/blobs/" "$WORK/backup/ebb/blobs/" || fail "rsync of the store"
@@ -288,7 +295,7 @@ send_inquiry "After Backup"
 [ "$(psql_count ebb 'select count(*) from inquiries')" = 2 ] || fail "the second inquiry is not in the database"
 # systemctl stop ebb; then the restore, verbatim, as postgres; the live store is kept.
 stop_serve
-in_root sh -c "cd /var/lib/postgresql && sudo -u postgres createdb -O ebb ebb_restored && sudo -u postgres pg_restore --no-owner --role=ebb --dbname ebb_restored $DUMP" \
+in_root sh -c "sudo -u postgres createdb -O ebb ebb_restored && sudo -u postgres pg_restore --no-owner --role=ebb --dbname ebb_restored $DUMP" \
   >"$WORK/restore.log" 2>&1 || { cat "$WORK/restore.log" >&2; fail "createdb / pg_restore as in the docs"; }
 [ "$(psql_count ebb_restored 'select count(*) from inquiries')" = 1 ] || fail "ebb_restored does not hold exactly the inquiry made before the backup"
 [ "$(psql_count ebb_restored "select count(*) from pg_tables where schemaname = 'public' and tableowner <> 'ebb'")" = 0 ] || fail "tables in ebb_restored that ebb does not own"
@@ -296,10 +303,11 @@ in_root sh -c "cd /var/lib/postgresql && sudo -u postgres createdb -O ebb ebb_re
 RESTORED_URL="postgresql:///ebb_restored?host=/run/postgresql&port=$PG_PORT"
 sed -i "s#^DATABASE_URL=.*#DATABASE_URL=\"${RESTORED_URL//&/\\&}\"#" "$R/etc/ebb/ebb.env"
 grep -qxF "DATABASE_URL=\"$RESTORED_URL\"" "$R/etc/ebb/ebb.env" || fail "ebb.env's DATABASE_URL is not ebb_restored's"
-# `ebb doctor --after-restore`: the docs name no user or settings; as the service runs (its
-# user, settings and key), so what it writes to the store stays Ebb's.
+# `systemctl start ebb-after-restore`: its ExecStart= with the settings checked above to be the
+# service's (its user, settings and key), so what it writes to the store stays Ebb's.
 start_credentials
-out=$(as_service ebb doctor --after-restore 2>&1) || { echo "$out" >&2; fail "ebb doctor --after-restore"; }
+read -ra AFTER_RESTORE <<<"$(unit ExecStart "$AFTER_RESTORE_UNIT")"
+out=$(as_service "${AFTER_RESTORE[@]}" 2>&1) || { echo "$out" >&2; fail "ebb-after-restore.service (ebb doctor --after-restore)"; }
 stop_credentials
 grep -q 'checks: 0 failed' <<<"$out" || { echo "$out" >&2; fail "ebb doctor --after-restore did not end with 0 failed"; }
 # systemctl start ebb

@@ -43,7 +43,7 @@ say "tarball"
 TB=dist/ebb-$VERSION-x86_64-linux.tar.gz
 mkdir "$WORK/tar" && tar -xzf "$TB" -C "$WORK/tar"
 D=$WORK/tar/ebb-$VERSION-x86_64-linux
-for f in bin/ebb site/pkg/ASSETS ebb.env.example ebb.service README.md docs/operator.md COPYRIGHT THIRD-PARTY-LICENSES.html; do
+for f in bin/ebb site/pkg/ASSETS ebb.env.example ebb.service ebb-after-restore.service README.md docs/operator.md COPYRIGHT THIRD-PARTY-LICENSES.html; do
   [ -e "$D/$f" ] || fail "the tarball lacks $f"
 done
 # Every dependency's notice: a few crates Ebb certainly links, each with its licence.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make dist`: the release artefacts, built from a clean tree into dist/:
-#   ebb-VERSION-x86_64-linux.tar.gz   bin/ebb, site/, ebb.env.example, ebb.service, README.md, docs/,
+#   ebb-VERSION-x86_64-linux.tar.gz   bin/ebb, site/, ebb.env.example, ebb.service, ebb-after-restore.service, README.md, docs/,
 #                                     COPYRIGHT and THIRD-PARTY-LICENSES.html (every crate's notice)
 #   ebb_VERSION-1_amd64.deb           cargo-deb: /usr/bin/ebb, /usr/share/ebb/site, /etc/ebb/ebb.env,
 #                                     the systemd unit (its own user, sandboxed), data in /var/lib/ebb
@@ -72,7 +72,7 @@ mkdir -p "target/dist/$T/bin"
 cp "$ROOT/usr/bin/ebb" "target/dist/$T/bin/"
 cp -r "$ROOT/usr/share/ebb/site" "target/dist/$T/site"
 cp .env.example "target/dist/$T/ebb.env.example"
-cp scripts/dist/ebb.service README.md "$ROOT/usr/share/doc/ebb/COPYRIGHT" "$ROOT/usr/share/doc/ebb/THIRD-PARTY-LICENSES.html" "target/dist/$T/"
+cp scripts/dist/ebb.service scripts/dist/ebb-after-restore.service README.md "$ROOT/usr/share/doc/ebb/COPYRIGHT" "$ROOT/usr/share/doc/ebb/THIRD-PARTY-LICENSES.html" "target/dist/$T/"
 mkdir -p "target/dist/$T/docs" && cp docs/*.md "target/dist/$T/docs/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$EPOCH" -C target/dist -czf "dist/$T.tar.gz" "$T"
 

@@ -34,6 +34,13 @@ pub fn personal_sources() -> kernel::personal::PersonalSources {
     ])
 }
 
+/// The owners of the rows a legal hold keeps: holds sets and recomputes their `held` flags
+/// through them.
+#[cfg(feature = "ssr")]
+pub fn hold_owners() -> kernel::holds::HoldOwners {
+    kernel::holds::HoldOwners { inquiries: std::sync::Arc::new(contact::held::Flags), shares: std::sync::Arc::new(shares::held::Flags) }
+}
+
 /// Every domain's plain routes (downloads, uploads, the public audit files): what is neither a
 /// page nor a server function, each with whether it needs an admin session. The server layers
 /// and serves them; the gate test walks their list.

@@ -306,6 +306,7 @@ fn parts(config: &Config, pool: &PgPool) -> Parts {
         file_events: Held::new(app::kernel::file_events::FileEvents(Arc::new(app::shares::file_events::Events))),
         page_renderer: Held::new(app::kernel::http::PageRenderer(Arc::new(|state, parts| Box::pin(render_page(state, parts))))),
         personal_sources: Held::new(app::personal_sources()),
+        hold_owners: Held::new(app::hold_owners()),
         auth: Held::new(app::auth::AuthSettings {
             webauthn: Arc::new(webauthn),
             session_idle,

@@ -9,6 +9,7 @@ pub mod alerts;
 pub mod audit;
 pub mod csv_export;
 pub mod file_events;
+pub mod holds;
 pub mod http;
 pub mod jobs;
 pub mod keyring;

@@ -61,6 +61,8 @@ pub mod slot {
         AdminSessions,
         /// The file-event feed (shares', typed by the kernel).
         FileEvents,
+        /// The owners of held items' flags (contact's and shares', typed by the kernel).
+        HoldOwners,
         /// The page renderer (the server's, typed by the kernel).
         PageRenderer,
         /// Every personal-data source (the composition root's list).
@@ -166,6 +168,7 @@ parts! {
     jobs: Jobs,
     admin_sessions: AdminSessions,
     file_events: FileEvents,
+    hold_owners: HoldOwners,
     page_renderer: PageRenderer,
     personal_sources: PersonalSources,
     auth: Auth,

@@ -136,7 +136,7 @@ pub async fn raise_alerts(pool: &PgPool, report: &RetentionReport) -> Result<(),
 /// The prune job's last step: clears hold flags no hold backs, then checks every promise.
 pub fn step() -> kernel::jobs::Step {
     kernel::jobs::Step::new(STEP, |ctx: StepCtx| async move {
-        let fixed = holds::db::clear_stale_flags(&ctx.state.pool).await?;
+        let fixed = holds::db::clear_stale_flags(&ctx.state.pool, ctx.state.domain()).await?;
         let report = compute(&ctx.state).await?;
         raise_alerts(&ctx.state.pool, &report).await?;
         Ok::<_, StepError>(StepReport {

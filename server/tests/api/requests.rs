@@ -33,7 +33,9 @@ async fn seed(app: &TestApp, others: i64) -> Vec<uuid::Uuid> {
     }
     let admin = create_admin(pool, "Hilda").await;
     let actor = app::kernel::audit::Actor { admin: Some(admin), client_hash: None };
-    app::holds::db::place(pool, &actor, app::common::holds::HoldTarget::Inquiry(ids[0]), "court case 12/2026, keep everything").await.unwrap();
+    app::holds::db::place(pool, &app::hold_owners(), &actor, app::common::holds::HoldTarget::Inquiry(ids[0]), "court case 12/2026, keep everything")
+        .await
+        .unwrap();
     sqlx::query(
         "insert into inquiries (name, email, message, created_at)
          select 'Other ' || g, 'other' || g || '@example.net', 'hello', now() - make_interval(mins => g::int) from generate_series(1, $1::int) g",

@@ -76,7 +76,7 @@ async fn the_report_matches_the_database_for_data_of_every_kind_and_age(pool: Pg
     .await
     .unwrap();
     let actor = app::kernel::audit::Actor { admin: Some(admin), client_hash: None };
-    app::holds::db::place(&pool, &actor, app::holds::HoldTarget::Inquiry(held), "Case 17: keep for the court").await.unwrap();
+    app::holds::db::place(&pool, &app::hold_owners(), &actor, app::holds::HoldTarget::Inquiry(held), "Case 17: keep for the court").await.unwrap();
 
     // Shares (grace 15 min, GC each minute).
     share(&app, "'active', now() + interval '1 hour', null, null").await; // on time
@@ -86,7 +86,7 @@ async fn the_report_matches_the_database_for_data_of_every_kind_and_age(pool: Pg
     share(&app, "'consumed', now() + interval '1 hour', now() - interval '5 minutes', null").await; // in its grace
     share(&app, "'purged', now() - interval '1 day', now() - interval '1 day', now() - interval '1 day'").await; // gone: not counted
     let (kept, _) = share(&app, "'active', now() + interval '1 hour', null, null").await;
-    app::holds::db::place(&pool, &actor, app::holds::HoldTarget::Share(kept), "Case 17: keep the evidence").await.unwrap();
+    app::holds::db::place(&pool, &app::hold_owners(), &actor, app::holds::HoldTarget::Share(kept), "Case 17: keep the evidence").await.unwrap();
     exec(&pool, &format!("update shares set expires_at = now() - interval '1 day' where id = {kept}")).await; // held past its expiry
 
     // Sessions: ours, one expired two hours ago (overdue), one ten minutes ago (past).

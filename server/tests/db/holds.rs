@@ -3,7 +3,7 @@
 //! index with holds present is checked in shares.rs).
 
 use app::contact::prune::delete_old_inquiries;
-use app::holds::db::{lift, place, HoldError};
+use app::holds::db::HoldError;
 use app::holds::HoldTarget;
 use app::kernel::audit::Actor;
 use app::kernel::prune::PruneCtx;
@@ -17,6 +17,16 @@ use uuid::Uuid;
 
 fn ctx(now: OffsetDateTime) -> PruneCtx {
     PruneCtx { now, batch_size: 1000, max_batches: 200, session_absolute: std::time::Duration::from_secs(7 * 86400), deadline: None }
+}
+
+/// Places a hold through the owners the server composes.
+async fn place(pool: &PgPool, actor: &Actor, target: HoldTarget, reason: &str) -> Result<i64, HoldError> {
+    app::holds::db::place(pool, &app::hold_owners(), actor, target, reason).await
+}
+
+/// Lifts a hold through the owners the server composes.
+async fn lift(pool: &PgPool, actor: &Actor, id: i64) -> Result<(), HoldError> {
+    app::holds::db::lift(pool, &app::hold_owners(), actor, id).await
 }
 
 const REASON: &str = "Case 2026-17: keep until the court decides";
@@ -93,6 +103,90 @@ async fn a_hold_on_an_address_keeps_every_inquiry_from_it_also_those_that_arrive
 
     lift(&pool, &actor, hold).await.unwrap();
     assert_eq!(prune(&pool).await, 3);
+}
+
+/// A suspected spam message from `email`, created `age_days` ago, with its `held` flag.
+async fn spam(pool: &PgPool, email: &str, age_days: i32, held: bool) -> Uuid {
+    sqlx::query_scalar(
+        "insert into suspected_spam (id, name, email, message, signals, score, held, created_at)
+         values (gen_random_uuid(), 'S', $1, 'buy now', array['fast'], 9, $3, now() - make_interval(days => $2)) returning id",
+    )
+    .bind(email)
+    .bind(age_days)
+    .bind(held)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+async fn flags(pool: &PgPool, table: &str) -> Vec<bool> {
+    sqlx::query_scalar(&format!("select held from {table} order by created_at, id")).fetch_all(pool).await.unwrap()
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_lifted_address_hold_releases_the_senders_quarantined_spam_too(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let first = inquiry(&pool, "sender@example.org", 1).await;
+    // One message quarantined before the hold, one while it lasted (flagged by the form).
+    spam(&pool, "Sender@example.org", 30, false).await;
+    let hold = place(&pool, &actor, HoldTarget::Sender(first), REASON).await.unwrap();
+    spam(&pool, "sender@example.org", 20, true).await;
+    assert_eq!(flags(&pool, "suspected_spam").await, [true, true], "the hold flags what it keeps");
+    let old_spam = |pool: PgPool| async move { app::contact::prune::delete_old_spam(&pool, ctx(OffsetDateTime::now_utc())).await.unwrap().deleted };
+    assert_eq!(old_spam(pool.clone()).await, 0, "held spam stays");
+    lift(&pool, &actor, hold).await.unwrap();
+    assert_eq!(flags(&pool, "suspected_spam").await, [false, false], "the lift releases every message from the address");
+    assert_eq!(old_spam(pool.clone()).await, 2, "the first prune after the lift deletes them");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn flags_no_hold_backs_are_cleared_and_backed_ones_kept(pool: PgPool) {
+    let actor = admin(&pool).await;
+    let kept = inquiry(&pool, "kept@example.org", 1).await;
+    place(&pool, &actor, HoldTarget::Inquiry(kept), REASON).await.unwrap();
+    let stale = inquiry(&pool, "stale@example.org", 2).await;
+    sqlx::query("update inquiries set held = true where id = $1").bind(stale).execute(&pool).await.unwrap();
+    spam(&pool, "stale@example.org", 3, true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::backend::open_store(crate::backend::Backend::Local, dir.path());
+    let (orphan, _) = share(&pool, &*store, 60).await;
+    sqlx::query("update shares set held = true where id = $1").bind(orphan).execute(&pool).await.unwrap();
+
+    let fixed = app::holds::db::clear_stale_flags(&pool, &app::hold_owners()).await.unwrap();
+    assert_eq!(fixed, 3, "the stale inquiry, spam message and share");
+    assert_eq!(flags(&pool, "inquiries").await, [false, true], "the stale flag (older) is cleared, the held inquiry keeps its own");
+    assert_eq!(flags(&pool, "suspected_spam").await, [false]);
+    assert_eq!(flags(&pool, "shares").await, [false]);
+    assert_eq!(app::holds::db::clear_stale_flags(&pool, &app::hold_owners()).await.unwrap(), 0, "nothing left to fix");
+}
+
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn the_list_describes_each_hold_through_the_owner_of_what_it_keeps(pool: PgPool) {
+    use app::holds::HeldItem;
+    let actor = admin(&pool).await;
+    let one = inquiry(&pool, "one@example.org", 1).await;
+    inquiry(&pool, "ONE@example.org", 2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::backend::open_store(crate::backend::Backend::Local, dir.path());
+    let (file, _) = share(&pool, &*store, 60).await;
+    place(&pool, &actor, HoldTarget::Inquiry(one), REASON).await.unwrap();
+    place(&pool, &actor, HoldTarget::Sender(one), REASON).await.unwrap();
+    place(&pool, &actor, HoldTarget::Share(file), REASON).await.unwrap();
+    let list = app::holds::db::list(&pool, &app::hold_owners()).await.unwrap();
+    let items: Vec<(String, i64)> = list
+        .iter()
+        .map(|h| {
+            let what = match &h.item {
+                HeldItem::Inquiry { from, .. } => format!("inquiry from {}", from.as_deref().unwrap_or("?")),
+                HeldItem::Email { email } => format!("address {email}"),
+                HeldItem::Share { file_name, .. } => format!("share {}", file_name.as_deref().unwrap_or("?")),
+            };
+            (what, h.covers)
+        })
+        .collect();
+    let mut items = items;
+    items.sort();
+    assert_eq!(items, [("address one@example.org".to_string(), 2), ("inquiry from V".to_string(), 1), ("share evidence.pdf".to_string(), 1)], "{list:?}");
 }
 
 #[sqlx::test(migrator = "server::MIGRATOR")]
@@ -245,7 +339,7 @@ async fn a_prune_running_while_a_hold_is_being_placed_skips_the_row(pool: PgPool
     let other = inquiry(&pool, "other@example.org", 400).await;
     // The real placement, its transaction not committed yet.
     let mut tx = pool.begin().await.unwrap();
-    app::holds::db::place_in(&mut tx, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
+    app::holds::db::place_in(&mut tx, &app::hold_owners(), &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
     // Prune neither waits for it nor deletes the row being held (SKIP LOCKED); the rest goes.
     assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 1);
     assert!(!exists(&pool, other).await);
@@ -255,7 +349,7 @@ async fn a_prune_running_while_a_hold_is_being_placed_skips_the_row(pool: PgPool
     // The same race on the sender's address.
     let by_sender = inquiry(&pool, "sender@example.org", 400).await;
     let mut tx = pool.begin().await.unwrap();
-    app::holds::db::place_in(&mut tx, &actor, HoldTarget::Sender(by_sender), REASON).await.unwrap();
+    app::holds::db::place_in(&mut tx, &app::hold_owners(), &actor, HoldTarget::Sender(by_sender), REASON).await.unwrap();
     assert_eq!(tokio::time::timeout(std::time::Duration::from_secs(10), prune(&pool)).await.unwrap(), 0);
     tx.commit().await.unwrap();
     assert_eq!(prune(&pool).await, 0);

@@ -107,7 +107,7 @@ texts! {
     Key { en: "Key", ja: "鍵" }
     VerifyNow { en: "Verify now", ja: "今すぐ検証" }
     Verifying { en: "Verifying… (every event, every archived month and every digest is read)", ja: "検証中…（すべてのイベント・アーカイブ済みの月・ダイジェストを読み込んでいます）" }
-    VerifyOk { en: "The audit trail verifies: {events} events, {archived} archived months and {digests} digests checked.", ja: "監査証跡の検証に成功しました。イベント {events} 件、アーカイブ済みの月 {archived} 件、ダイジェスト {digests} 件を確認しました。" }
+    VerifyOk { en: "The audit trail verifies. Checked — events: {events}, archived months: {archived}, signed digests: {digests}.", ja: "監査証跡の検証に成功しました。イベント {events} 件、アーカイブ済みの月 {archived} 件、ダイジェスト {digests} 件を確認しました。" }
     VerifyWarnings { en: "Warnings (not breaks — read them): digests set aside by a signed restore statement, whose events after the backup were lost.", ja: "警告（不整合ではありませんが確認してください）: 署名付きの復元記録により無効とされたダイジェストです。バックアップ以降のイベントは失われています。" }
     VerifyBroken { en: "The audit trail does NOT verify. First break at {place}: {what} An alert was raised.", ja: "監査証跡の検証に失敗しました。最初の不整合は {place} です: {what} アラートを発報しました。" }
 

@@ -103,9 +103,11 @@ fn TrailSection() -> impl IntoView {
                     Ok(o) => view! { <TrailState o/> }.into_any(),
                 })}
             </Transition>
-            <ActionForm action=verify>
-                <button type="submit" data-testid="verify-trail" disabled=move || verify.pending().get()>{t(AuditT::VerifyNow)}</button>
-            </ActionForm>
+            <div class="verify">
+                <ActionForm action=verify>
+                    <button type="submit" data-testid="verify-trail" disabled=move || verify.pending().get()>{t(AuditT::VerifyNow)}</button>
+                </ActionForm>
+            </div>
             {move || verify.pending().get().then(|| view! { <p class="notice" role="status">{t(AuditT::Verifying)}</p> })}
             {move || verify.value().get().map(|r| match r {
                 Ok(o) if o.ok => view! {

@@ -7,6 +7,7 @@ cfg_if::cfg_if! {
     if #[cfg(feature = "ssr")] {
         pub mod db;
         mod file_events;
+        pub mod held;
         pub mod inquiries_personal;
         mod mailer;
         pub mod notify;

@@ -29,7 +29,7 @@ pub async fn place_hold(target: HoldTarget, reason: String) -> Result<i64, AppEr
     let (state, _, admin) = kernel::session::require_admin().await?;
     let reason = super::parse_reason(&reason).map_err(|m| AppError::Invalid([("reason".to_string(), m)].into()))?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
-    let id = super::db::place(&state.pool, &actor, target, &reason).await.map_err(hold_error)?;
+    let id = super::db::place(&state.pool, state.domain(), &actor, target, &reason).await.map_err(hold_error)?;
     tracing::info!(admin.id = %admin.id, hold.id = id, "legal hold placed");
     Ok(id)
 }
@@ -40,7 +40,7 @@ pub async fn lift_hold(id: common::id::Id) -> Result<(), AppError> {
     let id = id.0;
     let (state, _, admin) = kernel::session::require_admin().await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
-    super::db::lift(&state.pool, &actor, id).await.map_err(hold_error)?;
+    super::db::lift(&state.pool, state.domain(), &actor, id).await.map_err(hold_error)?;
     tracing::info!(admin.id = %admin.id, hold.id = id, "legal hold lifted");
     Ok(())
 }
@@ -49,5 +49,5 @@ pub async fn lift_hold(id: common::id::Id) -> Result<(), AppError> {
 #[server(prefix = "/api", endpoint = "admin/holds")]
 pub async fn list_holds() -> Result<Vec<HoldView>, AppError> {
     let (state, _, _) = kernel::session::require_admin().await?;
-    super::db::list(&state.pool).await.map_err(internal("holds list"))
+    super::db::list(&state.pool, state.domain()).await.map_err(internal("holds list"))
 }

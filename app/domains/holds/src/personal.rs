@@ -12,7 +12,7 @@ use kernel::personal::{PersonalCtx, PersonalData, Table};
 /// Holds naming the address, or holding one of its inquiries.
 macro_rules! tied {
     () => {
-        "(h.email = $1 or h.inquiry_id in (select id from inquiries where lower(email collate ucs_basic) = $1))"
+        "(h.email = $1 or h.inquiry_id in (select id from inquiry_senders where sender = $1))"
     };
 }
 /// Why every hold stays.

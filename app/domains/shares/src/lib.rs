@@ -13,6 +13,7 @@ cfg_if::cfg_if! {
         pub mod download;
         pub mod file_events;
         pub mod gc;
+        pub mod held;
         pub mod lifecycle;
         pub mod prune;
         pub mod receipts;
