@@ -131,6 +131,45 @@ pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -
     Ok(invite)
 }
 
+/// `ebb admin remove`: the operator's break-glass removal of an admin (named by id, or by a name
+/// no other admin has), from the host and without a session. Their sessions and passkeys end
+/// at once; the removal is journaled (a restore from before cannot bring them back) and recorded
+/// as the operator's. Returns what was removed, for the terminal.
+pub async fn remove_admin(state: &app::state::AppState, who: &str) -> Result<String, String> {
+    let db = |e: sqlx::Error| format!("database error: {e}");
+    let admins = app::auth::db::list_admins(&state.pool).await.map_err(db)?;
+    let id = match uuid::Uuid::parse_str(who.trim()) {
+        Ok(id) => id,
+        Err(_) => {
+            let named: Vec<_> = admins.iter().filter(|a| a.name == who).collect();
+            match named.as_slice() {
+                [one] => one.id,
+                [] => return Err(format!("no admin is named {who:?}: `ebb admin list` shows every admin's id and name")),
+                _ => return Err(format!("{} admins are named {who:?}: name the one to remove by its id (`ebb admin list`)", named.len())),
+            }
+        }
+    };
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    let (name, passkeys, sessions) = match app::auth::db::remove_admin(&mut tx, id).await.map_err(db)? {
+        app::auth::db::Removal::Removed { name, passkeys, sessions } => (name, passkeys, sessions),
+        app::auth::db::Removal::NotFound => return Err(format!("no admin has the id {id}: `ebb admin list` shows every admin")),
+        app::auth::db::Removal::LastAdmin => {
+            return Err("this is the only admin: nobody could sign in after the removal; invite another admin first (`ebb admin invite`)".into())
+        }
+    };
+    let detail = format!("{name}, by the operator on the host (ebb admin remove); {passkeys} passkey(s) deleted, {sessions} session(s) ended");
+    let kind = app::kernel::audit::AuditKind::AdminRemove;
+    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), kind, Some((kind.subject_type(), &id.to_string())), Some(&detail))
+        .await
+        .map_err(db)?;
+    app::kernel::storage::journal::record(&mut *tx, &*state.blobs, app::kernel::storage::journal::Deletion::AdminRemove { ids: vec![id] })
+        .await
+        .map_err(|e| format!("cannot write the deletion journal to the store (nothing was removed): {e}"))?;
+    tx.commit().await.map_err(db)?;
+    tracing::info!(admin.id = %id, "admin removed by the operator");
+    Ok(format!("removed admin {name} ({id}): {passkeys} passkey(s) deleted, {sessions} session(s) ended"))
+}
+
 /// At start-up, when there is no admin yet, creates a one-time invite for the first one and
 /// prints its link to `terminal` (the process's stderr). The link is an admin-grade secret: it
 /// never goes through the logging pipeline (log files, JSON logs), which only says that it was

@@ -143,6 +143,15 @@ enum AdminCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// List the admins: id, name, when they joined, passkeys, sessions signed in now.
+    List,
+    /// Remove an admin at once, from the host (break-glass: no session needed): their sessions
+    /// end, their passkeys are deleted, and a restore of an older backup cannot bring them back.
+    /// Recorded in the audit log as the operator's. The last admin cannot be removed.
+    Remove {
+        /// The admin's id, or a name no other admin has (`ebb admin list`).
+        admin: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -273,17 +282,38 @@ async fn run(cli: Cli) -> Result<(), String> {
             server::maintenance::retention_report(&state, json, &mut std::io::stdout()).await
         }
         Command::Storage { .. } | Command::Doctor { .. } => unreachable!("handled before connecting"),
-        Command::Admin { command: AdminCommand::Invite { name } } => {
-            migrate(&pool).await?;
-            let invite = server::create_invite(&pool, &config, name.as_deref()).await?;
-            println!("Invite link (works once, until {} UTC):", app::time::format_time(invite.expires_at).trim_end_matches(" UTC"));
-            println!("{}", invite.url);
-            Ok(())
-        }
+        Command::Admin { command } => admin(&config, &pool, command).await,
         Command::Audit { command } => audit(&config, &pool, command).await,
         Command::Requests { command } => requests(&config, &pool, command).await,
         Command::Serve => serve(&config, &pool).await,
     }
+}
+
+/// `ebb admin …` with the database.
+async fn admin(config: &Config, pool: &sqlx::PgPool, command: AdminCommand) -> Result<(), String> {
+    migrate(pool).await?;
+    match command {
+        AdminCommand::Invite { name } => {
+            let invite = server::create_invite(pool, config, name.as_deref()).await?;
+            println!("Invite link (works once, until {} UTC):", app::time::format_time(invite.expires_at).trim_end_matches(" UTC"));
+            println!("{}", invite.url);
+        }
+        AdminCommand::List => {
+            let admins = app::auth::db::list_admins(pool).await.map_err(|e| format!("database error: {e}"))?;
+            println!("{:<36}  {:<10}  {:>8}  {:>8}  name", "id", "joined", "passkeys", "sessions");
+            for a in admins {
+                println!("{:<36}  {:<10}  {:>8}  {:>8}  {}", a.id.to_string(), a.created_at.date().to_string(), a.passkeys, a.sessions, a.name);
+            }
+        }
+        AdminCommand::Remove { admin } => {
+            let state = server::build_state(config, pool.clone()).await?;
+            // The journal entry goes to the real store only.
+            server::probe_storage(&state, config).await?;
+            server::check_storage_marker(&state, config).await?;
+            println!("{}", server::remove_admin(&state, &admin).await?);
+        }
+    }
+    Ok(())
 }
 
 /// `ebb audit …` with the database.

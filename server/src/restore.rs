@@ -176,7 +176,7 @@ async fn redo(state: &app::state::AppState, entries: &[journal::Entry]) -> Resul
     Ok((erased, purged))
 }
 
-/// Ends again what an entry says ended (sessions, passkeys, revoked shares and file requests,
+/// Ends again what an entry says ended (sessions, passkeys, removed admins, revoked shares and file requests,
 /// redeemed invites: a redeemed invite the restore made unredeemed again is ended, not redeemed —
 /// the admin it made is not in the restored database);
 /// returns how many rows it changed (0 on a database that saw the entry's own commit).
@@ -215,6 +215,8 @@ async fn end_again(state: &app::state::AppState, deletion: &Deletion) -> Result<
             sqlx::query("update admin_invites set expires_at = least(expires_at, clock_timestamp()) where id = any($1) and redeemed_at is null and expires_at > clock_timestamp()")
                 .bind(ids),
         ),
+        // Their passkeys, sessions and challenges go with them (on delete cascade).
+        Deletion::AdminRemove { ids } => (AuditKind::AdminRemove, strings(ids), sqlx::query("delete from admins where id = any($1)").bind(ids)),
         Deletion::Erasure { .. } | Deletion::SharePurge { .. } => return Ok(0),
     };
     let mut tx = state.pool.begin().await.map_err(db)?;

@@ -67,6 +67,7 @@ kinds! {
     SignInRefused = "auth.signin_refused", KindSignInRefused;
     SignOut = "auth.signout", KindSignOut;
     AdminCreate = "admin.create", KindAdminCreate;
+    AdminRemove = "admin.remove", KindAdminRemove;
     PasskeyAdd = "passkey.add", KindPasskeyAdd;
     PasskeyRename = "passkey.rename", KindPasskeyRename;
     PasskeyRemove = "passkey.remove", KindPasskeyRemove;
@@ -123,6 +124,7 @@ texts! {
     KindSignInRefused { en: "Sign-in refused", ja: "サインイン拒否" }
     KindSignOut { en: "Signed out", ja: "サインアウト" }
     KindAdminCreate { en: "Admin created", ja: "管理者の作成" }
+    KindAdminRemove { en: "Admin removed", ja: "管理者の削除" }
     KindPasskeyAdd { en: "Passkey added", ja: "パスキーの追加" }
     KindPasskeyRename { en: "Passkey renamed", ja: "パスキーの名前変更" }
     KindPasskeyRemove { en: "Passkey removed", ja: "パスキーの削除" }

@@ -197,6 +197,48 @@ async fn a_session_older_than_the_absolute_lifetime_is_refused(pool: PgPool) {
     assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&cookie), &[]).await.status(), 401);
 }
 
+/// `ebb admin remove` (the operator's break-glass path): the admin's sessions and passkeys end
+/// at once, the removal is journaled and recorded as the operator's with the admin's name, the
+/// last admin stays, and a name two admins share is refused.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_admin_removed_by_the_operator_is_locked_out_at_once_and_the_last_admin_stays(pool: PgPool) {
+    let ada = create_admin(&pool, "Ada").await;
+    let bob = create_admin(&pool, "Bob").await;
+    add_placeholder_passkey(&pool, bob, "Bob's phone").await;
+    let (ada_cookie, bob_cookie) = (session_cookie_for(&pool, ada).await, session_cookie_for(&pool, bob).await);
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&bob_cookie), &[]).await.status(), 200);
+
+    let said = server::remove_admin(&app.state, "Bob").await.unwrap();
+    assert!(said.contains("Bob") && said.contains("2 passkey(s)") && said.contains("1 session(s)"), "{said}");
+    assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&bob_cookie), &[]).await.status(), 401, "the session ended at once");
+    assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&ada_cookie), &[]).await.status(), 200, "the other admin's stays");
+    let left: i64 = sqlx::query_scalar("select count(*) from passkeys where admin_id = $1").bind(bob).fetch_one(&pool).await.unwrap();
+    assert_eq!(left, 0, "no passkey of Bob's can sign in");
+    let (admin, detail): (Option<uuid::Uuid>, String) =
+        sqlx::query_as("select admin_id, detail from audit_events where kind = 'admin.remove' and subject_id = $1")
+            .bind(bob.to_string())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(admin, None, "recorded as the operator's, not an admin's");
+    assert!(detail.starts_with("Bob, by the operator on the host"), "{detail}");
+    let (journal, _) = app::storage::journal::read_all(&*app.state.blobs).await.unwrap();
+    assert!(
+        journal.iter().any(|e| e.deletion == app::storage::journal::Deletion::AdminRemove { ids: vec![bob] }),
+        "journaled: a restore cannot bring Bob back"
+    );
+
+    let err = server::remove_admin(&app.state, &ada.to_string()).await.unwrap_err();
+    assert!(err.contains("only admin") && err.contains("ebb admin invite"), "{err}");
+    assert!(server::remove_admin(&app.state, "Bob").await.unwrap_err().contains("no admin is named"));
+    let carl = create_admin(&pool, "Ada").await;
+    let err = server::remove_admin(&app.state, "Ada").await.unwrap_err();
+    assert!(err.contains("2 admins are named"), "{err}");
+    server::remove_admin(&app.state, &carl.to_string()).await.unwrap();
+    assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&ada_cookie), &[]).await.status(), 200);
+}
+
 #[sqlx::test(migrator = "server::MIGRATOR")]
 async fn the_last_passkey_cannot_be_removed(pool: PgPool) {
     let admin = create_admin(&pool, "Ada").await;

@@ -340,8 +340,10 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
             .fetch_one(&pool)
             .await
             .unwrap();
+    let leaver = crate::helpers::create_admin(&pool, "Leaver").await;
     app::audit::chain::keys::signer(&app.state).await.unwrap();
     let backup = back_up(&pool);
+    server::remove_admin(&app.state, "Leaver").await.unwrap();
     let passkey = serde_json::json!({});
     let newcomer = app::auth::db::NewAdmin { id: uuid::Uuid::new_v4(), name: "Newcomer", credential_id: &[9, 9, 9], passkey: &passkey, passkey_name: "Key" };
     assert!(app::auth::db::create_admin_from_invite(&pool, &*app.state.blobs, invite, newcomer).await.unwrap(), "the invite redeemed after the backup");
@@ -354,6 +356,8 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 1, "and the session");
     let open_invites = "select count(*) from admin_invites where redeemed_at is null and expires_at > now()";
     assert_eq!(count(&restored, open_invites).await, 1, "and the invite's link");
+    let leaver_back = format!("select count(*) from passkeys where admin_id = '{leaver}'");
+    assert_eq!(count(&restored, &leaver_back).await, 1, "and the removed admin's passkey");
 
     let log = serve_until_ready(&restored, &app).expect_err("serve refuses a restored database");
     assert!(log.contains("restored from a backup") && log.contains("ebb doctor --after-restore"), "the operator is told what to do: {log}");
@@ -372,12 +376,15 @@ async fn serve_refuses_a_restored_database_until_the_doctor_has_redone_the_journ
     assert_eq!(count(&restored, "select count(*) from shares where revoked_at is null").await, 0, "the link stays revoked");
     assert_eq!(count(&restored, "select count(*) from tower_sessions.session").await, 0, "the session stays ended");
     assert_eq!(count(&restored, open_invites).await, 0, "the invite's link works once, not again after the restore");
+    assert_eq!(count(&restored, &leaver_back).await, 0, "the removed admin stays removed: no passkey of theirs signs in");
+    assert_eq!(count(&restored, &format!("select count(*) from admins where id = '{leaver}'")).await, 0);
     // Each redo is in the audit log, as the first time was.
     for (kind, detail) in [
         ("request.erased", "erased again after a restore"),
         ("share.revoke", "ended again after a restore"),
         ("session.revoke", "ended again after a restore"),
         ("invite.redeem", "ended again after a restore"),
+        ("admin.remove", "ended again after a restore"),
     ] {
         let n = count(&restored, &format!("select count(*) from audit_events where kind = '{kind}' and detail like '{detail}%'")).await;
         assert_eq!(n, 1, "{kind}");

@@ -133,6 +133,7 @@ impl AuditRow {
             Some(AuditKind::SignInRefused) => tf(A::SaySignInRefused, &[("why", &refusal_in_words(detail))]),
             Some(AuditKind::SignOut) => say(A::SaySignOut),
             Some(AuditKind::AdminCreate) => say(A::SayAdminCreate),
+            Some(AuditKind::AdminRemove) => say_detail(A::SayAdminRemove, A::SayAdminRemoveDetail),
             Some(AuditKind::PasskeyAdd) => passkey(A::SayPasskeyAddNamed, A::SayPasskeyAddId),
             Some(AuditKind::PasskeyRename) => tf(A::SayPasskeyRename, &[("who", &who), ("name", &detail)]),
             Some(AuditKind::PasskeyRemove) => passkey(A::SayPasskeyRemoveNamed, A::SayPasskeyRemoveId),
@@ -516,6 +517,8 @@ texts! {
     RefusedNotVerified { en: "the passkey's answer did not verify", ja: "パスキーの応答を検証できませんでした" }
     SaySignOut { en: "{who} signed out", ja: "{who} がサインアウトしました" }
     SayAdminCreate { en: "{who} joined as an admin", ja: "{who} が管理者として参加しました" }
+    SayAdminRemove { en: "{who} removed admin {subject}", ja: "{who} が管理者 {subject} を削除しました" }
+    SayAdminRemoveDetail { en: "{who} removed admin {subject}: {detail}", ja: "{who} が管理者 {subject} を削除しました：{detail}" }
     SayPasskeyAddNamed { en: "{who} added passkey '{name}'", ja: "{who} がパスキー「{name}」を追加しました" }
     SayPasskeyAddId { en: "{who} added passkey {subject}", ja: "{who} がパスキー {subject} を追加しました" }
     SayPasskeyRename { en: "{who} renamed a passkey to '{name}'", ja: "{who} がパスキーの名前を「{name}」に変更しました" }

@@ -23,6 +23,64 @@ pub async fn admin_by_id(pool: &PgPool, id: Uuid) -> Result<Option<AdminInfo>, s
     sqlx::query_as!(AdminInfo, "select id, name from admins where id = $1", id).fetch_optional(pool).await
 }
 
+/// An admin as the operator's list (`ebb admin list`) shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminListing {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: OffsetDateTime,
+    pub passkeys: i64,
+    /// Sessions signed in now (not expired).
+    pub sessions: i64,
+}
+
+/// Every admin, oldest first.
+pub async fn list_admins(pool: &PgPool) -> Result<Vec<AdminListing>, sqlx::Error> {
+    sqlx::query_as!(
+        AdminListing,
+        r#"select a.id, a.name, a.created_at,
+                  (select count(*) from passkeys p where p.admin_id = a.id) as "passkeys!",
+                  (select count(*) from admin_sessions s join tower_sessions.session t on t.id = s.session_id
+                    where s.admin_id = a.id and t.expiry_date > now()) as "sessions!"
+           from admins a order by a.created_at, a.id"#
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// What removing an admin did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removal {
+    /// Removed, with this many passkeys and sessions ended.
+    Removed { name: String, passkeys: i64, sessions: i64 },
+    /// No such admin (already removed).
+    NotFound,
+    /// The only admin left: nobody could sign in afterwards.
+    LastAdmin,
+}
+
+/// Removes an admin in the caller's transaction: their sessions end (the session rows go, so the
+/// cookie is refused at once), their passkeys are deleted (they cannot sign in again) and the
+/// admin row goes (what they did keeps their name: each audit event holds a copy). Every admin row
+/// is locked first, so two removals at once cannot each leave the other as "one more admin". The
+/// caller journals and records it before it commits.
+pub async fn remove_admin(conn: &mut PgConnection, id: Uuid) -> Result<Removal, sqlx::Error> {
+    let admins = sqlx::query_scalar!("select id from admins order by id for update").fetch_all(&mut *conn).await?;
+    if !admins.contains(&id) {
+        return Ok(Removal::NotFound);
+    }
+    if admins.len() == 1 {
+        return Ok(Removal::LastAdmin);
+    }
+    let sessions = sqlx::query!("delete from tower_sessions.session where id in (select session_id from admin_sessions where admin_id = $1)", id)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected() as i64;
+    let passkeys = sqlx::query!("delete from passkeys where admin_id = $1", id).execute(&mut *conn).await?.rows_affected() as i64;
+    let name = sqlx::query_scalar!("delete from admins where id = $1 returning name", id).fetch_one(&mut *conn).await?;
+    Ok(Removal::Removed { name, passkeys, sessions })
+}
+
 // ---- invites ---------------------------------------------------------------------------------
 
 pub async fn insert_invite(

@@ -33,6 +33,9 @@ pub enum Deletion {
     FileRequestEnd { ids: Vec<i64> },
     /// Invites redeemed: a restore from before would make their links work again.
     InviteRedeem { ids: Vec<uuid::Uuid> },
+    /// Admins removed (with their passkeys and sessions): a restore from before would let them
+    /// sign in again.
+    AdminRemove { ids: Vec<uuid::Uuid> },
 }
 
 /// A journal entry as stored.
