@@ -25,6 +25,9 @@ pub enum HoldKey {
     Share(i64),
 }
 
+/// What a hold names for the admin (`None`: gone) and how many items it keeps now.
+pub type Described = (Option<String>, i64);
+
 /// The owner of the rows a hold keeps. Every method runs on the caller's connection, inside the
 /// hold's transaction, after holds took its advisory lock.
 pub trait HeldFlags: Send + Sync {
@@ -40,9 +43,10 @@ pub trait HeldFlags: Send + Sync {
     /// flagged item when `None` (the daily clean-up of flags that no hold backs: a submission that
     /// read an address hold just before it was lifted). Returns the rows changed.
     fn refresh<'a>(&'a self, conn: &'a mut PgConnection, key: Option<&'a HoldKey>) -> BoxFuture<'a, Result<u64, sqlx::Error>>;
-    /// What `key` names for the admin's list (an inquiry's sender name, a share's file name) and
-    /// how many items it keeps now.
-    fn describe<'a>(&'a self, conn: &'a mut PgConnection, key: &'a HoldKey) -> BoxFuture<'a, Result<(Option<String>, i64), sqlx::Error>>;
+    /// For each of `keys` (in order), what it names for the admin's list (an inquiry's sender
+    /// name, a share's file name) and how many items it keeps now; one query per kind of key,
+    /// whatever the number of holds.
+    fn describe<'a>(&'a self, conn: &'a mut PgConnection, keys: &'a [HoldKey]) -> BoxFuture<'a, Result<Vec<Described>, sqlx::Error>>;
 }
 
 /// The state's handle on the two owners of held items.
@@ -74,6 +78,23 @@ impl HoldOwners {
     /// Both owners.
     pub fn all(&self) -> [&dyn HeldFlags; 2] {
         [&*self.inquiries, &*self.shares]
+    }
+
+    /// [`HeldFlags::describe`] for keys of both owners, in order: each owner asked once.
+    pub async fn describe(&self, conn: &mut PgConnection, keys: &[HoldKey]) -> Result<Vec<Described>, sqlx::Error> {
+        let mut out = vec![(None, 0); keys.len()];
+        for shares in [true, false] {
+            let (at, mine): (Vec<usize>, Vec<HoldKey>) =
+                keys.iter().enumerate().filter(|(_, k)| matches!(k, HoldKey::Share(_)) == shares).map(|(i, k)| (i, k.clone())).unzip();
+            if mine.is_empty() {
+                continue;
+            }
+            let owner = if shares { &*self.shares } else { &*self.inquiries };
+            for (i, described) in at.into_iter().zip(owner.describe(&mut *conn, &mine).await?) {
+                out[i] = described;
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -2,9 +2,12 @@
 //! through [`kernel::holds::HeldFlags`] in a hold's own transaction. A flag is what prune and
 //! erasure read under the row's lock; the holds themselves are read from `holds_in_force`.
 
+use std::collections::HashMap;
+
 use futures::future::BoxFuture;
-use kernel::holds::{HeldFlags, HoldKey, HoldTarget};
+use kernel::holds::{Described, HeldFlags, HoldKey, HoldTarget};
 use sqlx::PgConnection;
+use uuid::Uuid;
 
 /// Contact's side of legal holds (the composition root puts it into the state).
 pub struct Flags;
@@ -77,21 +80,34 @@ impl HeldFlags for Flags {
         })
     }
 
-    fn describe<'a>(&'a self, conn: &'a mut PgConnection, key: &'a HoldKey) -> BoxFuture<'a, Result<(Option<String>, i64), sqlx::Error>> {
+    fn describe<'a>(&'a self, conn: &'a mut PgConnection, keys: &'a [HoldKey]) -> BoxFuture<'a, Result<Vec<Described>, sqlx::Error>> {
         Box::pin(async move {
-            match key {
-                HoldKey::Inquiry(id) => {
-                    let name = sqlx::query_scalar!("select name from inquiries where id = $1", id).fetch_optional(conn).await?;
-                    Ok((name.clone(), i64::from(name.is_some())))
-                }
-                HoldKey::Sender(email) => {
-                    let n = sqlx::query_scalar!(r#"select count(*) as "n!" from inquiries where lower(email collate ucs_basic) = $1"#, email)
-                        .fetch_one(conn)
-                        .await?;
-                    Ok((None, n))
-                }
-                HoldKey::Share(_) => Ok((None, 0)),
-            }
+            let ids: Vec<Uuid> = keys.iter().filter_map(|k| if let HoldKey::Inquiry(id) = k { Some(*id) } else { None }).collect();
+            let senders: Vec<String> = keys.iter().filter_map(|k| if let HoldKey::Sender(e) = k { Some(e.clone()) } else { None }).collect();
+            let names: HashMap<Uuid, String> = sqlx::query!("select id, name from inquiries where id = any($1)", &ids)
+                .fetch_all(&mut *conn)
+                .await?
+                .into_iter()
+                .map(|r| (r.id, r.name))
+                .collect();
+            let counts: HashMap<String, i64> = sqlx::query!(
+                r#"select lower(email collate ucs_basic) as "sender!", count(*) as "n!" from inquiries
+                   where lower(email collate ucs_basic) = any($1) group by 1"#,
+                &senders
+            )
+            .fetch_all(conn)
+            .await?
+            .into_iter()
+            .map(|r| (r.sender, r.n))
+            .collect();
+            Ok(keys
+                .iter()
+                .map(|k| match k {
+                    HoldKey::Inquiry(id) => names.get(id).map_or((None, 0), |n| (Some(n.clone()), 1)),
+                    HoldKey::Sender(email) => (None, counts.get(email).copied().unwrap_or(0)),
+                    HoldKey::Share(_) => (None, 0),
+                })
+                .collect())
         })
     }
 }

@@ -143,18 +143,21 @@ pub async fn list(pool: &PgPool, owners: &HoldOwners) -> Result<Vec<HoldView>, s
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut views = Vec::with_capacity(rows.len());
-    for r in rows {
-        let Some(key) = key_of(r.inquiry_id, r.email, r.share_id) else { continue };
-        let (name, covers) = owners.of(&key).describe(&mut conn, &key).await?;
-        let item = match key {
-            HoldKey::Inquiry(id) => HeldItem::Inquiry { id, from: name },
-            HoldKey::Sender(email) => HeldItem::Email { email },
-            HoldKey::Share(id) => HeldItem::Share { id, file_name: name },
-        };
-        views.push(HoldView { id: r.id, item, reason: r.reason, placed_by: r.placed_by, placed_at: r.placed_at, covers });
-    }
-    Ok(views)
+    let rows: Vec<_> = rows.into_iter().filter_map(|r| Some((key_of(r.inquiry_id, r.email.clone(), r.share_id)?, r))).collect();
+    let keys: Vec<HoldKey> = rows.iter().map(|(k, _)| k.clone()).collect();
+    let described = owners.describe(&mut conn, &keys).await?;
+    Ok(rows
+        .into_iter()
+        .zip(described)
+        .map(|((key, r), (name, covers))| {
+            let item = match key {
+                HoldKey::Inquiry(id) => HeldItem::Inquiry { id, from: name },
+                HoldKey::Sender(email) => HeldItem::Email { email },
+                HoldKey::Share(id) => HeldItem::Share { id, file_name: name },
+            };
+            HoldView { id: r.id, item, reason: r.reason, placed_by: r.placed_by, placed_at: r.placed_at, covers }
+        })
+        .collect())
 }
 
 /// Number of holds in force.

@@ -2,8 +2,10 @@
 //! [`kernel::holds::HeldFlags`] in a hold's own transaction. The share GC reads the flag under
 //! the row's lock; the holds themselves are read from `holds_in_force`.
 
+use std::collections::HashMap;
+
 use futures::future::BoxFuture;
-use kernel::holds::{HeldFlags, HoldKey, HoldTarget};
+use kernel::holds::{Described, HeldFlags, HoldKey, HoldTarget};
 use sqlx::PgConnection;
 
 /// Shares' side of legal holds (the composition root puts it into the state).
@@ -53,11 +55,16 @@ impl HeldFlags for Flags {
         })
     }
 
-    fn describe<'a>(&'a self, conn: &'a mut PgConnection, key: &'a HoldKey) -> BoxFuture<'a, Result<(Option<String>, i64), sqlx::Error>> {
+    fn describe<'a>(&'a self, conn: &'a mut PgConnection, keys: &'a [HoldKey]) -> BoxFuture<'a, Result<Vec<Described>, sqlx::Error>> {
         Box::pin(async move {
-            let HoldKey::Share(id) = key else { return Ok((None, 0)) };
-            let row = sqlx::query!(r#"select file_name, status <> 'purged' as "live!" from shares where id = $1"#, id).fetch_optional(conn).await?;
-            Ok(row.map_or((None, 0), |r| (Some(r.file_name), i64::from(r.live))))
+            let ids: Vec<i64> = keys.iter().filter_map(|k| if let HoldKey::Share(id) = k { Some(*id) } else { None }).collect();
+            let found: HashMap<i64, Described> = sqlx::query!(r#"select id, file_name, status <> 'purged' as "live!" from shares where id = any($1)"#, &ids)
+                .fetch_all(conn)
+                .await?
+                .into_iter()
+                .map(|r| (r.id, (Some(r.file_name), i64::from(r.live))))
+                .collect();
+            Ok(keys.iter().map(|k| if let HoldKey::Share(id) = k { found.get(id).cloned().unwrap_or((None, 0)) } else { (None, 0) }).collect())
         })
     }
 }
