@@ -25,7 +25,7 @@ struct Paused {
 impl Paused {
     /// `ebb serve` on a free port, on the test's database and storage folder.
     async fn serve(pool: &PgPool, app: &TestApp, point: &str) -> Paused {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = crate::helpers::child_port();
         let (bind, origin) = (format!("127.0.0.1:{port}"), format!("http://localhost:{port}"));
         let failpoints = format!("{point}=sleep(120000)");
         let child = crash::ebb(

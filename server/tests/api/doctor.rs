@@ -280,7 +280,7 @@ async fn after_a_restore_nothing_deleted_comes_back_and_nothing_live_is_lost(poo
 /// Starts `ebb serve` on `db` with `app`'s store: `Ok(log)` once it listened (then stopped),
 /// `Err(log)` when it exited first.
 fn serve_until_ready(db: &PgPool, app: &TestApp) -> Result<String, String> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = crate::helpers::child_port();
     let mut child = ebb(db, app.storage.path(), &["serve"], &[("EBB_BIND", &format!("127.0.0.1:{port}")), ("RUST_LOG", "warn"), ("EBB_METRICS_BIND", "")])
         .stdout(std::process::Stdio::null())
         .spawn()

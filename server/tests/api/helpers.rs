@@ -298,3 +298,20 @@ pub async fn tables_containing(pool: &PgPool, needle: &str) -> Vec<String> {
     }
     found
 }
+
+/// A port for an `ebb serve` child process to bind. Outside the kernel's ephemeral range
+/// (32768–60999 here), so no other test's `bind(…:0)` or outgoing connection can take it between
+/// this choice and the child's bind — a test that waits for the port to answer then talks to its
+/// own child, never to another test's server. Each call gives a new port (a counter per process,
+/// offset by the process id); a port something else holds is skipped.
+pub fn child_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (std::process::id() as u16 % 100) * 100 + n % 100;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
