@@ -67,6 +67,60 @@ pub fn Outcome(message: RwSignal<Option<Result<String, String>>>, testid: &'stat
     }
 }
 
+/// A card of an admin page: a section named by its heading (`id` links the two for assistive
+/// technology).
+#[component]
+pub fn Card(id: &'static str, title: &'static str, children: Children) -> impl IntoView {
+    view! {
+        <section class="card" aria-labelledby=id>
+            <h2 id=id>{title}</h2>
+            {children()}
+        </section>
+    }
+}
+
+/// What a page shows of a value it loads: "Loading…" until the value first arrives (the last
+/// one stays while it reloads), a failure as an alert in the page's own words (`describe`), and
+/// otherwise what `ok` makes of the value. Every admin card and list loads through it.
+#[component]
+pub fn Loaded<Item, V>(
+    value: impl Fn() -> Option<Result<Item, AppError>> + Send + Sync + 'static,
+    describe: fn(&AppError) -> String,
+    ok: impl Fn(Item) -> V + Send + Sync + 'static,
+) -> impl IntoView
+where
+    Item: 'static,
+    V: IntoView + 'static,
+{
+    view! {
+        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
+            {move || value().map(|r| match r {
+                Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
+                Ok(item) => ok(item).into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// The end of a paged list: what the list says when it is `empty` (`empty_text`), and "Show
+/// older" while there is a next page (`more`), which calls `on_more`.
+#[component]
+pub fn ListEnd(
+    empty: impl Fn() -> bool + Send + Sync + 'static,
+    empty_text: impl Fn() -> &'static str + Copy + Send + Sync + 'static,
+    more: impl Fn() -> bool + Send + Sync + 'static,
+    on_more: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <Show when=empty>
+            <p class="empty">{move || empty_text()}</p>
+        </Show>
+        <Show when=more>
+            <button type="button" class="secondary" on:click=move |_| on_more()>{t(UiT::ShowOlder)}</button>
+        </Show>
+    }
+}
+
 /// A read-only field holding a link that is shown once, with a button that copies it.
 #[component]
 pub fn CopyableLink(input_id: &'static str, testid: &'static str, url: String, button: &'static str) -> impl IntoView {
@@ -95,6 +149,8 @@ texts! {
     AdminTitleSuffix { en: " — Ebb admin", ja: " — Ebb 管理画面" }
     // The copyable link's button once the link is copied
     Copied { en: "Copied", ja: "コピーしました" }
+    // The button under a paged list that loads the next (older) page
+    ShowOlder { en: "Show older", ja: "さらに古いものを表示" }
 }
 }
 

@@ -8,6 +8,17 @@
 //! [`AdminCall`], which also names the audit actor (the admin and the keyed client address), and
 //! records what it gives away with [`record_first`].
 
+/// What a domain's `routes.rs` starts from: the axum pieces its handlers use, and ours.
+pub mod prelude {
+    pub use super::{attachment, record_first, AdminCall, Routes};
+    pub use crate::state::AppState;
+    pub use axum::body::Body;
+    pub use axum::extract::{Path, Query, State};
+    pub use axum::http::{header, HeaderMap, StatusCode};
+    pub use axum::response::{IntoResponse, Response};
+    pub use axum::routing::get;
+}
+
 use axum::extract::FromRequestParts;
 use axum::http::{header, request::Parts, StatusCode};
 use axum::response::{IntoResponse, Response};

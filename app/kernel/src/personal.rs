@@ -71,6 +71,9 @@ pub struct PersonalCtx<'a> {
     pub state: &'a AppState,
 }
 
+/// A page of a source's items, as [`PersonalData::page`] reads it.
+pub type Items<'a> = BoxFuture<'a, Result<Vec<Item>, sqlx::Error>>;
+
 /// One kind of data that can hold a person's address.
 pub trait PersonalData: Send + Sync {
     /// The stable identifier (`inquiries`, `legal_holds`…), as `common::personal::kind_label`
@@ -84,14 +87,7 @@ pub trait PersonalData: Send + Sync {
     /// the request's own record out).
     fn find<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64) -> BoxFuture<'a, Result<Found, sqlx::Error>>;
     /// Up to `limit` items for `who` after `after`, oldest first.
-    fn page<'a>(
-        &'a self,
-        ctx: &'a PersonalCtx<'a>,
-        who: &'a Address,
-        request: i64,
-        after: Option<After>,
-        limit: i64,
-    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>>;
+    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64, after: Option<After>, limit: i64) -> Items<'a>;
     /// Erases up to `limit` of the items an erasure removes, in the caller's transaction; the
     /// ids of the rows erased (the deletion journal keeps them). Items on hold (or kept as a
     /// record) are never touched.
@@ -160,14 +156,7 @@ impl PersonalData for Table {
             Ok(Found { kind: self.kind.into(), count, kept, kept_why, oldest: row.try_get(2)?, newest: row.try_get(3)? })
         })
     }
-    fn page<'a>(
-        &'a self,
-        ctx: &'a PersonalCtx<'a>,
-        who: &'a Address,
-        request: i64,
-        after: Option<After>,
-        limit: i64,
-    ) -> BoxFuture<'a, Result<Vec<Item>, sqlx::Error>> {
+    fn page<'a>(&'a self, ctx: &'a PersonalCtx<'a>, who: &'a Address, request: i64, after: Option<After>, limit: i64) -> Items<'a> {
         Box::pin(async move {
             let days = (self.promise)(ctx).await?.days().map(|d| d.clamp(0, i64::from(i32::MAX / 24)) as i32);
             let rows: Vec<PageRow> = sqlx::query_as(self.page)

@@ -13,7 +13,7 @@ use sqlx::PgPool;
 use time::OffsetDateTime;
 
 use crate::jobs::{self, Budget, Job, Step, StepCtx};
-use crate::retention::{table_size, Figures, Kind, ReadCtx, ReadError, Reading};
+use crate::retention::{table_size, Figures, KindOfData, ReadCtx, ReadError, Reading};
 use common::retention::Promise;
 use futures::future::BoxFuture;
 
@@ -249,55 +249,98 @@ pub async fn delete_old_maintenance_runs(pool: &PgPool, ctx: PruneCtx) -> Result
     OLD_RUNS.delete(pool, ctx, &[ctx.now - time::Duration::days(RUN_KEEP_DAYS)]).await
 }
 
+/// The cutoff ages of [`OLD_RATE_LIMIT_COUNTERS`] and [`OLD_RUNS`].
+const RATE_LIMIT_KEEP: &[time::Duration] = &[time::Duration::days(RATE_LIMIT_KEEP_DAYS)];
+const RUN_KEEP: &[time::Duration] = &[time::Duration::days(RUN_KEEP_DAYS)];
+
 /// The kernel's kinds of data that prune removes, for the retention report.
-pub fn kinds() -> Vec<Kind> {
+pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     vec![
-        Kind { kind: "rate_limit_windows", job: JOB, step: STEP_RATE_LIMITS, read: rate_limit_windows },
-        Kind { kind: "run_records", job: JOB, step: STEP_RUNS, read: run_records },
+        Box::new(Aged {
+            kind: "rate_limit_windows",
+            job: JOB,
+            step: STEP_RATE_LIMITS,
+            every: CLAIM_INTERVAL,
+            doomed: &OLD_RATE_LIMIT_COUNTERS,
+            oldest: "select min(window_start) from rate_limit_counters",
+            held: None,
+            promise: Promised::Fixed(Promise::RateLimitWindows, RATE_LIMIT_KEEP),
+        }),
+        Box::new(Aged {
+            kind: "run_records",
+            job: JOB,
+            step: STEP_RUNS,
+            every: CLAIM_INTERVAL,
+            doomed: &OLD_RUNS,
+            oldest: "select min(started_at) from maintenance_runs",
+            held: None,
+            promise: Promised::Fixed(Promise::RunRecords { days: RUN_KEEP_DAYS }, RUN_KEEP),
+        }),
     ]
 }
 
-/// Rate-limit windows.
-fn rate_limit_windows<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let keep = time::Duration::days(RATE_LIMIT_KEEP_DAYS);
-        let figures = sqlx::query_as!(
-            Figures,
-            r#"select count(*) as "count!", min(window_start) as oldest_at,
-                      count(*) filter (where window_start < $1) as "past!",
-                      count(*) filter (where window_start < $2) as "overdue!",
-                      0::bigint as "held!"
-               from rate_limit_counters"#,
-            ctx.now - keep,
-            ctx.now - keep - ctx.every(JOB, CLAIM_INTERVAL),
-        )
-        .fetch_one(&ctx.state.pool)
-        .await?;
-        Ok(Reading { promise: Promise::RateLimitWindows, figures, estimated: false })
-    })
+/// A kind of data whose items past their promise are exactly the rows its prune statement
+/// ([`Doomed`]) would delete now: one description for the delete and the retention report.
+/// The report counts the statement's `select` with the cutoffs of now (past the promise) and of
+/// one interval of the job ago (overdue); the total is [`table_size`] of its table.
+pub struct Aged {
+    pub kind: &'static str,
+    pub job: &'static str,
+    pub step: &'static str,
+    /// The job's interval when the registry has no job by that name (a test's own registry).
+    pub every: Duration,
+    pub doomed: &'static Doomed,
+    /// A query for one value: when the oldest item was made (or the time it is known by).
+    pub oldest: &'static str,
+    /// A query for one value: the items kept past their promise on purpose (legal hold).
+    pub held: Option<&'static str>,
+    pub promise: Promised,
 }
 
-/// Run records of the lifecycle jobs.
-fn run_records<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let pool = &ctx.state.pool;
-        let keep = time::Duration::days(RUN_KEEP_DAYS);
-        let mut figures = sqlx::query_as!(
-            Figures,
-            r#"select 0::bigint as "count!",
-                      (select min(started_at) from maintenance_runs) as oldest_at,
-                      (select count(*) from maintenance_runs where started_at < $1) as "past!",
-                      (select count(*) from maintenance_runs where started_at < $2) as "overdue!",
-                      0::bigint as "held!""#,
-            ctx.now - keep,
-            ctx.now - keep - ctx.every(JOB, CLAIM_INTERVAL),
-        )
-        .fetch_one(pool)
-        .await?;
-        let (count, estimated) = table_size(pool, "maintenance_runs").await?;
-        figures.count = count;
-        Ok(Reading { promise: Promise::RunRecords { days: RUN_KEEP_DAYS }, figures, estimated })
-    })
+/// Reads a promise set at run time and its cutoffs' ages.
+pub type ReadPromise = for<'a> fn(&'a ReadCtx<'a>) -> BoxFuture<'a, Result<(Promise, Vec<time::Duration>), ReadError>>;
+
+/// The promise in force for an [`Aged`] kind and how old each of its statement's cutoffs is
+/// (`$1`, `$2`… are now minus these).
+pub enum Promised {
+    /// Fixed in the code.
+    Fixed(Promise, &'static [time::Duration]),
+    /// Read at run time (a setting).
+    Read(ReadPromise),
+}
+
+impl KindOfData for Aged {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    fn removed_by(&self) -> (&'static str, &'static str) {
+        (self.job, self.step)
+    }
+    fn read<'a>(&'a self, ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
+        Box::pin(async move {
+            let (promise, ages) = match &self.promise {
+                Promised::Fixed(promise, ages) => (*promise, ages.to_vec()),
+                Promised::Read(read) => read(ctx).await?,
+            };
+            let every = ctx.every(self.job, self.every);
+            // The overdue count reads the same statement with its cutoffs numbered after the
+            // past count's: `$1` becomes `$(1 + n)`.
+            let n = ages.len();
+            let overdue = (1..=n).rev().fold(self.doomed.select.to_string(), |sql, k| sql.replace(&format!("${k}"), &format!("${}", k + n)));
+            let sql = format!(
+                "select ({}), (select count(*) from ({}) p), (select count(*) from ({overdue}) o), ({})",
+                self.oldest,
+                self.doomed.select,
+                self.held.unwrap_or("select 0::bigint")
+            );
+            let cutoffs = ages.iter().map(|age| ctx.now - *age).chain(ages.iter().map(|age| ctx.now - *age - every));
+            let query = cutoffs.fold(sqlx::query_as::<_, (Option<OffsetDateTime>, i64, i64, i64)>(&sql), |q, cutoff| q.bind(cutoff));
+            let pool = &ctx.state.pool;
+            let (oldest_at, past, overdue, held) = query.fetch_one(pool).await?;
+            let (count, estimated) = table_size(pool, self.doomed.table).await?;
+            Ok(Reading { promise, figures: Figures { count, oldest_at, past, overdue, held }, estimated })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use common::i18n::{t, texts, T};
-use common::ui::{describe, UiT};
+use common::ui::{describe, Card, Loaded, UiT};
 use contact::ui::ContactForm;
 
 /// The public home page with the contact form.
@@ -50,33 +50,20 @@ pub fn DashboardPage() -> impl IntoView {
     view! {
         <Title text=format!("{}{}", t(DashboardT::Title), t(UiT::AdminTitleSuffix))/>
         <h1>{t(DashboardT::Title)}</h1>
-        <section class="card" aria-labelledby="dash-inbox">
-            <h2 id="dash-inbox">{t(DashboardT::Inbox)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || counts.get().map(|r| match r {
-                    Ok(c) => view! { <CountsBar counts=c/> <a href="/admin/inbox">{t(DashboardT::OpenInbox)}</a> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
-        </section>
+        <Card id="dash-inbox" title=t(DashboardT::Inbox)>
+            <Loaded value=move || counts.get() describe=describe ok=move |c| view! { <CountsBar counts=c/> <a href="/admin/inbox">{t(DashboardT::OpenInbox)}</a> }.into_any()/>
+        </Card>
         <contact::inbox::spam_ui::ContactFiguresCard/>
-        <section class="card" aria-labelledby="dash-shares">
-            <h2 id="dash-shares">{t(DashboardT::Shares)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || shares.get().map(|r| match r {
-                    Ok(o) => view! { <shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
-        </section>
+        <Card id="dash-shares" title=t(DashboardT::Shares)>
+            <Loaded value=move || shares.get() describe=describe ok=move |o| view! { <shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any()/>
+        </Card>
         <requests::ui::RequestsCard/>
         <crate::retention::ui::RetentionCard/>
         <audit::ui::UpkeepCard/>
-        <section class="card" aria-labelledby="dash-maintenance">
-            <h2 id="dash-maintenance">{t(DashboardT::CleanupJobs)}</h2>
+        <Card id="dash-maintenance" title=t(DashboardT::CleanupJobs)>
             <JobsPanel/>
             <a href="/admin/settings">{t(DashboardT::Settings)}</a>
-        </section>
+        </Card>
     }
 }
 

@@ -23,9 +23,9 @@ pub const STEP: &str = "retention_check";
 /// kind of data is one more implementation in its domain's list.
 pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     let boxed = |k: kernel::retention::Kind| Box::new(k) as Box<dyn KindOfData>;
-    let mut kinds: Vec<Box<dyn KindOfData>> = contact::prune::kinds().into_iter().map(boxed).collect();
-    kinds.extend(auth::prune::kinds().into_iter().map(boxed));
-    kinds.extend(kernel::prune::kinds().into_iter().map(boxed));
+    let mut kinds = contact::prune::kinds();
+    kinds.extend(auth::prune::kinds());
+    kinds.extend(kernel::prune::kinds());
     kinds.extend(shares::retention::kinds().into_iter().map(boxed));
     kinds.extend(audit::retention::kinds().into_iter().map(boxed));
     kinds.extend(contact::notify::retention_kinds().into_iter().map(boxed));

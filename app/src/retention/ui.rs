@@ -8,7 +8,7 @@ use super::{KindReport, RetentionReport};
 use common::i18n::{self, num, t, texts, tf, Lang, Text, T};
 use common::retention::kind_label;
 use common::time::format_time;
-use common::ui::{describe, UiT};
+use common::ui::{describe, Card, Loaded, UiT};
 
 fn count_cell(n: i64, testid: &'static str) -> impl IntoView {
     view! { <td class="num" data-testid=testid>{num(n)}</td> }
@@ -104,42 +104,36 @@ pub fn RetentionPage() -> impl IntoView {
         <Title text=format!("{}{}", t(RetentionT::Title), t(UiT::AdminTitleSuffix))/>
         <h1>{t(RetentionT::Title)}</h1>
         <p class="lead">{t(RetentionT::Lead)}</p>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || report.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                Ok(r) => {
-                    let (class, text) = summary(&r);
-                    let now = r.generated_at;
-                    view! {
-                        <p class=class role="status" data-testid="retention-summary">{text}</p>
-                        <div class="table-scroll">
-                            <table class="list retention" data-testid="retention">
-                                <caption class="retention-note">{t(RetentionT::ReadAt)} <common::time::LocalTime at={now}/></caption>
-                                <thead><tr>
-                                    <th scope="col">{t(RetentionT::ColData)}</th><th scope="col">{t(RetentionT::ColPromise)}</th>
-                                    <th scope="col" class="num">{t(RetentionT::ColItems)}</th><th scope="col" class="num">{t(RetentionT::ColOldest)}</th>
-                                    <th scope="col" class="num">{t(RetentionT::PastPromiseLabel)}</th><th scope="col" class="num">{t(RetentionT::ColOnHold)}</th>
-                                    <th scope="col">{t(RetentionT::ColRemovedBy)}</th>
-                                </tr></thead>
-                                <tbody>
-                                    {r.kinds.into_iter().map(|k| view! { <KindRow kind=k now/> }).collect_view()}
-                                </tbody>
-                            </table>
-                        </div>
-                    }.into_any()
-                }
-            })}
-        </Transition>
+        <Loaded value=move || report.get() describe=describe ok=move |r| {
+                let (class, text) = summary(&r);
+                let now = r.generated_at;
+                view! {
+                    <p class=class role="status" data-testid="retention-summary">{text}</p>
+                    <div class="table-scroll">
+                        <table class="list retention" data-testid="retention">
+                            <caption class="retention-note">{t(RetentionT::ReadAt)} <common::time::LocalTime at={now}/></caption>
+                            <thead><tr>
+                                <th scope="col">{t(RetentionT::ColData)}</th><th scope="col">{t(RetentionT::ColPromise)}</th>
+                                <th scope="col" class="num">{t(RetentionT::ColItems)}</th><th scope="col" class="num">{t(RetentionT::ColOldest)}</th>
+                                <th scope="col" class="num">{t(RetentionT::PastPromiseLabel)}</th><th scope="col" class="num">{t(RetentionT::ColOnHold)}</th>
+                                <th scope="col">{t(RetentionT::ColRemovedBy)}</th>
+                            </tr></thead>
+                            <tbody>
+                                {r.kinds.into_iter().map(|k| view! { <KindRow kind=k now/> }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            }/>
         <p class="inline tight">
             <a class="button small" href="/admin/retention/report.json" download data-testid="retention-download">{t(RetentionT::Download)}</a>
             <button type="button" class="secondary small" on:click=move |_| reload.update(|n| *n += 1)>{t(RetentionT::ReadAgain)}</button>
         </p>
         <p class="retention-note">{t(RetentionT::DownloadNote)} <code>"ebb retention report --json"</code> {t(RetentionT::DownloadNoteEnd)}</p>
-        <section class="card" aria-labelledby="holds-title">
-            <h2 id="holds-title">{t(RetentionT::LegalHolds)}</h2>
+        <Card id="holds-title" title=t(RetentionT::LegalHolds)>
             <p class="retention-note">{t(RetentionT::HoldsNote)}</p>
             <holds::ui::HoldsList on_change=move |_| reload.update(|n| *n += 1)/>
-        </section>
+        </Card>
     }
 }
 
@@ -149,25 +143,19 @@ pub fn RetentionCard() -> impl IntoView {
     let changed = common::live::live_version(&[common::live::Topic::Job, common::live::Topic::Share, common::live::Topic::Inquiry]);
     let report = Resource::new(changed, |_| get_retention_report());
     view! {
-        <section class="card" aria-labelledby="dash-retention">
-            <h2 id="dash-retention">{t(RetentionT::Title)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || report.get().map(|r| match r {
-                    Ok(r) => {
-                        let (class, text) = summary(&r);
-                        view! {
-                            <p class=class data-testid="dashboard-retention">{text}</p>
-                            <dl class="counts">
-                                <div><dt>{t(RetentionT::PastPromiseLabel)}</dt><dd data-testid="dashboard-past-promise">{num(r.past_promise())}</dd></div>
-                                <div><dt>{t(RetentionT::LegalHolds)}</dt><dd data-testid="dashboard-holds">{num(r.holds)}</dd></div>
-                            </dl>
-                        }.into_any()
-                    }
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
+        <Card id="dash-retention" title=t(RetentionT::Title)>
+            <Loaded value=move || report.get() describe=describe ok=move |r| {
+                    let (class, text) = summary(&r);
+                    view! {
+                        <p class=class data-testid="dashboard-retention">{text}</p>
+                        <dl class="counts">
+                            <div><dt>{t(RetentionT::PastPromiseLabel)}</dt><dd data-testid="dashboard-past-promise">{num(r.past_promise())}</dd></div>
+                            <div><dt>{t(RetentionT::LegalHolds)}</dt><dd data-testid="dashboard-holds">{num(r.holds)}</dd></div>
+                        </dl>
+                    }.into_any()
+                }/>
             <a href="/admin/retention">{t(RetentionT::OpenReport)}</a>
-        </section>
+        </Card>
     }
 }
 

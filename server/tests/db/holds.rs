@@ -207,7 +207,7 @@ async fn a_held_inquiry_cannot_be_deleted_by_an_admin_or_by_any_statement(pool: 
     let id = inquiry(&pool, "keep@example.org", 1).await;
     place(&pool, &actor, HoldTarget::Inquiry(id), REASON).await.unwrap();
     let mut conn = pool.acquire().await.unwrap();
-    assert_eq!(app::inbox::db::delete(&mut conn, &[id]).await.unwrap(), Vec::<Uuid>::new());
+    assert_eq!(app::inbox::db::delete(&mut conn, app::inbox::db::Listed::Inquiries, &[id]).await.unwrap(), Vec::<Uuid>::new());
     // Even a statement that forgets the flag fails: the hold references the row.
     let err = sqlx::query("delete from inquiries where id = $1").bind(id).execute(&pool).await.unwrap_err();
     assert!(err.to_string().contains("legal_holds"), "{err}");
@@ -369,9 +369,9 @@ async fn an_inquiry_that_missed_its_senders_hold_flag_cannot_be_deleted_by_an_ad
     sqlx::query("update inquiries set held = false where id = $1").bind(raced).execute(&pool).await.unwrap();
     let free = inquiry(&pool, "free@example.org", 1).await;
     let mut conn = pool.acquire().await.unwrap();
-    let held = app::inbox::db::held_among(&mut conn, &[raced, free]).await.unwrap();
+    let held = app::inbox::db::held_among(&mut conn, app::inbox::db::Listed::Inquiries, &[raced, free]).await.unwrap();
     assert_eq!(held, vec![raced], "the hold on the address counts, not only the flag");
-    let deleted = app::inbox::db::delete(&mut conn, &[raced, free]).await.unwrap();
+    let deleted = app::inbox::db::delete(&mut conn, app::inbox::db::Listed::Inquiries, &[raced, free]).await.unwrap();
     assert_eq!(deleted, vec![free]);
     assert!(exists(&pool, raced).await, "the inquiry under its sender's hold was deleted");
 }

@@ -2,15 +2,7 @@
 //! an auditor reads — the keys that sign the digests, the transparency log's checkpoint and tiles
 //! (and a witness's cosignature).
 
-use axum::{
-    body::Body,
-    extract::{Query, State},
-    http::{header, StatusCode},
-    response::{IntoResponse, Response},
-    routing::get,
-};
-use kernel::http::{attachment, record_first, AdminCall, Routes};
-use kernel::state::AppState;
+use kernel::http::prelude::*;
 use serde::Deserialize;
 
 /// This domain's routes.

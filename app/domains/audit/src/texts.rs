@@ -25,7 +25,6 @@ texts! {
     WhatHappened { en: "What happened", ja: "操作内容" }
     Details { en: "Details", ja: "詳細" }
     NoEvent { en: "No event matches these filters.", ja: "この条件に一致するイベントはありません。" }
-    ShowOlder { en: "Show older", ja: "さらに古いものを表示" }
     Event { en: "Event", ja: "イベント" }
     Kind { en: "Kind", ja: "種別" }
     Admin { en: "Admin", ja: "管理者" }

@@ -9,7 +9,7 @@ use super::{AuditFilter, AuditKind, AuditRow, ExportStatus, MonthStatus};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, UiT};
+use common::ui::{describe, ListEnd, Loaded, UiT};
 
 /// The filter form's fields, as typed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,12 +97,7 @@ fn TrailSection() -> impl IntoView {
         <section aria-labelledby="trail-title" data-testid="audit-trail">
             <h2 id="trail-title">{t(AuditT::TrailHeading)}</h2>
             <p class="muted">{t(AuditT::TrailIntro)}</p>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || overview.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                    Ok(o) => view! { <TrailState o/> }.into_any(),
-                })}
-            </Transition>
+            <Loaded value=move || overview.get() describe=describe ok=move |o| view! { <TrailState o/> }.into_any()/>
             <div class="verify">
                 <ActionForm action=verify>
                     <button type="submit" data-testid="verify-trail" disabled=move || verify.pending().get()>{t(AuditT::VerifyNow)}</button>
@@ -254,12 +249,7 @@ fn AuditTable(
                         </For>
                     </tbody>
                 </table>
-                <Show when=move || rows.get().is_empty()>
-                    <p class="empty">{t(AuditT::NoEvent)}</p>
-                </Show>
-                <Show when=move || next.get().is_some()>
-                    <button type="button" class="secondary" on:click=move |_| on_more()>{t(AuditT::ShowOlder)}</button>
-                </Show>
+                <ListEnd empty=move || rows.get().is_empty() empty_text=|| t(AuditT::NoEvent) more=move || next.get().is_some() on_more/>
             }.into_any(),
         })}
     </Transition>
@@ -299,24 +289,19 @@ pub fn UpkeepCard() -> impl IntoView {
     view! {
         <section class="card" aria-labelledby="upkeep-title" data-testid="audit-upkeep">
             <h2 id="upkeep-title">{t(AuditT::AuditLog)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || state.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                    Ok(s) => {
-                        let ahead_ok = s.partitions_ahead >= s.partitions_wanted;
-                        view! {
-                            <dl class="counts">
-                                <div class=if ahead_ok { "" } else { "bad" }><dt>{t(AuditT::MonthsAhead)}</dt><dd data-testid="partitions-ahead">{tf(AuditT::AheadOfWanted, &[("ahead", &num(s.partitions_ahead)), ("wanted", &num(s.partitions_wanted))])}</dd></div>
-                                <div><dt>{t(AuditT::MonthsPending)}</dt><dd data-testid="months-pending">{num(s.months_pending)}</dd></div>
-                                <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>{t(AuditT::DefaultRows)}</dt><dd data-testid="default-rows">{num(s.default_rows)}</dd></div>
-                                <div><dt>{t(AuditT::MonthsArchived)}</dt><dd data-testid="months-archived">{num(s.months_archived)}</dd></div>
-                                <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>{t(AuditT::MonthsFailed)}</dt><dd data-testid="months-failed">{num(s.months_failed)}</dd></div>
-                            </dl>
-                            <p class="muted"><a href="/admin/audit">{t(AuditT::OpenAuditLog)}</a> " · " <a href="/admin/audit/archive">{t(AuditT::ArchiveAndExports)}</a></p>
-                        }.into_any()
-                    }
-                })}
-            </Transition>
+            <Loaded value=move || state.get() describe=describe ok=move |s| {
+                    let ahead_ok = s.partitions_ahead >= s.partitions_wanted;
+                    view! {
+                        <dl class="counts">
+                            <div class=if ahead_ok { "" } else { "bad" }><dt>{t(AuditT::MonthsAhead)}</dt><dd data-testid="partitions-ahead">{tf(AuditT::AheadOfWanted, &[("ahead", &num(s.partitions_ahead)), ("wanted", &num(s.partitions_wanted))])}</dd></div>
+                            <div><dt>{t(AuditT::MonthsPending)}</dt><dd data-testid="months-pending">{num(s.months_pending)}</dd></div>
+                            <div class=if s.default_rows == 0 { "" } else { "bad" }><dt>{t(AuditT::DefaultRows)}</dt><dd data-testid="default-rows">{num(s.default_rows)}</dd></div>
+                            <div><dt>{t(AuditT::MonthsArchived)}</dt><dd data-testid="months-archived">{num(s.months_archived)}</dd></div>
+                            <div class=if s.months_failed == 0 { "" } else { "bad" }><dt>{t(AuditT::MonthsFailed)}</dt><dd data-testid="months-failed">{num(s.months_failed)}</dd></div>
+                        </dl>
+                        <p class="muted"><a href="/admin/audit">{t(AuditT::OpenAuditLog)}</a> " · " <a href="/admin/audit/archive">{t(AuditT::ArchiveAndExports)}</a></p>
+                    }.into_any()
+                }/>
         </section>
     }
 }
@@ -412,48 +397,43 @@ pub fn ArchivePage() -> impl IntoView {
         </p>
         <section aria-labelledby="archive-title">
             <h2 id="archive-title">{t(AuditT::ArchivedMonths)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || overview.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
-                    Ok(o) => {
-                        let verified: Vec<String> = o.months.iter().filter(|m| m.status == MonthStatus::Verified).map(|m| m.month.clone()).collect();
-                        if month.get_untracked().is_empty() {
-                            if let Some(first) = verified.first() {
-                                month.set(first.clone());
-                            }
+            <Loaded value=move || overview.get() describe=describe ok=move |o| {
+                    let verified: Vec<String> = o.months.iter().filter(|m| m.status == MonthStatus::Verified).map(|m| m.month.clone()).collect();
+                    if month.get_untracked().is_empty() {
+                        if let Some(first) = verified.first() {
+                            month.set(first.clone());
                         }
-                        view! {
-                            <MonthsTable months=o.months.clone()/>
-                            <h3>{t(AuditT::DownloadMonth)}</h3>
-                            <form class="stack" data-testid="archive-link-form" on:submit=get_link>
-                                <div class="field">
-                                    <label for="archive-month">{t(AuditT::Month)}</label>
-                                    <select id="archive-month" on:change=move |ev| month.set(event_target_value(&ev)) prop:value=move || month.get()>
-                                        {verified.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
-                                    </select>
-                                </div>
-                                <div class="field">
-                                    <label for="archive-reason">{t(AuditT::WhyNeeded)}</label>
-                                    <textarea id="archive-reason" rows="2" aria-describedby="archive-reason-hint archive-reason-error"
-                                        prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))></textarea>
-                                    <p class="muted" id="archive-reason-hint">{t(AuditT::ReasonHint)}</p>
-                                    <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
-                                </div>
-                                <button type="submit" prop:disabled=move || asking.pending().get()>{t(AuditT::GetMonthLink)}</button>
-                            </form>
-                            {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
-                            {move || link.get().map(|l| view! {
-                                <p class="notice success" role="status">
-                                    {t(AuditT::LinkReadyBefore)} <common::time::LocalTime at={l.expires_at}/> {t(AuditT::LinkReadyAfter)}
-                                    <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a>
-                                </p>
-                            })}
-                            <h3>{t(AuditT::RecentDownloads)}</h3>
-                            <RetrievalsTable retrievals=o.retrievals.clone()/>
-                        }.into_any()
                     }
-                })}
-            </Transition>
+                    view! {
+                        <MonthsTable months=o.months.clone()/>
+                        <h3>{t(AuditT::DownloadMonth)}</h3>
+                        <form class="stack" data-testid="archive-link-form" on:submit=get_link>
+                            <div class="field">
+                                <label for="archive-month">{t(AuditT::Month)}</label>
+                                <select id="archive-month" on:change=move |ev| month.set(event_target_value(&ev)) prop:value=move || month.get()>
+                                    {verified.into_iter().map(|m| view! { <option value=m.clone()>{m.clone()}</option> }).collect_view()}
+                                </select>
+                            </div>
+                            <div class="field">
+                                <label for="archive-reason">{t(AuditT::WhyNeeded)}</label>
+                                <textarea id="archive-reason" rows="2" aria-describedby="archive-reason-hint archive-reason-error"
+                                    prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev))></textarea>
+                                <p class="muted" id="archive-reason-hint">{t(AuditT::ReasonHint)}</p>
+                                <p class="field-error" id="archive-reason-error" aria-live="polite" data-testid="archive-reason-error">{reason_error}</p>
+                            </div>
+                            <button type="submit" prop:disabled=move || asking.pending().get()>{t(AuditT::GetMonthLink)}</button>
+                        </form>
+                        {move || other_error().map(|m| view! { <p class="notice error" role="alert" data-testid="archive-link-error">{m}</p> })}
+                        {move || link.get().map(|l| view! {
+                            <p class="notice success" role="status">
+                                {t(AuditT::LinkReadyBefore)} <common::time::LocalTime at={l.expires_at}/> {t(AuditT::LinkReadyAfter)}
+                                <a data-testid="archive-download" href=l.url.clone() download=l.file_name.clone()>{tf(AuditT::DownloadFile, &[("file", &l.file_name)])}</a>
+                            </p>
+                        })}
+                        <h3>{t(AuditT::RecentDownloads)}</h3>
+                        <RetrievalsTable retrievals=o.retrievals.clone()/>
+                    }.into_any()
+                }/>
         </section>
         <ExportsSection/>
     }

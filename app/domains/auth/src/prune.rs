@@ -4,8 +4,8 @@
 use common::retention::Promise;
 use futures::future::BoxFuture;
 use kernel::jobs::Step;
-use kernel::prune::{step, Doomed, PruneCtx, PruneSettings, StepReport, CLAIM_INTERVAL, JOB};
-use kernel::retention::{Figures, Kind, ReadCtx, ReadError, Reading};
+use kernel::prune::{step, Aged, Doomed, Promised, PruneCtx, PruneSettings, StepReport, CLAIM_INTERVAL, JOB};
+use kernel::retention::{KindOfData, ReadCtx, ReadError};
 use sqlx::PgPool;
 
 /// Step names, declared once.
@@ -22,12 +22,32 @@ pub fn steps() -> Vec<Step> {
     ]
 }
 
-/// Auth's kinds of data, for the retention report.
-pub fn kinds() -> Vec<Kind> {
+/// Auth's kinds of data, for the retention report: what each prune statement would delete now
+/// is what is past the promise.
+pub fn kinds() -> Vec<Box<dyn KindOfData>> {
+    let aged = |kind, step, doomed, oldest, promise| {
+        Box::new(Aged { kind, job: JOB, step, every: CLAIM_INTERVAL, doomed, oldest, held: None, promise }) as Box<dyn KindOfData>
+    };
     vec![
-        Kind { kind: "sessions", job: JOB, step: STEP_SESSIONS, read: sessions },
-        Kind { kind: "passkey_challenges", job: JOB, step: STEP_CHALLENGES, read: challenges },
-        Kind { kind: "invites", job: JOB, step: STEP_INVITES, read: invites },
+        // Sessions end at their idle expiry (`$1`: now) or their absolute lifetime (`$2`).
+        aged("sessions", STEP_SESSIONS, &EXPIRED_SESSIONS, "select min(created_at) from admin_sessions", Promised::Read(sessions_promise)),
+        // Used ceremonies are deleted at once; their creation time is not kept: the oldest is
+        // shown by its expiry.
+        aged(
+            "passkey_challenges",
+            STEP_CHALLENGES,
+            &EXPIRED_CHALLENGES,
+            "select min(expires_at) from passkey_challenges",
+            Promised::Fixed(Promise::PasskeyChallenges, &[time::Duration::ZERO]),
+        ),
+        // Unredeemed invites go when they expire; redeemed ones are the record of who joined.
+        aged(
+            "invites",
+            STEP_INVITES,
+            &EXPIRED_INVITES,
+            "select min(created_at) from admin_invites",
+            Promised::Fixed(Promise::Invites, &[time::Duration::ZERO]),
+        ),
     ]
 }
 
@@ -62,67 +82,15 @@ pub async fn delete_expired_invites(pool: &PgPool, ctx: PruneCtx) -> Result<Step
     EXPIRED_INVITES.delete(pool, ctx, &[ctx.now]).await
 }
 
-/// Admin sessions: idle expiry or absolute lifetime.
-fn sessions<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
+/// The sessions' promise (idle expiry and absolute lifetime, from the settings) and the ages of
+/// [`EXPIRED_SESSIONS`]' cutoffs.
+fn sessions_promise<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<(Promise, Vec<time::Duration>), ReadError>> {
     Box::pin(async move {
         let settings = ctx.state.domain::<PruneSettings>();
-        let absolute = time::Duration::seconds(settings.session_absolute.as_secs() as i64);
-        let figures = sqlx::query_as!(
-            Figures,
-            r#"select count(*) as "count!", min(s.created_at) as oldest_at,
-                      count(*) filter (where t.expiry_date < $1 or s.created_at < $2) as "past!",
-                      count(*) filter (where t.expiry_date < $1::timestamptz - make_interval(secs => $3) or s.created_at < $2::timestamptz - make_interval(secs => $3)) as "overdue!",
-                      0::bigint as "held!"
-               from tower_sessions.session t left join admin_sessions s on s.session_id = t.id"#,
-            ctx.now,
-            ctx.now - absolute,
-            ctx.every(JOB, CLAIM_INTERVAL).as_seconds_f64(),
-        )
-        .fetch_one(&ctx.state.pool)
-        .await?;
         let promise = Promise::Sessions {
             idle_hours: (settings.session_idle.as_secs() / 3600) as i64,
             absolute_days: (settings.session_absolute.as_secs() / 86_400) as i64,
         };
-        Ok(Reading { promise, figures, estimated: false })
-    })
-}
-
-/// Passkey ceremonies (used ones are deleted at once; abandoned ones expire). Their creation
-/// time is not kept: the oldest is shown by its expiry.
-fn challenges<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let figures = sqlx::query_as!(
-            Figures,
-            r#"select count(*) as "count!", min(expires_at) as oldest_at,
-                      count(*) filter (where expires_at < $1) as "past!",
-                      count(*) filter (where expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!",
-                      0::bigint as "held!"
-               from passkey_challenges"#,
-            ctx.now,
-            ctx.every(JOB, CLAIM_INTERVAL).as_seconds_f64(),
-        )
-        .fetch_one(&ctx.state.pool)
-        .await?;
-        Ok(Reading { promise: Promise::PasskeyChallenges, figures, estimated: false })
-    })
-}
-
-/// Invites: unredeemed ones go when they expire; redeemed ones are the record of who joined.
-fn invites<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let figures = sqlx::query_as!(
-            Figures,
-            r#"select count(*) as "count!", min(created_at) as oldest_at,
-                      count(*) filter (where redeemed_at is null and expires_at < $1) as "past!",
-                      count(*) filter (where redeemed_at is null and expires_at < $1::timestamptz - make_interval(secs => $2)) as "overdue!",
-                      0::bigint as "held!"
-               from admin_invites"#,
-            ctx.now,
-            ctx.every(JOB, CLAIM_INTERVAL).as_seconds_f64(),
-        )
-        .fetch_one(&ctx.state.pool)
-        .await?;
-        Ok(Reading { promise: Promise::Invites, figures, estimated: false })
+        Ok((promise, vec![time::Duration::ZERO, time::Duration::seconds(settings.session_absolute.as_secs() as i64)]))
     })
 }

@@ -11,7 +11,7 @@ use super::{PasskeyView, SessionView};
 use common::error::AppError;
 use common::i18n::{t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, CopyableLink, Outcome, UiT};
+use common::ui::{describe, Card, CopyableLink, Loaded, Outcome, UiT};
 
 /// A failed call on the invite page: a missing invite is a bad link, and only an admin can
 /// make a new one.
@@ -312,35 +312,29 @@ fn PasskeysCard(
     #[cfg(not(feature = "hydrate"))]
     let _ = (message, busy);
     view! {
-    <section class="card" aria-labelledby="passkeys-title">
-        <h2 id="passkeys-title">{t(AccountT::PasskeysHeading)}</h2>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || passkeys.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
-                Ok(list) => {
-                    let only_one = list.len() <= 1;
-                    view! {
-                        <table class="list" data-testid="passkeys">
-                            <thead><tr>
-                                <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
-                                <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-                            </tr></thead>
-                            <tbody>
-                                {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
-                            </tbody>
-                        </table>
-                        {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
-                    }.into_any()
-                }
-            })}
-        </Transition>
+    <Card id="passkeys-title" title=t(AccountT::PasskeysHeading)>
+        <Loaded value=move || passkeys.get() describe=describe_account ok=move |list| {
+                let only_one = list.len() <= 1;
+                view! {
+                    <table class="list" data-testid="passkeys">
+                        <thead><tr>
+                            <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
+                            <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                        </tr></thead>
+                        <tbody>
+                            {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
+                        </tbody>
+                    </table>
+                    {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
+                }.into_any()
+            }/>
         <form class="inline" on:submit=add_passkey>
             <label for="new-passkey-name">{t(AccountT::NewPasskeyName)}</label>
             <input id="new-passkey-name" type="text" maxlength="100" required placeholder=t(AccountT::NewPasskeyPlaceholder)
                 prop:value=new_passkey_name on:input=move |ev| new_passkey_name.set(event_target_value(&ev))/>
             <button type="submit" class="primary" disabled=move || busy.get()>{t(AccountT::AddPasskey)}</button>
         </form>
-    </section>
+    </Card>
     }
 }
 
@@ -349,25 +343,19 @@ fn PasskeysCard(
 fn SessionsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
     let sessions = Resource::new(move || changed.get(), |_| list_sessions());
     view! {
-    <section class="card" aria-labelledby="sessions-title">
-        <h2 id="sessions-title">{t(AccountT::SessionsHeading)}</h2>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || sessions.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe_account(&e)}</p> }.into_any(),
-                Ok(list) => view! {
-                    <table class="list" data-testid="sessions">
-                        <thead><tr>
-                            <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
-                            <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-                        </tr></thead>
-                        <tbody>
-                            {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
-                        </tbody>
-                    </table>
-                }.into_any(),
-            })}
-        </Transition>
-    </section>
+    <Card id="sessions-title" title=t(AccountT::SessionsHeading)>
+        <Loaded value=move || sessions.get() describe=describe_account ok=move |list| view! {
+                <table class="list" data-testid="sessions">
+                    <thead><tr>
+                        <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
+                        <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+                    </tr></thead>
+                    <tbody>
+                        {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()/>
+    </Card>
     }
 }
 
@@ -386,8 +374,7 @@ fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoVie
         create.dispatch(CreateInvite { name: Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty()) });
     };
     view! {
-    <section class="card" aria-labelledby="invite-title">
-        <h2 id="invite-title">{t(AccountT::InviteHeading)}</h2>
+    <Card id="invite-title" title=t(AccountT::InviteHeading)>
         <p>{t(AccountT::InviteExplain)}</p>
         <form class="inline" on:submit=make_invite>
             <label for="invite-for">{t(AccountT::InviteFor)}</label>
@@ -395,7 +382,7 @@ fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoVie
             <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
         </form>
         {move || create.value().get().and_then(Result::ok).map(|i| view! { <InviteLink invite=i/> })}
-    </section>
+    </Card>
     }
 }
 

@@ -4,10 +4,9 @@
 //! [`steps`] into it and [`kinds`] into the report.
 
 use common::retention::Promise;
-use futures::future::BoxFuture;
 use kernel::jobs::Step;
-use kernel::prune::{step, Doomed, PruneCtx, StepReport, CLAIM_INTERVAL, JOB};
-use kernel::retention::{table_size, Figures, Kind, ReadCtx, ReadError, Reading};
+use kernel::prune::{step, Aged, Doomed, Promised, PruneCtx, StepReport, CLAIM_INTERVAL, JOB};
+use kernel::retention::{KindOfData, ReadError};
 use sqlx::PgPool;
 use time::OffsetDateTime;
 
@@ -28,13 +27,57 @@ pub fn steps() -> Vec<Step> {
     ]
 }
 
-/// Contact's kinds of data, for the retention report.
-pub fn kinds() -> Vec<Kind> {
+/// Contact's kinds of data, for the retention report: what each prune statement would delete now
+/// is what is past the promise; held items (their own flag or a hold on the sender's address)
+/// are counted apart. Each figure comes from an index; a large table's total is the catalogue's.
+pub fn kinds() -> Vec<Box<dyn KindOfData>> {
     vec![
-        Kind { kind: "inquiries", job: JOB, step: STEP_INQUIRIES, read: inquiries },
-        Kind { kind: "suspected_spam", job: JOB, step: STEP_SPAM, read: suspected_spam },
-        Kind { kind: "spent_proofs", job: JOB, step: STEP_SPENT_PROOFS, read: spent_proofs },
+        Box::new(Aged {
+            kind: "inquiries",
+            job: JOB,
+            step: STEP_INQUIRIES,
+            every: CLAIM_INTERVAL,
+            doomed: &OLD_INQUIRIES,
+            oldest: "select min(created_at) from inquiries",
+            held: Some(
+                "select count(*) from (select id from inquiries where held
+                                       union select i.id from holds_in_force h join inquiries i on lower(i.email collate ucs_basic) = h.email
+                                       where h.email is not null) k",
+            ),
+            promise: Promised::Read(|ctx| Box::pin(async move { promise_of(retention_days(&ctx.state.pool).await?, |days| Promise::Inquiries { days }) })),
+        }),
+        Box::new(Aged {
+            kind: "suspected_spam",
+            job: JOB,
+            step: STEP_SPAM,
+            every: CLAIM_INTERVAL,
+            doomed: &OLD_SPAM,
+            oldest: "select min(created_at) from suspected_spam",
+            held: Some(
+                "select count(*) from suspected_spam s
+                 where held or exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic))",
+            ),
+            promise: Promised::Read(|ctx| {
+                Box::pin(async move { promise_of(spam_retention_days(&ctx.state.pool).await?, |days| Promise::SuspectedSpam { days }) })
+            }),
+        }),
+        // Until their challenge expires.
+        Box::new(Aged {
+            kind: "spent_proofs",
+            job: JOB,
+            step: STEP_SPENT_PROOFS,
+            every: CLAIM_INTERVAL,
+            doomed: &SPENT_PROOFS,
+            oldest: "select min(expires_at) from spam_proofs_spent",
+            held: None,
+            promise: Promised::Fixed(Promise::SpentProofs, &[time::Duration::ZERO]),
+        }),
     ]
+}
+
+/// A retention setting of `days` as its promise and its statement's one cutoff age.
+fn promise_of(days: u32, promise: fn(i64) -> Promise) -> Result<(Promise, Vec<time::Duration>), ReadError> {
+    Ok((promise(i64::from(days)), vec![time::Duration::days(i64::from(days))]))
 }
 
 /// Reads the inquiries' retention period from `settings` (1–3,650 days; 180 when missing or invalid).
@@ -61,27 +104,31 @@ pub fn dry_run() -> kernel::retention::DryRun {
     kernel::retention::DryRun(|pool, now, days| Box::pin(count_older_than(pool, now, days)))
 }
 
-/// Inquiries older than the retention period, oldest first. Held inquiries stay (legal hold):
-/// their flag is read under the row lock, and a hold on the sender's address placed before the
-/// statement is checked too. SKIP LOCKED: an admin deleting the same rows at the same moment
-/// never blocks prune.
-const OLD_INQUIRIES: Doomed = Doomed {
-    table: "inquiries",
-    keys: &["id"],
-    select: "select id from inquiries i where created_at < $1 and not held
-               and not exists (select 1 from holds_in_force h where h.email = lower(i.email collate ucs_basic))
-             order by created_at",
-    lock: " for update skip locked",
-};
-/// Suspected spam older than its own retention (`spam_retention_days`), except on legal hold.
-const OLD_SPAM: Doomed = Doomed {
-    table: "suspected_spam",
-    keys: &["id"],
-    select: "select id from suspected_spam s where created_at < $1 and not held
-               and not exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic))
-             order by created_at",
-    lock: " for update skip locked",
-};
+/// Rows of `$table` (inquiries or suspected spam) older than their retention period (`$1`),
+/// oldest first. Held rows stay (legal hold): their flag is read under the row lock, and a hold
+/// on the sender's address placed before the statement is checked too. SKIP LOCKED: an admin
+/// deleting the same rows at the same moment never blocks prune.
+macro_rules! old_rows {
+    ($table:literal) => {
+        Doomed {
+            table: $table,
+            keys: &["id"],
+            select: concat!(
+                "select id from ",
+                $table,
+                " t where created_at < $1 and not held
+                   and not exists (select 1 from holds_in_force h where h.email = lower(t.email collate ucs_basic))
+                 order by created_at"
+            ),
+            lock: " for update skip locked",
+        }
+    };
+}
+
+/// Inquiries older than the retention period (`retention_days`).
+const OLD_INQUIRIES: Doomed = old_rows!("inquiries");
+/// Suspected spam older than its own retention (`spam_retention_days`).
+const OLD_SPAM: Doomed = old_rows!("suspected_spam");
 /// Proofs of work whose challenge expired (a replay of them is refused as expired anyway).
 const SPENT_PROOFS: Doomed =
     Doomed { table: "spam_proofs_spent", keys: &["challenge"], select: "select challenge from spam_proofs_spent where expires_at < $1", lock: "" };
@@ -116,73 +163,4 @@ pub async fn delete_spent_proofs(pool: &PgPool, ctx: PruneCtx) -> Result<StepRep
 pub async fn delete_old_inquiries(pool: &PgPool, ctx: PruneCtx) -> Result<StepReport, sqlx::Error> {
     let cutoff = ctx.now - time::Duration::days(i64::from(retention_days(pool).await?));
     OLD_INQUIRIES.delete(pool, ctx, &[cutoff]).await
-}
-
-/// Inquiries: the retention setting; held ones (own or sender's hold) apart. Each figure from an
-/// index: the oldest by `created_at`, the past and overdue ones by a range of it (what is past
-/// the promise, normally nothing), the held ones by the hold flag's and the hold addresses'
-/// indexes. The total comes from the catalogue when the table is large.
-fn inquiries<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let pool = &ctx.state.pool;
-        let days = retention_days(pool).await?;
-        let cutoff = ctx.now - time::Duration::days(i64::from(days));
-        let mut figures = sqlx::query_as!(
-            Figures,
-            r#"select 0::bigint as "count!",
-                      (select min(created_at) from inquiries) as oldest_at,
-                      (select count(*) from inquiries i where created_at < $1 and not held
-                         and not exists (select 1 from holds_in_force h where h.email = lower(i.email collate ucs_basic))) as "past!",
-                      (select count(*) from inquiries i where created_at < $2 and not held
-                         and not exists (select 1 from holds_in_force h where h.email = lower(i.email collate ucs_basic))) as "overdue!",
-                      (select count(*) from (select id from inquiries where held
-                                             union select i.id from holds_in_force h join inquiries i on lower(i.email collate ucs_basic) = h.email
-                                             where h.email is not null) k) as "held!""#,
-            cutoff,
-            cutoff - ctx.every(JOB, CLAIM_INTERVAL),
-        )
-        .fetch_one(pool)
-        .await?;
-        let (count, estimated) = table_size(pool, "inquiries").await?;
-        figures.count = count;
-        Ok(Reading { promise: Promise::Inquiries { days: i64::from(days) }, figures, estimated })
-    })
-}
-
-/// Suspected spam: its own retention setting; held ones apart.
-fn suspected_spam<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let pool = &ctx.state.pool;
-        let days = spam_retention_days(pool).await?;
-        let cutoff = ctx.now - time::Duration::days(i64::from(days));
-        let (count, oldest_at, past, overdue, held): (i64, Option<time::OffsetDateTime>, i64, i64, i64) = sqlx::query_as(
-            "select count(*), min(created_at),
-                    count(*) filter (where created_at < $1 and not held and not exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic))),
-                    count(*) filter (where created_at < $2 and not held and not exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic))),
-                    count(*) filter (where held or exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic)))
-             from suspected_spam s",
-        )
-        .bind(cutoff)
-        .bind(cutoff - ctx.every(JOB, CLAIM_INTERVAL))
-        .fetch_one(pool)
-        .await?;
-        let figures = Figures { count, oldest_at, past, overdue, held };
-        Ok(Reading { promise: Promise::SuspectedSpam { days: i64::from(days) }, figures, estimated: false })
-    })
-}
-
-/// Used proofs of work: until their challenge expires.
-fn spent_proofs<'a>(ctx: &'a ReadCtx<'a>) -> BoxFuture<'a, Result<Reading, ReadError>> {
-    Box::pin(async move {
-        let (count, oldest_at, past, overdue): (i64, Option<time::OffsetDateTime>, i64, i64) = sqlx::query_as(
-            "select count(*), min(expires_at), count(*) filter (where expires_at < $1),
-                    count(*) filter (where expires_at < $1::timestamptz - make_interval(secs => $2))
-             from spam_proofs_spent",
-        )
-        .bind(ctx.now)
-        .bind(ctx.every(JOB, CLAIM_INTERVAL).as_seconds_f64())
-        .fetch_one(&ctx.state.pool)
-        .await?;
-        Ok(Reading { promise: Promise::SpentProofs, figures: Figures { count, oldest_at, past, overdue, held: 0 }, estimated: false })
-    })
 }

@@ -1,15 +1,7 @@
 //! The contact domain's plain routes: the inbox as a streamed CSV download for admins
 //! (`GET /admin/inbox/export.csv[?q=…][&bom=1]`).
 
-use axum::{
-    body::Body,
-    extract::{Query, State},
-    http::{header, StatusCode},
-    response::{IntoResponse, Response},
-    routing::get,
-};
-use kernel::http::{attachment, AdminCall, Routes};
-use kernel::state::AppState;
+use kernel::http::prelude::*;
 use serde::Deserialize;
 
 use crate::inbox;

@@ -269,6 +269,34 @@ fn SpamFields(stamp: String, pow: Pow) -> impl IntoView {
     }
 }
 
+/// One line of the form (`contact-{field}`): its label, the input (autocompleted as `field`) and
+/// the message of its own validation, announced as it changes.
+#[component]
+fn LineField(
+    field: &'static str,
+    kind: &'static str,
+    max: u32,
+    label: &'static str,
+    value: ReadSignal<String>,
+    set: WriteSignal<String>,
+    touch: impl Fn(&'static str) + Copy + Send + Sync + 'static,
+    error: Signal<Option<String>>,
+) -> impl IntoView {
+    let (id, error_id) = (format!("contact-{field}"), format!("contact-{field}-error"));
+    view! {
+        <div class="field">
+            <label for=id.clone()>{label}</label>
+            <input id=id name=field type=kind autocomplete=field required maxlength=max
+                prop:value=value
+                on:input=move |ev| set.set(event_target_value(&ev))
+                on:blur=move |_| touch(field)
+                aria-invalid=move || error.get().is_some().to_string()
+                aria-describedby=error_id.clone()/>
+            <p id=error_id class="field-error" aria-live="polite">{move || error.get()}</p>
+        </div>
+    }
+}
+
 /// The form's fields: each with its label and the message of its own validation (`errors`, in
 /// the order name, email, message), the message's character count, the honeypot and the button.
 #[component]
@@ -285,26 +313,8 @@ fn ContactFields(
     pending: Signal<bool>,
 ) -> impl IntoView {
     view! {
-        <div class="field">
-            <label for="contact-name">{t(T::ContactName)}</label>
-            <input id="contact-name" name="name" type="text" autocomplete="name" required maxlength="100"
-                prop:value=name
-                on:input=move |ev| set_name.set(event_target_value(&ev))
-                on:blur=move |_| touch("name")
-                aria-invalid=move || errors[0].get().is_some().to_string()
-                aria-describedby="contact-name-error"/>
-            <p id="contact-name-error" class="field-error" aria-live="polite">{move || errors[0].get()}</p>
-        </div>
-        <div class="field">
-            <label for="contact-email">{t(T::ContactEmail)}</label>
-            <input id="contact-email" name="email" type="email" autocomplete="email" required maxlength="254"
-                prop:value=email
-                on:input=move |ev| set_email.set(event_target_value(&ev))
-                on:blur=move |_| touch("email")
-                aria-invalid=move || errors[1].get().is_some().to_string()
-                aria-describedby="contact-email-error"/>
-            <p id="contact-email-error" class="field-error" aria-live="polite">{move || errors[1].get()}</p>
-        </div>
+        <LineField field="name" kind="text" max=100 label=t(T::ContactName) value=name set=set_name touch=touch error=errors[0]/>
+        <LineField field="email" kind="email" max=254 label=t(T::ContactEmail) value=email set=set_email touch=touch error=errors[1]/>
         <div class="field">
             <label for="contact-message">{t(T::ContactMessage)}</label>
             <textarea id="contact-message" name="message" rows="7" required maxlength="5000"

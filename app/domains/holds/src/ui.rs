@@ -7,9 +7,9 @@ use super::api::{list_holds, LiftHold, PlaceHold};
 use super::texts::HoldsT;
 use super::{parse_reason, HoldTarget, HoldView};
 use common::error::AppError;
-use common::i18n::{num, t, tf, T};
+use common::i18n::{num, t, tf};
 use common::time::format_time;
-use common::ui::{describe, Outcome};
+use common::ui::{describe, Loaded, Outcome};
 
 fn describe_hold(err: &AppError) -> String {
     match err {
@@ -105,33 +105,30 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
     };
     view! {
         <Outcome message testid="holds-message"/>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || holds.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="no-holds">{t(HoldsT::NoHolds)}</p> }.into_any(),
-                Ok(list) => view! {
-                    <table class="list" data-testid="holds">
-                        <thead><tr><th>{t(HoldsT::Keeps)}</th><th>{t(HoldsT::Reason)}</th><th>{t(HoldsT::PlacedAt)}</th><th><span class="sr-only">{t(HoldsT::Actions)}</span></th></tr></thead>
-                        <tbody>
-                            {list.into_iter().map(|h| {
-                                let what = h.item.describe();
-                                let covers = h.covers;
-                                let placed = format!("{}{}", format_time(h.placed_at), h.placed_by.as_deref().map(|n| tf(HoldsT::PlacedBy, &[("name", &n)])).unwrap_or_default());
-                                let label = tf(HoldsT::LiftLabel, &[("what", &what)]);
-                                let reason = h.reason.clone();
-                                view! {
-                                    <tr data-testid="hold-row">
-                                        <td>{what}<div class="muted">{if covers == 1 { t(HoldsT::OneItemKept).to_string() } else { tf(HoldsT::ItemsKept, &[("n", &num(covers))]) }}</div></td>
-                                        <td>{reason}</td>
-                                        <td class="nowrap">{placed}</td>
-                                        <td class="actions"><button type="button" class="secondary small" aria-label=label on:click=move |_| lift(h.clone())>{t(HoldsT::Lift)}</button></td>
-                                    </tr>
-                                }
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                }.into_any(),
-            })}
-        </Transition>
+        <Loaded value=move || holds.get() describe=describe ok=move |v| match v {
+            list if list.is_empty() => view! { <p class="empty" data-testid="no-holds">{t(HoldsT::NoHolds)}</p> }.into_any(),
+            list => view! {
+                <table class="list" data-testid="holds">
+                    <thead><tr><th>{t(HoldsT::Keeps)}</th><th>{t(HoldsT::Reason)}</th><th>{t(HoldsT::PlacedAt)}</th><th><span class="sr-only">{t(HoldsT::Actions)}</span></th></tr></thead>
+                    <tbody>
+                        {list.into_iter().map(|h| {
+                            let what = h.item.describe();
+                            let covers = h.covers;
+                            let placed = format!("{}{}", format_time(h.placed_at), h.placed_by.as_deref().map(|n| tf(HoldsT::PlacedBy, &[("name", &n)])).unwrap_or_default());
+                            let label = tf(HoldsT::LiftLabel, &[("what", &what)]);
+                            let reason = h.reason.clone();
+                            view! {
+                                <tr data-testid="hold-row">
+                                    <td>{what}<div class="muted">{if covers == 1 { t(HoldsT::OneItemKept).to_string() } else { tf(HoldsT::ItemsKept, &[("n", &num(covers))]) }}</div></td>
+                                    <td>{reason}</td>
+                                    <td class="nowrap">{placed}</td>
+                                    <td class="actions"><button type="button" class="secondary small" aria-label=label on:click=move |_| lift(h.clone())>{t(HoldsT::Lift)}</button></td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any(),
+        }/>
     }
 }

@@ -6,10 +6,10 @@ use leptos_meta::Title;
 use super::api::*;
 use super::texts::SettingsT;
 use super::{parse_retention_input, RetentionPreview};
-use common::i18n::{num, t, tf, Lang, Text, T};
+use common::i18n::{num, t, tf, Lang, Text};
 use common::jobs::{JobView, RunNowView, RunState, StepStatus};
 use common::time::format_time;
-use common::ui::{describe, Outcome, UiT};
+use common::ui::{describe, Card, Loaded, Outcome, UiT};
 
 // What the jobs and alerts say comes from the server in English, which stays the stored, logged,
 // exported and printed text (the run records, `maintenance_runs`, `alerts`, metrics, the CLI and
@@ -315,12 +315,7 @@ pub fn JobsPanel() -> impl IntoView {
     view! {
         <Outcome message testid="jobs-message"/>
         <div class="jobs" data-testid="jobs">
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || jobs.get().map(|r| match r {
-                    Ok(list) => list.into_iter().map(|job| view! { <JobCard job on_run running/> }).collect_view().into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
+            <Loaded value=move || jobs.get() describe=describe ok=move |list| list.into_iter().map(|job| view! { <JobCard job on_run running/> }).collect_view().into_any()/>
         </div>
     }
 }
@@ -439,8 +434,7 @@ pub fn SettingsPage() -> impl IntoView {
         <Title text=format!("{}{}", t(SettingsT::Heading), t(UiT::AdminTitleSuffix))/>
         <h1>{t(SettingsT::Heading)}</h1>
         <Outcome message testid="settings-message"/>
-        <section class="card" aria-labelledby="retention-title">
-            <h2 id="retention-title">{t(SettingsT::RetentionHeading)}</h2>
+        <Card id="retention-title" title=t(SettingsT::RetentionHeading)>
             <form class="inline" on:submit=save>
                 <label for="retention-days">{t(SettingsT::KeepFor)}</label>
                 <input id="retention-days" type="number" min="1" max="3650" step="1" inputmode="numeric" required
@@ -456,12 +450,11 @@ pub fn SettingsPage() -> impl IntoView {
                     None => String::new(),
                 }}
             </p>
-        </section>
-        <section class="card" aria-labelledby="cleanup-title">
-            <h2 id="cleanup-title">{t(SettingsT::CleanupHeading)}</h2>
+        </Card>
+        <Card id="cleanup-title" title=t(SettingsT::CleanupHeading)>
             <p>{t(SettingsT::CleanupText)}</p>
             <JobsPanel/>
-        </section>
+        </Card>
     }
 }
 

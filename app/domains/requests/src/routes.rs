@@ -4,17 +4,9 @@
 //! is an audit event (the request's id and the address's keyed hash), written before the first
 //! byte: a copy whose record cannot be written is not sent.
 
-use axum::{
-    body::Body,
-    extract::{Path, State},
-    http::{header, HeaderMap, StatusCode},
-    response::{IntoResponse, Response},
-    routing::get,
-};
 use kernel::audit::Actor;
-use kernel::http::{AdminCall, Routes};
+use kernel::http::prelude::*;
 use kernel::personal::Address;
-use kernel::state::AppState;
 
 use crate::{db, RequestView};
 

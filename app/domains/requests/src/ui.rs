@@ -17,7 +17,7 @@ use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::personal::{kind_label, Found};
 use common::time::format_time;
-use common::ui::{describe, UiT};
+use common::ui::{describe, Card, Loaded, UiT};
 
 /// The error a plain form post of `path` was redirected back with, when this server signed it.
 fn error_from_url(path: &'static str) -> Option<AppError> {
@@ -73,16 +73,12 @@ pub fn RequestsPage() -> impl IntoView {
         <h1>{t(RequestsT::Title)}</h1>
         <p class="lead">{t(RequestsT::Intro)}</p>
         <RecordForm record/>
-        <section class="card" aria-labelledby="requests-list">
-            <h2 id="requests-list">{t(RequestsT::ListHeading)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || list.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error" role="alert">{describe(&e)}</p> }.into_any(),
-                    Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="no-requests">{t(RequestsT::NoRequests)}</p> }.into_any(),
-                    Ok(list) => view! { <RequestsTable list/> }.into_any(),
-                })}
-            </Transition>
-        </section>
+        <Card id="requests-list" title=t(RequestsT::ListHeading)>
+            <Loaded value=move || list.get() describe=describe ok=move |v| match v {
+                list if list.is_empty() => view! { <p class="empty" data-testid="no-requests">{t(RequestsT::NoRequests)}</p> }.into_any(),
+                list => view! { <RequestsTable list/> }.into_any(),
+            }/>
+        </Card>
     }
 }
 
@@ -144,8 +140,7 @@ fn RecordForm(record: ServerAction<RecordRequest>) -> impl IntoView {
     })
     .into_inner();
     view! {
-        <section class="card" aria-labelledby="record-heading">
-            <h2 id="record-heading">{t(RequestsT::RecordHeading)}</h2>
+        <Card id="record-heading" title=t(RequestsT::RecordHeading)>
             <ActionForm action=record attr:data-testid="record-request">
                 <RecordFields field_error=field days/>
                 {move || general().map(|m| view! { <p class="notice error" role="alert">{m}</p> })}
@@ -153,7 +148,7 @@ fn RecordForm(record: ServerAction<RecordRequest>) -> impl IntoView {
                     {move || if record.pending().get() { t(RequestsT::Recording) } else { t(RequestsT::Record) }}
                 </button>
             </ActionForm>
-        </section>
+        </Card>
     }
 }
 
@@ -283,8 +278,7 @@ fn FoundSection(f: Findings) -> impl IntoView {
     let lang = common::i18n::lang();
     let total = f.total();
     view! {
-        <section class="card" aria-labelledby="found-heading">
-            <h2 id="found-heading">{t(RequestsT::FoundHeading)}</h2>
+        <Card id="found-heading" title=t(RequestsT::FoundHeading)>
             <p class="muted">{tf(RequestsT::FoundChecked, &[("at", &format_time(f.checked_at))])}</p>
             {(total == 0).then(|| view! { <p data-testid="nothing-found">{t(RequestsT::NothingFound)}</p> })}
             <table class="list" data-testid="found">
@@ -309,7 +303,7 @@ fn FoundSection(f: Findings) -> impl IntoView {
                 {[CopyT::NotSearchableClients, CopyT::NotSearchableAudit, CopyT::NotSearchableFiles, CopyT::NotSearchableMail]
                     .into_iter().map(|k| view! { <li>{t(k)}</li> }).collect_view()}
             </ul>
-        </section>
+        </Card>
     }
 }
 
@@ -325,8 +319,7 @@ fn CopySection(f: Findings) -> impl IntoView {
     let id = f.request.id;
     let lang = common::i18n::lang();
     view! {
-        <section class="card" aria-labelledby="copy-heading">
-            <h2 id="copy-heading">{t(RequestsT::CopyHeading)}</h2>
+        <Card id="copy-heading" title=t(RequestsT::CopyHeading)>
             <p>{t(RequestsT::CopyIntro)}</p>
             <ul class="links" data-testid="copy-links">
                 <li><a href=format!("/admin/requests/{id}/copy.json") download="" data-testid="copy-json">{t(RequestsT::CopyJson)}</a></li>
@@ -336,7 +329,7 @@ fn CopySection(f: Findings) -> impl IntoView {
                     view! { <li><a href=format!("/admin/requests/{id}/copy/{}.csv", k.kind) download="">{tf(RequestsT::CopyCsv, &[("label", &label)])}</a></li> }
                 }).collect_view()}
             </ul>
-        </section>
+        </Card>
     }
 }
 
@@ -357,11 +350,10 @@ fn EraseSection(f: Findings, preview: bool, erase: ServerAction<EraseRequest>) -
         view! { <p>{t(RequestsT::PreviewIntro)}</p> <a class="button" href=href data-testid="preview-erasure">{t(RequestsT::Preview)}</a> }.into_any()
     };
     view! {
-        <section class="card" aria-labelledby="erase-heading">
-            <h2 id="erase-heading">{t(RequestsT::EraseHeading)}</h2>
+        <Card id="erase-heading" title=t(RequestsT::EraseHeading)>
             {body}
             {move || error().map(|m| view! { <p class="notice error" role="alert" data-testid="erase-error">{m}</p> })}
-        </section>
+        </Card>
     }
 }
 
@@ -439,15 +431,14 @@ fn CloseSection(id: i64, close: ServerAction<CloseRequest>) -> impl IntoView {
         None => from_url.as_ref().map(describe),
     };
     view! {
-        <section class="card" aria-labelledby="close-heading">
-            <h2 id="close-heading">{t(RequestsT::CloseHeading)}</h2>
+        <Card id="close-heading" title=t(RequestsT::CloseHeading)>
             <p>{t(RequestsT::CloseIntro)}</p>
             <ActionForm action=close attr:data-testid="close-form">
                 <input type="hidden" name="id" value=id/>
                 <button type="submit" data-testid="close-request" disabled=move || close.pending().get()>{t(RequestsT::CloseButton)}</button>
             </ActionForm>
             {move || error().map(|m| view! { <p class="notice error" role="alert" data-testid="close-error">{m}</p> })}
-        </section>
+        </Card>
     }
 }
 
@@ -456,16 +447,10 @@ fn CloseSection(id: i64, close: ServerAction<CloseRequest>) -> impl IntoView {
 pub fn RequestsCard() -> impl IntoView {
     let overview = Resource::new(|| (), |_| request_overview());
     view! {
-        <section class="card" aria-labelledby="dash-requests">
-            <h2 id="dash-requests">{t(RequestsT::Title)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || overview.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                    Ok(o) => view! { <OverviewLine o/> }.into_any(),
-                })}
-            </Transition>
+        <Card id="dash-requests" title=t(RequestsT::Title)>
+            <Loaded value=move || overview.get() describe=describe ok=move |o| view! { <OverviewLine o/> }.into_any()/>
             <a href="/admin/requests">{t(RequestsT::DashOpenPage)}</a>
-        </section>
+        </Card>
     }
 }
 

@@ -89,20 +89,44 @@ pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
 /// Revokes an active share: it expires now and the GC deletes its file. Recorded.
 #[server(prefix = "/api", endpoint = "admin/shares/revoke")]
 pub async fn revoke_share(id: common::id::Id) -> Result<(), AppError> {
-    let id = id.0;
+    end_link(Link::Share, id.0).await
+}
+
+/// An admin's link that can be ended at once: a share's download link or a file request's
+/// upload link.
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Link {
+    Share,
+    Request,
+}
+
+/// Ends `link` `id` now (it expires by the statement's clock), recorded, and journaled before the
+/// commit: a restored database does not bring the link back. A share's file then goes with the GC.
+#[cfg(feature = "ssr")]
+async fn end_link(link: Link, id: i64) -> Result<(), AppError> {
+    use kernel::audit::AuditKind;
+    use kernel::storage::journal::{self, Deletion};
     let (state, _, admin) = kernel::session::require_admin().await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    if !super::db::revoke(&mut tx, id).await.map_err(internal("share revoke"))? {
-        return Err(AppError::BadRequest(t(SharesT::NoLongerActive).into()));
+    let ended = match link {
+        Link::Share => super::db::revoke(&mut tx, id).await,
+        Link::Request => super::requests::revoke(&mut tx, id).await,
+    };
+    if !ended.map_err(internal("revoke"))? {
+        return Err(AppError::BadRequest(t(if link == Link::Share { SharesT::NoLongerActive } else { SharesT::RequestNoLongerOpen }).into()));
     }
-    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::ShareRevoke, Some(&id.to_string()))
-        .await
-        .map_err(internal("record"))?;
-    // Journaled before the commit: a restored database does not bring the link back.
-    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::ShareRevoke { ids: vec![id] }).await?;
+    let (kind, deletion, topic_id) = match link {
+        Link::Share => (AuditKind::ShareRevoke, Deletion::ShareRevoke { ids: vec![id] }, id.to_string()),
+        Link::Request => (AuditKind::FileRequestRevoke, Deletion::FileRequestEnd { ids: vec![id] }, format!("r{id}")),
+    };
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kind, Some(&id.to_string())).await.map_err(internal("record"))?;
+    journal::record_in_request(&mut *tx, &*state.blobs, deletion).await?;
     tx.commit().await.map_err(internal("commit"))?;
-    state.live.touch(common::live::Topic::Share, Some(id.to_string()));
-    super::gc::gc_in_background(&state);
+    state.live.touch(common::live::Topic::Share, Some(topic_id));
+    if link == Link::Share {
+        super::gc::gc_in_background(&state);
+    }
     Ok(())
 }
 
@@ -163,20 +187,7 @@ pub async fn list_file_requests() -> Result<Vec<super::FileRequestSummary>, AppE
 /// Revokes an open file request: its link stops working now. Recorded.
 #[server(prefix = "/api", endpoint = "admin/file-requests/revoke")]
 pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
-    let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
-    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    if !super::requests::revoke(&mut tx, id).await.map_err(internal("file request revoke"))? {
-        return Err(AppError::BadRequest(t(SharesT::RequestNoLongerOpen).into()));
-    }
-    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::FileRequestRevoke, Some(&id.to_string()))
-        .await
-        .map_err(internal("record"))?;
-    // Journaled before the commit: a restored database does not open the request again.
-    kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::FileRequestEnd { ids: vec![id] }).await?;
-    tx.commit().await.map_err(internal("commit"))?;
-    state.live.touch(common::live::Topic::Share, Some(format!("r{id}")));
-    Ok(())
+    end_link(Link::Request, id.0).await
 }
 
 /// Makes a share of a received file: a copy of it gets a one-time public link (shown once), valid

@@ -238,28 +238,26 @@ pub const UPLOAD_LEASE: std::time::Duration = std::time::Duration::from_secs(60)
 /// Takes the request's upload lease for `lease` (a random id): one upload in flight per request.
 /// `false`: the request is not open, or another upload holds the lease.
 pub async fn take_lease(pool: &PgPool, id: i64, lease: &str) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query!(
-        "update file_requests set upload_lease = $2, upload_lease_until = clock_timestamp() + make_interval(secs => $3)
-          where id = $1 and status = 'open' and expires_at > clock_timestamp()
-            and (upload_lease_until is null or upload_lease_until < clock_timestamp())",
-        id,
-        lease,
-        UPLOAD_LEASE.as_secs_f64(),
-    )
-    .execute(pool)
-    .await?;
-    Ok(r.rows_affected() == 1)
+    hold_lease(pool, id, lease, true).await
 }
 
 /// Renews a lease; `false` when the request is no longer open (revoked, expired) or the lease
 /// was lost: the upload then stops reading.
 pub async fn renew_lease(pool: &PgPool, id: i64, lease: &str) -> Result<bool, sqlx::Error> {
+    hold_lease(pool, id, lease, false).await
+}
+
+/// One statement for both: the lease runs [`UPLOAD_LEASE`] from now while the request is open —
+/// taken when no lease is in force (`take`), renewed when it is still `lease`'s.
+async fn hold_lease(pool: &PgPool, id: i64, lease: &str, take: bool) -> Result<bool, sqlx::Error> {
     let r = sqlx::query!(
-        "update file_requests set upload_lease_until = clock_timestamp() + make_interval(secs => $3)
-          where id = $1 and upload_lease = $2 and status = 'open' and expires_at > clock_timestamp()",
+        "update file_requests set upload_lease = $2, upload_lease_until = clock_timestamp() + make_interval(secs => $3)
+          where id = $1 and status = 'open' and expires_at > clock_timestamp()
+            and case when $4 then upload_lease_until is null or upload_lease_until < clock_timestamp() else upload_lease = $2 end",
         id,
         lease,
         UPLOAD_LEASE.as_secs_f64(),
+        take,
     )
     .execute(pool)
     .await?;

@@ -17,7 +17,6 @@ texts! {
     ColFailedDeletes { en: "Failed deletes", ja: "削除失敗回数" }
     ColCreated { en: "Created", ja: "作成日時" }
     ColActions { en: "Actions", ja: "操作" }
-    ShowOlder { en: "Show older", ja: "さらに古いものを表示" }
 
     // A row
     StateActive { en: "Active", ja: "有効" }

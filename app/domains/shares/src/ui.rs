@@ -13,7 +13,7 @@ use super::{NewShare, ShareLanding, ShareLimits, ShareOverview, ShareState, Shar
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, format_bytes, CopyableLink, Outcome, UiT};
+use common::ui::{describe, format_bytes, Card, CopyableLink, Loaded, Outcome, UiT};
 
 pub use super::ui_requests::RequestUploadPage;
 
@@ -135,7 +135,7 @@ pub fn SharesPage() -> impl IntoView {
         // changed are drawn anew, so an open hold form and what is typed in it are kept.
         <SharesTable rows revoke on_held on_published/>
         <Show when=move || next.get().is_some()>
-            <button type="button" class="secondary" on:click=load_more>{t(SharesT::ShowOlder)}</button>
+            <button type="button" class="secondary" on:click=load_more>{t(UiT::ShowOlder)}</button>
         </Show>
     }
 }
@@ -145,16 +145,10 @@ pub fn SharesPage() -> impl IntoView {
 fn NewShareCard(created: RwSignal<Option<NewShare>>, reload: RwSignal<u32>) -> impl IntoView {
     let limits = Resource::new(|| (), |_| get_share_limits());
     view! {
-    <section class="card" aria-labelledby="share-new">
-        <h2 id="share-new">{t(SharesT::NewHeading)}</h2>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || limits.get().map(|r| match r {
-                Ok(limits) => view! { <UploadForm limits created reload/> }.into_any(),
-                Err(e) => view! { <p class="notice error">{describe_shares(&e)}</p> }.into_any(),
-            })}
-        </Transition>
+    <Card id="share-new" title=t(SharesT::NewHeading)>
+        <Loaded value=move || limits.get() describe=describe_shares ok=move |limits| view! { <UploadForm limits created reload/> }.into_any()/>
         {move || created.get().map(|share| view! { <ShareLink share/> })}
-    </section>
+    </Card>
     }
 }
 

@@ -12,7 +12,7 @@ use super::{FileReceived, FileRequestLanding, FileRequestState, FileRequestSumma
 use common::error::AppError;
 use common::i18n::{t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, format_bytes, CopyableLink};
+use common::ui::{describe, format_bytes, CopyableLink, Loaded};
 
 /// "Request a file": the form, the new link (once), and the newest requests.
 #[component]
@@ -47,43 +47,38 @@ pub fn FileRequestCard() -> impl IntoView {
         <section class="card" aria-labelledby="request-new" data-testid="file-requests">
             <h2 id="request-new">{t(SharesT::RequestHeading)}</h2>
             <p class="muted">{t(SharesT::RequestLead)}</p>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || limits.get().map(|r| match r {
-                    Ok(limits) => {
-                        let hours: Vec<(u32, String)> = EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, super::describe_hours(h))).collect();
-                        let default_hours = hours.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
-                        let max_mib = (limits.max_bytes / (1024 * 1024)).max(1);
-                        let mut sizes: Vec<u64> = REQUEST_SIZE_CHOICES_MIB.iter().copied().filter(|m| *m < max_mib).collect();
-                        sizes.push(max_mib);
-                        let default_size = *sizes.last().unwrap_or(&max_mib);
-                        view! {
-                            <ActionForm action=create attr:class="upload" attr:data-testid="request-form">
-                                <div class="field">
-                                    <label for="request-expiry">{t(SharesT::RequestExpiresAfter)}</label>
-                                    <select id="request-expiry" name="expires_hours" aria-describedby="request-expiry-error">
-                                        {hours.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
-                                    </select>
-                                    <p class="field-error" id="request-expiry-error" role="alert">{field_error("expires_hours")}</p>
-                                </div>
-                                <div class="field">
-                                    <label for="request-size">{t(SharesT::RequestSizeLimit)}</label>
-                                    <select id="request-size" name="max_mib" aria-describedby="request-size-error">
-                                        {sizes.into_iter().map(|m| view! { <option value=m.to_string() selected=m == default_size>{format_bytes(m * 1024 * 1024)}</option> }).collect_view()}
-                                    </select>
-                                    <p class="field-error" id="request-size-error" role="alert">{field_error("max_mib")}</p>
-                                </div>
-                                <div class="field">
-                                    <label for="request-note">{t(SharesT::RequestNote)} <span class="muted">{t(SharesT::RequestNoteHint)}</span></label>
-                                    <textarea id="request-note" name="note" rows="2" maxlength="500" aria-describedby="request-note-error"></textarea>
-                                    <p class="field-error" id="request-note-error" role="alert">{field_error("note")}</p>
-                                </div>
-                                <button type="submit" class="primary" disabled=move || create.pending().get()>{t(SharesT::RequestCreate)}</button>
-                            </ActionForm>
-                        }.into_any()
-                    }
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
+            <Loaded value=move || limits.get() describe=describe ok=move |limits| {
+                    let hours: Vec<(u32, String)> = EXPIRY_CHOICES.iter().map(|(h, _)| *h).filter(|h| *h <= limits.max_expiry_hours).map(|h| (h, super::describe_hours(h))).collect();
+                    let default_hours = hours.iter().map(|(h, _)| *h).filter(|h| *h <= 168).max().unwrap_or(limits.max_expiry_hours);
+                    let max_mib = (limits.max_bytes / (1024 * 1024)).max(1);
+                    let mut sizes: Vec<u64> = REQUEST_SIZE_CHOICES_MIB.iter().copied().filter(|m| *m < max_mib).collect();
+                    sizes.push(max_mib);
+                    let default_size = *sizes.last().unwrap_or(&max_mib);
+                    view! {
+                        <ActionForm action=create attr:class="upload" attr:data-testid="request-form">
+                            <div class="field">
+                                <label for="request-expiry">{t(SharesT::RequestExpiresAfter)}</label>
+                                <select id="request-expiry" name="expires_hours" aria-describedby="request-expiry-error">
+                                    {hours.into_iter().map(|(h, label)| view! { <option value=h.to_string() selected=h == default_hours>{label}</option> }).collect_view()}
+                                </select>
+                                <p class="field-error" id="request-expiry-error" role="alert">{field_error("expires_hours")}</p>
+                            </div>
+                            <div class="field">
+                                <label for="request-size">{t(SharesT::RequestSizeLimit)}</label>
+                                <select id="request-size" name="max_mib" aria-describedby="request-size-error">
+                                    {sizes.into_iter().map(|m| view! { <option value=m.to_string() selected=m == default_size>{format_bytes(m * 1024 * 1024)}</option> }).collect_view()}
+                                </select>
+                                <p class="field-error" id="request-size-error" role="alert">{field_error("max_mib")}</p>
+                            </div>
+                            <div class="field">
+                                <label for="request-note">{t(SharesT::RequestNote)} <span class="muted">{t(SharesT::RequestNoteHint)}</span></label>
+                                <textarea id="request-note" name="note" rows="2" maxlength="500" aria-describedby="request-note-error"></textarea>
+                                <p class="field-error" id="request-note-error" role="alert">{field_error("note")}</p>
+                            </div>
+                            <button type="submit" class="primary" disabled=move || create.pending().get()>{t(SharesT::RequestCreate)}</button>
+                        </ActionForm>
+                    }.into_any()
+                }/>
             {move || match create.value().get() {
                 Some(Ok(request)) => Some(view! { <RequestLink request/> }.into_any()),
                 Some(Err(AppError::Invalid(_))) | None => None,
@@ -91,13 +86,10 @@ pub fn FileRequestCard() -> impl IntoView {
             }}
             {move || revoke_error.get().map(|m| view! { <p class="notice error" role="alert">{m}</p> })}
             <h3>{t(SharesT::RequestsList)}</h3>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || list.get().map(|r| match r {
-                    Ok(items) if items.is_empty() => view! { <p class="empty">{t(SharesT::RequestsEmpty)}</p> }.into_any(),
-                    Ok(items) => view! { <RequestsTable items revoke/> }.into_any(),
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                })}
-            </Transition>
+            <Loaded value=move || list.get() describe=describe ok=move |v| match v {
+                items if items.is_empty() => view! { <p class="empty">{t(SharesT::RequestsEmpty)}</p> }.into_any(),
+                items => view! { <RequestsTable items revoke/> }.into_any(),
+            }/>
         </section>
     }
 }

@@ -47,13 +47,21 @@ pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
 /// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.
 #[server(prefix = "/api", endpoint = "admin/inbox/delete", input = leptos::server_fn::codec::Json)]
 pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
+    delete_selected(super::db::Listed::Inquiries, ids).await
+}
+
+/// Deletes a selection (1–1,000) of the inbox or the quarantine in one transaction, each
+/// deletion recorded — or nothing when any of it is on legal hold: that is said instead of
+/// deleting part of a selection.
+#[cfg(feature = "ssr")]
+pub(crate) async fn delete_selected(list: super::db::Listed, ids: Vec<Uuid>) -> Result<u64, AppError> {
+    use super::db::{self, Listed};
     let (state, _, admin) = kernel::session::require_admin().await?;
     if ids.is_empty() || ids.len() > 1000 {
         return Err(AppError::BadRequest(t(InboxT::SelectionSize).into()));
     }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    // Inquiries on legal hold are never deleted: say so instead of deleting part of a selection.
-    let held = super::db::held_among(&mut tx, &ids).await.map_err(internal("inbox held"))?;
+    let held = db::held_among(&mut tx, list, &ids).await.map_err(internal("held among"))?;
     if !held.is_empty() {
         return Err(AppError::Conflict(if held.len() == 1 && ids.len() == 1 {
             t(InboxT::HeldOne).into()
@@ -61,14 +69,13 @@ pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
             tf(InboxT::HeldSome, &[("n", &num(held.len() as i64))])
         }));
     }
-    let deleted = super::db::delete(&mut tx, &ids).await.map_err(internal("inbox delete"))?;
+    let deleted = db::delete(&mut tx, list, &ids).await.map_err(internal("delete selection"))?;
+    let kind = if list == Listed::Inquiries { kernel::audit::AuditKind::InquiryDelete } else { kernel::audit::AuditKind::SpamDelete };
     for id in &deleted {
-        kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::InquiryDelete, Some(&id.to_string()))
-            .await
-            .map_err(internal("record"))?;
+        kernel::audit::record_admin_action(&mut tx, Some(admin.id), kind, Some(&id.to_string())).await.map_err(internal("record"))?;
     }
     tx.commit().await.map_err(internal("commit"))?;
-    tracing::info!(admin.id = %admin.id, deleted = deleted.len(), "inquiries deleted");
+    tracing::info!(admin.id = %admin.id, deleted = deleted.len(), list = ?list, "selection deleted");
     state.live.touch(common::live::Topic::Inquiry, None);
     Ok(deleted.len() as u64)
 }

@@ -49,29 +49,44 @@ pub async fn detail(pool: &PgPool, id: Uuid) -> Result<Option<InquiryDetail>, sq
     sqlx::query_as!(InquiryDetail, "select id, name, email, message, created_at, held from inquiries where id = $1", id).fetch_optional(pool).await
 }
 
-/// Deletes the given inquiries, except those on legal hold, and returns the ids deleted. The
-/// holds themselves are checked, not only the row's flag: a submission racing a hold on its
-/// sender's address may have missed the flag (prune checks the same way).
-pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "delete from inquiries i where id = any($1) and not held
-           and not exists (select 1 from holds_in_force h where h.email = lower(i.email collate ucs_basic))
-         returning id",
-        ids
-    )
-    .fetch_all(conn)
-    .await
+/// The two lists an admin deletes from by selection: the inbox and the quarantine (the same
+/// columns and the same hold rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    Inquiries,
+    Spam,
 }
 
-/// Which of the given inquiries are on legal hold (by their flag or by a hold on their address).
-pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "select id from inquiries i where id = any($1)
-           and (held or exists (select 1 from holds_in_force h where h.email = lower(i.email collate ucs_basic)))",
-        ids
-    )
-    .fetch_all(conn)
-    .await
+impl Listed {
+    fn table(self) -> &'static str {
+        match self {
+            Listed::Inquiries => "inquiries",
+            Listed::Spam => "suspected_spam",
+        }
+    }
+}
+
+/// Deletes the given rows of `list`, except those on legal hold, and returns the ids deleted.
+/// The holds themselves are checked, not only the row's flag: a submission racing a hold on its
+/// sender's address may have missed the flag (prune checks the same way).
+pub async fn delete(conn: &mut PgConnection, list: Listed, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
+    let sql = format!(
+        "delete from {} t where id = any($1) and not held
+           and not exists (select 1 from holds_in_force h where h.email = lower(t.email collate ucs_basic))
+         returning id",
+        list.table()
+    );
+    sqlx::query_scalar(&sql).bind(ids).fetch_all(conn).await
+}
+
+/// Which of the given rows of `list` are on legal hold (by their flag or by a hold on their address).
+pub async fn held_among(conn: &mut PgConnection, list: Listed, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
+    let sql = format!(
+        "select id from {} t where id = any($1)
+           and (held or exists (select 1 from holds_in_force h where h.email = lower(t.email collate ucs_basic)))",
+        list.table()
+    );
+    sqlx::query_scalar(&sql).bind(ids).fetch_all(conn).await
 }
 
 pub async fn counts(pool: &PgPool) -> Result<InboxCounts, sqlx::Error> {

@@ -4,7 +4,6 @@
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 use common::error::AppError;
@@ -13,23 +12,19 @@ use common::spam::DayFigures;
 #[cfg(feature = "ssr")]
 use super::texts::InboxT;
 #[cfg(feature = "ssr")]
-use common::i18n::{num, t, tf};
+use common::i18n::t;
 #[cfg(feature = "ssr")]
 use kernel::request::internal;
 
-/// A submission in quarantine.
+/// A submission in quarantine: the submission as the inbox would show it, and why it was held
+/// back (its fields are those of an inquiry in the JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpamItem {
-    pub id: Uuid,
-    pub name: String,
-    pub email: String,
-    pub message: String,
-    #[serde(with = "time::serde::rfc3339")]
-    pub created_at: OffsetDateTime,
+    #[serde(flatten)]
+    pub submission: super::InquiryDetail,
     /// The names of the signals that fired.
     pub signals: Vec<String>,
     pub score: i32,
-    pub held: bool,
 }
 
 /// A page of suspected spam, newest first; how many there are; the retention in days.
@@ -88,7 +83,11 @@ pub mod db {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, name, email, message, created_at, signals, score, held)| SpamItem { id, name, email, message, created_at, signals, score, held })
+            .map(|(id, name, email, message, created_at, signals, score, held)| SpamItem {
+                submission: super::super::InquiryDetail { id, name, email, message, created_at, held },
+                signals,
+                score,
+            })
             .collect())
     }
 
@@ -117,27 +116,6 @@ pub mod db {
     }
 
     /// Which of `ids` are on legal hold (their flag or a hold on their address).
-    pub async fn held_among(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-        sqlx::query_scalar(
-            "select id from suspected_spam s where id = any($1)
-               and (held or exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic)))",
-        )
-        .bind(ids)
-        .fetch_all(conn)
-        .await
-    }
-
-    pub async fn delete(conn: &mut PgConnection, ids: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
-        sqlx::query_scalar(
-            "delete from suspected_spam s where id = any($1) and not held
-               and not exists (select 1 from holds_in_force h where h.email = lower(s.email collate ucs_basic))
-             returning id",
-        )
-        .bind(ids)
-        .fetch_all(conn)
-        .await
-    }
-
     /// The last `days` UTC days of figures, newest first (days without a submission included).
     pub async fn figures(pool: &PgPool, days: i64) -> Result<Vec<DayFigures>, sqlx::Error> {
         let rows: Vec<(time::Date, String, i64)> = sqlx::query_as(
@@ -187,7 +165,7 @@ pub async fn list_spam(after: Option<String>) -> Result<SpamPage, AppError> {
     let mut items = db::page(&state.pool, cursor, PAGE_SIZE + 1).await.map_err(internal("spam list"))?;
     let next = if items.len() as i64 > PAGE_SIZE {
         items.truncate(PAGE_SIZE as usize);
-        items.last().map(|i| Cursor { created_at: i.created_at, id: i.id }.encode())
+        items.last().map(|i| Cursor { created_at: i.submission.created_at, id: i.submission.id }.encode())
     } else {
         None
     };
@@ -217,28 +195,7 @@ pub async fn release_spam(id: Uuid) -> Result<(), AppError> {
 /// Deletes suspected spam (never what is on legal hold); returns how many were deleted.
 #[server(prefix = "/api", endpoint = "admin/spam/delete", input = leptos::server_fn::codec::Json)]
 pub async fn delete_spam(ids: Vec<Uuid>) -> Result<u64, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
-    if ids.is_empty() || ids.len() > 1000 {
-        return Err(AppError::BadRequest(t(InboxT::SelectionSize).into()));
-    }
-    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let held = db::held_among(&mut tx, &ids).await.map_err(internal("spam held"))?;
-    if !held.is_empty() {
-        return Err(AppError::Conflict(if held.len() == 1 && ids.len() == 1 {
-            t(InboxT::HeldOne).into()
-        } else {
-            tf(InboxT::HeldSome, &[("n", &num(held.len() as i64))])
-        }));
-    }
-    let deleted = db::delete(&mut tx, &ids).await.map_err(internal("spam delete"))?;
-    for id in &deleted {
-        kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SpamDelete, Some(&id.to_string()))
-            .await
-            .map_err(internal("record"))?;
-    }
-    tx.commit().await.map_err(internal("commit"))?;
-    state.live.touch(common::live::Topic::Inquiry, None);
-    Ok(deleted.len() as u64)
+    super::api::delete_selected(super::db::Listed::Spam, ids).await
 }
 
 /// Sets how long suspected spam is kept (1–365 days).

@@ -7,9 +7,9 @@ use uuid::Uuid;
 use super::spam::{contact_figures, delete_spam, list_spam, release_spam, save_spam_retention, SpamItem};
 use super::texts::InboxT;
 use common::error::AppError;
-use common::i18n::{num, t, tf, T};
+use common::i18n::{num, t, tf};
 use common::live::{live_version, Topic};
-use common::ui::{describe, Outcome};
+use common::ui::{describe, Card, ListEnd, Loaded, Outcome};
 
 fn describe_spam(err: &AppError) -> String {
     match err {
@@ -51,35 +51,25 @@ pub fn SpamTab() -> impl IntoView {
         let gone = removed.get();
         let mut all = page.get().and_then(Result::ok).map(|p| p.items).unwrap_or_default();
         all.extend(more.get());
-        all.into_iter().filter(|r| !gone.contains(&r.id)).collect::<Vec<_>>()
+        all.into_iter().filter(|r| !gone.contains(&r.submission.id)).collect::<Vec<_>>()
     });
     view! {
         <Outcome message testid="spam-message"/>
-        <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-            {move || page.get().map(|r| match r {
-                Err(e) => view! { <p class="notice error">{describe_spam(&e)}</p> }.into_any(),
-                Ok(p) => view! {
-                    <p class="intro" data-testid="spam-intro">{tf(InboxT::SpamIntro, &[("n", &num(p.total)), ("days", &p.retention_days)])}</p>
-                    <SpamRetention days=p.retention_days message reload/>
-                    <table class="list spam" data-testid="spam">
-                        <thead><tr>
-                            <th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th>{t(InboxT::ColSignals)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
-                        </tr></thead>
-                        <tbody>
-                            <For each=move || rows.get() key=|r| r.id let:row>
-                                <SpamRow row on_release=release on_delete=delete/>
-                            </For>
-                        </tbody>
-                    </table>
-                    <Show when=move || rows.get().is_empty()>
-                        <p class="empty">{t(InboxT::SpamEmpty)}</p>
-                    </Show>
-                    <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=move |_| load_more()>{t(InboxT::ShowOlder)}</button>
-                    </Show>
-                }.into_any(),
-            })}
-        </Transition>
+        <Loaded value=move || page.get() describe=describe_spam ok=move |p| view! {
+                <p class="intro" data-testid="spam-intro">{tf(InboxT::SpamIntro, &[("n", &num(p.total)), ("days", &p.retention_days)])}</p>
+                <SpamRetention days=p.retention_days message reload/>
+                <table class="list spam" data-testid="spam">
+                    <thead><tr>
+                        <th>{t(InboxT::ColReceived)}</th><th>{t(InboxT::ColFrom)}</th><th>{t(InboxT::ColMessage)}</th><th>{t(InboxT::ColSignals)}</th><th><span class="sr-only">{t(InboxT::ColActions)}</span></th>
+                    </tr></thead>
+                    <tbody>
+                        <For each=move || rows.get() key=|r| r.submission.id let:row>
+                            <SpamRow row on_release=release on_delete=delete/>
+                        </For>
+                    </tbody>
+                </table>
+                <ListEnd empty=move || rows.get().is_empty() empty_text=|| t(InboxT::SpamEmpty) more=move || next.get().is_some() on_more=load_more/>
+            }.into_any()/>
     }
 }
 
@@ -119,17 +109,17 @@ fn row_actions(
 
 #[component]
 fn SpamRow(row: SpamItem, on_release: impl Fn(Uuid) + Copy + Send + Sync + 'static, on_delete: impl Fn(Uuid) + Copy + Send + Sync + 'static) -> impl IntoView {
-    let id = row.id;
-    let held = row.held;
+    let s = &row.submission;
+    let (id, held) = (s.id, s.held);
     view! {
         <tr data-testid="spam-row">
-            <td class="nowrap"><common::time::LocalTime at={row.created_at}/></td>
+            <td class="nowrap"><common::time::LocalTime at={s.created_at}/></td>
             <td>
-                <div class="name">{row.name.clone()}</div><div class="muted">{row.email.clone()}</div>
+                <div class="name">{s.name.clone()}</div><div class="muted">{s.email.clone()}</div>
                 {held.then(|| view! { <span class="badge held">{t(InboxT::OnHold)}</span> })}
             </td>
             // Text, never HTML (spam carries markup on purpose).
-            <td class="message">{row.message.clone()}</td>
+            <td class="message">{s.message.clone()}</td>
             <td data-testid="spam-signals">
                 <ul class="signals">
                     {row.signals.iter().map(|s| view! { <li><span class="badge info" title=s.clone()>{common::spam::label_of(s)}</span></li> }).collect_view()}
@@ -178,39 +168,33 @@ pub fn ContactFiguresCard() -> impl IntoView {
     let live = live_version(&[Topic::Inquiry]);
     let figures = Resource::new(live, |_| contact_figures());
     view! {
-        <section class="card" aria-labelledby="dash-contact">
-            <h2 id="dash-contact">{t(InboxT::FiguresHeading)}</h2>
-            <Transition fallback=|| view! { <p>{t(T::Loading)}</p> }>
-                {move || figures.get().map(|r| match r {
-                    Err(e) => view! { <p class="notice error">{describe(&e)}</p> }.into_any(),
-                    Ok(days) => view! {
-                        <table class="list figures" data-testid="contact-figures">
-                            <thead><tr>
-                                <th scope="col">{t(InboxT::FiguresDay)}</th>
-                                <th scope="col" class="num">{t(InboxT::FiguresAccepted)}</th>
-                                <th scope="col" class="num">{t(InboxT::FiguresQuarantined)}</th>
-                                <th scope="col" class="num">{t(InboxT::FiguresRefused)}</th>
-                                <th scope="col">{t(InboxT::FiguresSignals)}</th>
-                            </tr></thead>
-                            <tbody>
-                                {days.into_iter().take(7).map(|d| {
-                                    let signals = d.signals.iter().map(|(s, n)| format!("{} ({})", common::spam::label_of(s), num(*n))).collect::<Vec<_>>().join(", ");
-                                    view! {
-                                        <tr data-testid="figures-row" data-day=d.day.clone()>
-                                            <th scope="row" class="nowrap">{d.day.clone()}</th>
-                                            <td class="num" data-testid="fig-accepted">{num(d.accepted)}</td>
-                                            <td class="num" data-testid="fig-quarantined">{num(d.quarantined)}</td>
-                                            <td class="num" data-testid="fig-refused">{num(d.refused)}</td>
-                                            <td class="muted" data-testid="fig-signals">{signals}</td>
-                                        </tr>
-                                    }
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                        <a href="/admin/inbox?tab=spam">{t(InboxT::OpenSpam)}</a>
-                    }.into_any(),
-                })}
-            </Transition>
-        </section>
+        <Card id="dash-contact" title=t(InboxT::FiguresHeading)>
+            <Loaded value=move || figures.get() describe=describe ok=move |days| view! {
+                    <table class="list figures" data-testid="contact-figures">
+                        <thead><tr>
+                            <th scope="col">{t(InboxT::FiguresDay)}</th>
+                            <th scope="col" class="num">{t(InboxT::FiguresAccepted)}</th>
+                            <th scope="col" class="num">{t(InboxT::FiguresQuarantined)}</th>
+                            <th scope="col" class="num">{t(InboxT::FiguresRefused)}</th>
+                            <th scope="col">{t(InboxT::FiguresSignals)}</th>
+                        </tr></thead>
+                        <tbody>
+                            {days.into_iter().take(7).map(|d| {
+                                let signals = d.signals.iter().map(|(s, n)| format!("{} ({})", common::spam::label_of(s), num(*n))).collect::<Vec<_>>().join(", ");
+                                view! {
+                                    <tr data-testid="figures-row" data-day=d.day.clone()>
+                                        <th scope="row" class="nowrap">{d.day.clone()}</th>
+                                        <td class="num" data-testid="fig-accepted">{num(d.accepted)}</td>
+                                        <td class="num" data-testid="fig-quarantined">{num(d.quarantined)}</td>
+                                        <td class="num" data-testid="fig-refused">{num(d.refused)}</td>
+                                        <td class="muted" data-testid="fig-signals">{signals}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                    <a href="/admin/inbox?tab=spam">{t(InboxT::OpenSpam)}</a>
+                }.into_any()/>
+        </Card>
     }
 }

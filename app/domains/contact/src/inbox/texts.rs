@@ -24,7 +24,6 @@ texts! {
     ColActions { en: "Actions", ja: "操作" }
     Empty { en: "No inquiries yet.", ja: "お問い合わせはまだありません。" }
     NoMatch { en: "No inquiry matches this search.", ja: "この検索に一致するお問い合わせはありません。" }
-    ShowOlder { en: "Show older", ja: "さらに古いものを表示" }
 
     // A row and the detail
     SelectRow { en: "Select the inquiry from {name}", ja: "{name} さんからのお問い合わせを選択" }

@@ -9,7 +9,7 @@ use super::texts::InboxT;
 use super::{InboxCounts, InquiryDetail, InquiryPage, InquirySummary};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
-use common::ui::{describe, url_encode, Outcome, UiT};
+use common::ui::{describe, url_encode, ListEnd, Outcome, UiT};
 
 /// A failed inbox call: what can vanish here is an inquiry (deleted in another tab, by another
 /// admin, or by the retention cleanup).
@@ -256,12 +256,11 @@ fn InboxTable(
                             </For>
                         </tbody>
                     </table>
-                    <Show when=move || rows.get().is_empty()>
-                        <p class="empty">{move || if applied.get().is_empty() { t(InboxT::Empty) } else { t(InboxT::NoMatch) }}</p>
-                    </Show>
-                    <Show when=move || next.get().is_some()>
-                        <button type="button" class="secondary" on:click=move |_| on_more()>{t(InboxT::ShowOlder)}</button>
-                    </Show>
+                    <ListEnd
+                        empty=move || rows.get().is_empty()
+                        empty_text=move || if applied.get().is_empty() { t(InboxT::Empty) } else { t(InboxT::NoMatch) }
+                        more=move || next.get().is_some()
+                        on_more/>
                 }.into_any(),
             })
             }
