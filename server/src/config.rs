@@ -184,6 +184,12 @@ pub struct Config {
     #[arg(long, env = "EBB_SESSION_ABSOLUTE_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=90))]
     pub session_absolute_days: u64,
 
+    /// Minutes after a passkey check (the sign-in, or a confirmation since) during which the
+    /// session may do sensitive things: exports and copies, erasure, lifting a hold, deleting in
+    /// bulk, lowering a retention period, adding a passkey or an admin, changing a role.
+    #[arg(long, env = "EBB_STEP_UP_MINUTES", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub step_up_minutes: u64,
+
     /// Attempts per client per 5 minutes on each authentication endpoint.
     #[arg(long, env = "EBB_AUTH_RATE_LIMIT", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub auth_rate_limit: u32,

@@ -121,53 +121,63 @@ pub async fn connect(config: &Config) -> Result<PgPool, String> {
 }
 
 /// Creates a one-time admin invite and returns its link (the CLI's `admin invite`).
-pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>) -> Result<app::auth::NewInvite, String> {
+pub async fn create_invite(pool: &PgPool, config: &Config, name: Option<&str>, role: app::auth::Role) -> Result<app::auth::NewInvite, String> {
     if let Some(n) = name {
         app::auth::parse_label(n, app::auth::LabelField::InviteName).map_err(|e| format!("--name: {e}"))?;
     }
     let mut tx = pool.begin().await.map_err(|e| format!("database error: {e}"))?;
-    let invite = app::auth::service::create_invite(&mut tx, &config.public_origin(), name, None).await.map_err(|e| format!("cannot create the invite: {e}"))?;
+    let invite =
+        app::auth::service::create_invite(&mut tx, &config.public_origin(), name, role, None).await.map_err(|e| format!("cannot create the invite: {e}"))?;
     tx.commit().await.map_err(|e| format!("database error: {e}"))?;
     Ok(invite)
 }
 
-/// `ebb admin remove`: the operator's break-glass removal of an admin (named by id, or by a name
-/// no other admin has), from the host and without a session. Their sessions and passkeys end
-/// at once; the removal is journaled (a restore from before cannot bring them back) and recorded
-/// as the operator's. Returns what was removed, for the terminal.
+/// The admin the operator names on the command line: by id, or by a name no other admin has.
+async fn admin_named(pool: &PgPool, who: &str) -> Result<uuid::Uuid, String> {
+    if let Ok(id) = uuid::Uuid::parse_str(who.trim()) {
+        return Ok(id);
+    }
+    let admins = app::auth::db::list_admins(pool).await.map_err(|e| format!("database error: {e}"))?;
+    let named: Vec<_> = admins.iter().filter(|a| a.name == who).collect();
+    match named.as_slice() {
+        [one] => Ok(one.id),
+        [] => Err(format!("no admin is named {who:?}: `ebb admin list` shows every admin's id and name")),
+        _ => Err(format!("{} admins are named {who:?}: name the one you mean by its id (`ebb admin list`)", named.len())),
+    }
+}
+
+/// `ebb admin remove` and `ebb admin role`: the operator's break-glass changes of an admin (named
+/// by id, or by a name no other admin has), from the host and without a session, recorded as the
+/// operator's. A removal ends the admin's sessions and passkeys at once and is journaled (a
+/// restore from before cannot bring them back). Returns what was done, for the terminal.
+pub async fn change_admin(state: &app::state::AppState, who: &str, change: app::auth::db::Change) -> Result<String, String> {
+    use app::auth::db::{Change, Changed};
+    let id = admin_named(&state.pool, who).await?;
+    let how = match change {
+        Change::Remove => "by the operator on the host (ebb admin remove)",
+        Change::Role(_) => "by the operator on the host (ebb admin role)",
+    };
+    let changed = app::auth::service::change_admin(state, &app::kernel::audit::Actor::system(), how, id, change)
+        .await
+        .map_err(|e| format!("nothing was changed: {e} (the server log has the cause)"))?;
+    match changed {
+        Changed::Removed { name, passkeys, sessions } => Ok(format!("removed admin {name} ({id}): {passkeys} passkey(s) deleted, {sessions} session(s) ended")),
+        Changed::Role { name, was } => match change {
+            Change::Role(role) if role == was => Ok(format!("{name} ({id}) is already {role}")),
+            Change::Role(role) => Ok(format!("{name} ({id}) is now {role} (was {was}); their sessions have the new role at once")),
+            Change::Remove => Err("unexpected: a role change for a removal".into()),
+        },
+        Changed::NotFound => Err(format!("no admin has the id {id}: `ebb admin list` shows every admin")),
+        Changed::LastAdmin => Err("this is the only admin: nobody could sign in after the removal; invite another admin first (`ebb admin invite`)".into()),
+        Changed::LastOwner => {
+            Err("this is the only owner: nobody could manage the admins afterwards; make another admin an owner first (`ebb admin role NAME owner`)".into())
+        }
+    }
+}
+
+/// `ebb admin remove`: [`change_admin`] with a removal.
 pub async fn remove_admin(state: &app::state::AppState, who: &str) -> Result<String, String> {
-    let db = |e: sqlx::Error| format!("database error: {e}");
-    let admins = app::auth::db::list_admins(&state.pool).await.map_err(db)?;
-    let id = match uuid::Uuid::parse_str(who.trim()) {
-        Ok(id) => id,
-        Err(_) => {
-            let named: Vec<_> = admins.iter().filter(|a| a.name == who).collect();
-            match named.as_slice() {
-                [one] => one.id,
-                [] => return Err(format!("no admin is named {who:?}: `ebb admin list` shows every admin's id and name")),
-                _ => return Err(format!("{} admins are named {who:?}: name the one to remove by its id (`ebb admin list`)", named.len())),
-            }
-        }
-    };
-    let mut tx = state.pool.begin().await.map_err(db)?;
-    let (name, passkeys, sessions) = match app::auth::db::remove_admin(&mut tx, id).await.map_err(db)? {
-        app::auth::db::Removal::Removed { name, passkeys, sessions } => (name, passkeys, sessions),
-        app::auth::db::Removal::NotFound => return Err(format!("no admin has the id {id}: `ebb admin list` shows every admin")),
-        app::auth::db::Removal::LastAdmin => {
-            return Err("this is the only admin: nobody could sign in after the removal; invite another admin first (`ebb admin invite`)".into())
-        }
-    };
-    let detail = format!("{name}, by the operator on the host (ebb admin remove); {passkeys} passkey(s) deleted, {sessions} session(s) ended");
-    let kind = app::kernel::audit::AuditKind::AdminRemove;
-    app::kernel::audit::record(&mut tx, &app::kernel::audit::Actor::system(), kind, Some((kind.subject_type(), &id.to_string())), Some(&detail))
-        .await
-        .map_err(db)?;
-    app::kernel::storage::journal::record(&mut *tx, &*state.blobs, app::kernel::storage::journal::Deletion::AdminRemove { ids: vec![id] })
-        .await
-        .map_err(|e| format!("cannot write the deletion journal to the store (nothing was removed): {e}"))?;
-    tx.commit().await.map_err(db)?;
-    tracing::info!(admin.id = %id, "admin removed by the operator");
-    Ok(format!("removed admin {name} ({id}): {passkeys} passkey(s) deleted, {sessions} session(s) ended"))
+    change_admin(state, who, app::auth::db::Change::Remove).await
 }
 
 /// At start-up, when there is no admin yet, creates a one-time invite for the first one and
@@ -179,7 +189,8 @@ pub async fn invite_first_admin_if_none(pool: &PgPool, config: &Config, terminal
     if admins == 0 && !config.print_first_admin_link {
         tracing::warn!("no admin yet: run `ebb admin invite` for a one-time link for the first admin");
     } else if admins == 0 {
-        let invite = create_invite(pool, config, None).await?;
+        // The first admin owns the installation.
+        let invite = create_invite(pool, config, None, app::auth::Role::Owner).await?;
         writeln!(
             terminal,
             "No admin yet. Open this one-time link within 30 minutes to become the first admin: {}\n\
@@ -350,6 +361,7 @@ fn parts(config: &Config, pool: &PgPool) -> Parts {
             webauthn: Arc::new(webauthn),
             session_idle,
             session_absolute,
+            step_up: Duration::from_secs(config.step_up_minutes * 60),
             limit: app::ratelimit::Limit { name: "auth", max: config.auth_rate_limit, window: Duration::from_secs(300) },
             total_limit: app::ratelimit::Limit { name: "auth", max: config.auth_total_rate_limit, window: Duration::from_secs(300) },
         }),
@@ -405,7 +417,7 @@ fn small_routes() -> Routes {
     Routes::new()
         .public("/healthz", get(healthz))
         .public("/readyz", get(readyz))
-        .admin(app::live::PATH, get(live::events))
+        .admin(app::auth::Role::Auditor, app::live::PATH, get(live::events))
         // Reads signed by Ebb (local backend); the signature is the authorisation.
         .public(app::storage::signed::PATH, get(signed::serve))
         .merge(app::plain_routes())
@@ -416,9 +428,9 @@ fn upload_routes() -> Routes {
     app::shares::routes::upload_routes()
 }
 
-/// Every plain route: (path, needs an admin session) — the router's own list, which the gate
-/// test walks and the metrics' route labels use.
-pub fn plain_routes() -> Vec<(&'static str, bool)> {
+/// Every plain route: (path, the least role it needs; `None`: anyone) — the router's own list,
+/// which the gate test walks and the metrics' route labels use.
+pub fn plain_routes() -> Vec<(&'static str, Option<app::auth::Role>)> {
     small_routes().listed().iter().chain(upload_routes().listed()).copied().collect()
 }
 

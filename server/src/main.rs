@@ -142,9 +142,24 @@ enum AdminCommand {
         /// The invited person's name, suggested on the invite page.
         #[arg(long)]
         name: Option<String>,
+        /// The role the new admin gets: owner (everything, manages admins and settings), admin
+        /// (inbox, shares, requests, holds) or auditor (reads the audit trail and the retention
+        /// report).
+        #[arg(long, default_value = "owner", value_parser = parse_role)]
+        role: app::auth::Role,
     },
-    /// List the admins: id, name, when they joined, passkeys, sessions signed in now.
+    /// List the admins: id, role, when they joined, passkeys, sessions signed in now, name.
     List,
+    /// Change an admin's role, from the host (break-glass: no session needed). Their sessions
+    /// have the new role at once. Recorded in the audit log as the operator's. The last owner
+    /// stays an owner.
+    Role {
+        /// The admin's id, or a name no other admin has (`ebb admin list`).
+        admin: String,
+        /// owner, admin or auditor.
+        #[arg(value_parser = parse_role)]
+        role: app::auth::Role,
+    },
     /// Remove an admin at once, from the host (break-glass: no session needed): their sessions
     /// end, their passkeys are deleted, and a restore of an older backup cannot bring them back.
     /// Recorded in the audit log as the operator's. The last admin cannot be removed.
@@ -289,21 +304,31 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// A role named on the command line.
+fn parse_role(s: &str) -> Result<app::auth::Role, String> {
+    app::auth::Role::parse(s).ok_or_else(|| format!("{s:?} is not a role: owner, admin or auditor"))
+}
+
 /// `ebb admin …` with the database.
 async fn admin(config: &Config, pool: &sqlx::PgPool, command: AdminCommand) -> Result<(), String> {
     migrate(pool).await?;
     match command {
-        AdminCommand::Invite { name } => {
-            let invite = server::create_invite(pool, config, name.as_deref()).await?;
+        AdminCommand::Invite { name, role } => {
+            let invite = server::create_invite(pool, config, name.as_deref(), role).await?;
+            println!("For a new {role}.");
             println!("Invite link (works once, until {} UTC):", app::time::format_time(invite.expires_at).trim_end_matches(" UTC"));
             println!("{}", invite.url);
         }
         AdminCommand::List => {
             let admins = app::auth::db::list_admins(pool).await.map_err(|e| format!("database error: {e}"))?;
-            println!("{:<36}  {:<10}  {:>8}  {:>8}  name", "id", "joined", "passkeys", "sessions");
+            println!("{:<36}  {:<7}  {:<10}  {:>8}  {:>8}  name", "id", "role", "joined", "passkeys", "sessions");
             for a in admins {
-                println!("{:<36}  {:<10}  {:>8}  {:>8}  {}", a.id.to_string(), a.created_at.date().to_string(), a.passkeys, a.sessions, a.name);
+                let (id, role, joined) = (a.id.to_string(), a.role.to_string(), a.created_at.date().to_string());
+                println!("{id:<36}  {role:<7}  {joined:<10}  {:>8}  {:>8}  {}", a.passkeys, a.sessions, a.name);
             }
+        }
+        AdminCommand::Role { admin, role } => {
+            println!("{}", server::change_admin(&server::build_state(config, pool.clone()).await?, &admin, app::auth::db::Change::Role(role)).await?);
         }
         AdminCommand::Remove { admin } => {
             let state = server::build_state(config, pool.clone()).await?;

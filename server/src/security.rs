@@ -45,6 +45,12 @@ pub async fn admin_gate(State(state): State<AppState>, session: Session, mut req
     }
     match app::auth::service::session_admin(&state, &session).await {
         Ok(Some(admin)) => {
+            // A page the admin's role does not open (its links are not in their navigation):
+            // refused here, before anything of it renders.
+            let needs = app::auth::page_role(path);
+            if !api && admin.role < needs {
+                return not_allowed_page(admin.role, needs);
+            }
             // Handlers behind the gate read the admin from here instead of querying again.
             req.extensions_mut().insert(admin);
             next.run(req).await
@@ -60,6 +66,19 @@ pub async fn admin_gate(State(state): State<AppState>, session: Session, mut req
         }
         Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong; please try again.").into_response(),
     }
+}
+
+/// The answer to an admin page the admin's role does not open: 403, a short page in English
+/// and Japanese that says which role it needs and leads back to the dashboard.
+fn not_allowed_page(role: app::auth::Role, needs: app::auth::Role) -> Response {
+    let body = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Not allowed — Ebb admin</title></head><body><main style=\"max-width:40rem;margin:3rem auto;font-family:system-ui,sans-serif;line-height:1.5\">\
+         <h1>This page needs the {needs} role</h1><p>You are signed in as {role}. An owner can change your role on the Account page.</p>\
+         <p lang=\"ja\">このページには {needs} のロールが必要です（現在のロール: {role}）。ロールはオーナーがアカウントページで変更できます。</p>\
+         <p><a href=\"/admin\">Back to the dashboard</a></p></main></body></html>"
+    );
+    (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
 /// GET routes that write an audit row (downloads that are recorded).

@@ -66,8 +66,10 @@ kinds! {
     SignIn = "auth.signin", KindSignIn;
     SignInRefused = "auth.signin_refused", KindSignInRefused;
     SignOut = "auth.signout", KindSignOut;
+    StepUp = "auth.step_up", KindStepUp;
     AdminCreate = "admin.create", KindAdminCreate;
     AdminRemove = "admin.remove", KindAdminRemove;
+    AdminRole = "admin.role", KindAdminRole;
     PasskeyAdd = "passkey.add", KindPasskeyAdd;
     PasskeyRename = "passkey.rename", KindPasskeyRename;
     PasskeyRemove = "passkey.remove", KindPasskeyRemove;
@@ -123,8 +125,10 @@ texts! {
     KindSignIn { en: "Signed in", ja: "サインイン" }
     KindSignInRefused { en: "Sign-in refused", ja: "サインイン拒否" }
     KindSignOut { en: "Signed out", ja: "サインアウト" }
+    KindStepUp { en: "Confirmed with a passkey", ja: "パスキーで本人確認" }
     KindAdminCreate { en: "Admin created", ja: "管理者の作成" }
     KindAdminRemove { en: "Admin removed", ja: "管理者の削除" }
+    KindAdminRole { en: "Admin's role changed", ja: "管理者のロール変更" }
     KindPasskeyAdd { en: "Passkey added", ja: "パスキーの追加" }
     KindPasskeyRename { en: "Passkey renamed", ja: "パスキーの名前変更" }
     KindPasskeyRemove { en: "Passkey removed", ja: "パスキーの削除" }

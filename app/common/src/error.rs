@@ -38,6 +38,14 @@ pub enum AppError {
     /// The request came from another site (HTTP 403).
     #[error("this request came from another site and was refused")]
     Forbidden,
+    /// The signed-in admin's role does not allow this; `needs` is the least role that does
+    /// (HTTP 403).
+    #[error("this needs the {needs} role")]
+    NotAllowed { needs: crate::admin::Role },
+    /// A sensitive action needs a fresh passkey check (HTTP 403): confirm with a passkey, then
+    /// the action is done.
+    #[error("confirm with your passkey first")]
+    StepUp,
     /// Nothing here (HTTP 404).
     #[error("not found")]
     NotFound,
@@ -70,7 +78,7 @@ impl AppError {
         match self {
             AppError::Invalid(_) | AppError::BadRequest(_) => 400,
             AppError::Unauthorized => 401,
-            AppError::Forbidden => 403,
+            AppError::Forbidden | AppError::NotAllowed { .. } | AppError::StepUp => 403,
             AppError::NotFound => 404,
             AppError::Conflict(_) => 409,
             AppError::Gone => 410,
@@ -160,6 +168,8 @@ mod tests {
             (AppError::BadRequest("x".into()), 400),
             (AppError::Unauthorized, 401),
             (AppError::Forbidden, 403),
+            (AppError::NotAllowed { needs: crate::admin::Role::Owner }, 403),
+            (AppError::StepUp, 403),
             (AppError::NotFound, 404),
             (AppError::Conflict("x".into()), 409),
             (AppError::Gone, 410),

@@ -320,6 +320,8 @@ texts! {
     ErrRateLimited { en: "Too many attempts. Please wait {n} minute(s) and try again.", ja: "試行回数が多すぎます。{n} 分ほど待ってから、もう一度お試しください。" }
     ErrTooLarge { en: "The file is larger than the limit of {limit}.", ja: "ファイルが上限（{limit}）を超えています。" }
     ErrUnauthorized { en: "Your session has ended. Please sign in again.", ja: "セッションが終了しました。もう一度サインインしてください。" }
+    ErrNotAllowed { en: "Your role does not allow this: it needs the {role} role. An owner can change roles on the Account page.", ja: "このロールでは実行できません（{role} のロールが必要です）。ロールはオーナーがアカウントページで変更できます。" }
+    ErrStepUp { en: "This needs a fresh check that it is you: confirm with your passkey (above), then do it again.", ja: "本人確認が必要です。上に表示されたボタンからパスキーで確認してから、もう一度実行してください。" }
     ErrForbidden { en: "This request came from another site and was refused.", ja: "別のサイトからのリクエストのため、拒否されました。" }
     ErrNotFound { en: "This was not found: it may have been deleted meanwhile. Reload the page to see the current state.", ja: "見つかりませんでした。削除された可能性があります。ページを再読み込みして現在の状態を確認してください。" }
     ErrGone { en: "This is no longer available. Reload the page to see the current state.", ja: "この項目はもう利用できません。ページを再読み込みして現在の状態を確認してください。" }

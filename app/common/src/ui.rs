@@ -18,6 +18,14 @@ pub fn describe(err: &AppError) -> String {
         AppError::TooLarge { limit_bytes } => tf(T::ErrTooLarge, &[("limit", &format_bytes(*limit_bytes))]),
         AppError::Unauthorized => t(T::ErrUnauthorized).into(),
         AppError::Forbidden => t(T::ErrForbidden).into(),
+        AppError::NotAllowed { needs } => tf(T::ErrNotAllowed, &[("role", &needs.label())]),
+        AppError::StepUp => {
+            // The admin pages' prompt asks for the passkey (see `StepUpPrompt`).
+            if let Some(prompt) = use_context::<StepUpPrompt>() {
+                prompt.0.set(true);
+            }
+            t(T::ErrStepUp).into()
+        }
         AppError::NotFound => t(T::ErrNotFound).into(),
         AppError::Gone => t(T::ErrGone).into(),
         AppError::Conflict(msg) => msg.clone(),
@@ -25,6 +33,39 @@ pub fn describe(err: &AppError) -> String {
         AppError::StorageFull => t(T::ErrStorageFull).into(),
         AppError::Unavailable => t(T::ErrUnavailable).into(),
         AppError::Internal => t(T::ErrInternal).into(),
+    }
+}
+
+/// The admin pages' request for a fresh passkey check (the admin frame provides it and shows the
+/// prompt while `0` is set): set when a call answers [`AppError::StepUp`] (through [`describe`]),
+/// or when a sensitive download is asked for ([`checked_download`]) — `download` then waits for
+/// the check, and goes on by itself once the passkey confirmed.
+#[derive(Debug, Clone, Copy)]
+pub struct StepUpPrompt(pub RwSignal<bool>, pub RwSignal<Option<String>>);
+
+/// The click handler of a link to a sensitive download (an export, a copy): with JavaScript in an
+/// admin page, the frame first checks that the session may (a fresh passkey check) and asks for
+/// the passkey when not, then downloads; without the frame, the link is followed as it is (the
+/// server refuses a stale session with a 403 that says what to do).
+pub fn checked_download(href: impl Fn() -> String + 'static) -> impl Fn(leptos::ev::MouseEvent) + 'static {
+    let prompt = use_context::<StepUpPrompt>();
+    move |ev: leptos::ev::MouseEvent| {
+        if let Some(StepUpPrompt(_, download)) = prompt {
+            ev.prevent_default();
+            download.set(Some(href()));
+        }
+    }
+}
+
+/// Whether the person confirms `question` (the browser's own dialog, which every assistive
+/// technology reads). Without the browser (server rendering) there is no one to ask: `true`.
+pub fn confirmed(question: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    return web_sys::window().and_then(|w| w.confirm_with_message(question).ok()).unwrap_or(false);
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = question;
+        true
     }
 }
 

@@ -10,13 +10,14 @@
 
 /// What a domain's `routes.rs` starts from: the axum pieces its handlers use, and ours.
 pub mod prelude {
-    pub use super::{attachment, record_first, AdminCall, Routes};
+    pub use super::{attachment, record_first, AdminCall, FreshAdminCall, Routes};
     pub use crate::state::AppState;
     pub use axum::body::Body;
     pub use axum::extract::{Path, Query, State};
     pub use axum::http::{header, HeaderMap, StatusCode};
     pub use axum::response::{IntoResponse, Response};
     pub use axum::routing::get;
+    pub use common::admin::Role;
 }
 
 use axum::extract::FromRequestParts;
@@ -24,15 +25,15 @@ use axum::http::{header, request::Parts, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::MethodRouter;
 use axum::Router;
-use common::admin::AdminInfo;
+use common::admin::{AdminInfo, Role};
 
 use crate::audit::{Actor, AuditKind};
 use crate::state::AppState;
 
-/// A domain's plain routes, each with whether it needs an admin session.
+/// A domain's plain routes, each with the least role it needs (`None`: anyone).
 pub struct Routes {
     router: Router<AppState>,
-    listed: Vec<(&'static str, bool)>,
+    listed: Vec<(&'static str, Option<Role>)>,
 }
 
 impl Default for Routes {
@@ -48,16 +49,24 @@ impl Routes {
 
     /// A route anyone may call (a visitor's download, the public audit files).
     pub fn public(mut self, path: &'static str, route: MethodRouter<AppState>) -> Self {
-        self.listed.push((path, false));
+        self.listed.push((path, None));
         self.router = self.router.route(path, route);
         self
     }
 
-    /// A route for signed-in admins only: under `/admin/` or `/api/admin/`, where the server's
-    /// session gate stands.
-    pub fn admin(mut self, path: &'static str, route: MethodRouter<AppState>) -> Self {
+    /// A route for signed-in admins whose role is at least `role`: under `/admin/` or
+    /// `/api/admin/`, where the server's session gate stands (401 without a session); an admin
+    /// below `role` gets 403 before the handler runs.
+    pub fn admin(mut self, role: Role, path: &'static str, route: MethodRouter<AppState>) -> Self {
         assert!(path.starts_with("/admin/") || path.starts_with("/api/admin/"), "admin route {path} is not under /admin/, where the session gate stands");
-        self.listed.push((path, true));
+        self.listed.push((path, Some(role)));
+        let route = route.route_layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+            match req.extensions().get::<AdminInfo>().map(|admin| crate::session::allowed(admin, role)) {
+                Some(Ok(())) => next.run(req).await,
+                Some(Err(e)) => (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], e.to_string()).into_response(),
+                None => (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Sign in as an admin first.").into_response(),
+            }
+        }));
         self.router = self.router.route(path, route);
         self
     }
@@ -69,8 +78,8 @@ impl Routes {
         self
     }
 
-    /// `(path, needs an admin session)` of every route.
-    pub fn listed(&self) -> &[(&'static str, bool)] {
+    /// `(path, the least role it needs)` of every route (`None`: anyone).
+    pub fn listed(&self) -> &[(&'static str, Option<Role>)] {
         &self.listed
     }
 
@@ -82,23 +91,46 @@ impl Routes {
 
 /// The signed-in admin of a plain admin route, as the gate found them, and the audit actor of
 /// the request (the admin and the keyed client address). Should the gate ever miss a route, the
-/// route answers 401 rather than 500 (axum's `Extension` would fail with 500).
-pub struct AdminCall {
+/// route answers 401 rather than 500 (axum's `Extension` would fail with 500). `FRESH`: the
+/// session must also have checked its admin's passkey recently ([`FreshAdminCall`]).
+pub struct AdminCall<const FRESH: bool = false> {
     pub admin: AdminInfo,
     pub actor: Actor,
 }
 
-impl FromRequestParts<AppState> for AdminCall {
+impl<const FRESH: bool> FromRequestParts<AppState> for AdminCall<FRESH> {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let Some(admin) = parts.extensions.get::<AdminInfo>().cloned() else {
             return Err((StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "Sign in as an admin first.").into_response());
         };
+        if FRESH {
+            let session = tower_sessions::Session::from_request_parts(parts, state).await.map_err(IntoResponse::into_response)?;
+            crate::session::fresh(state, &session, &admin).await.map_err(stale)?;
+        }
         let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
         let actor = audit_actor(state, &parts.headers, peer, &admin);
         Ok(AdminCall { admin, actor })
     }
+}
+
+/// An [`AdminCall`] for a sensitive download (an export of the inbox, a data request's copy):
+/// the session must also have checked its admin's passkey within the last few minutes
+/// (`EBB_STEP_UP_MINUTES`), else 403 with what to do. The pages check before they link
+/// (`common::ui::checked_download`), so a person sees the passkey prompt rather than this.
+pub type FreshAdminCall = AdminCall<true>;
+
+/// The answer to a sensitive download without a recent passkey check.
+fn stale(e: common::error::AppError) -> Response {
+    let text = match e {
+        common::error::AppError::StepUp => {
+            "This download needs a passkey check from the last few minutes. Open the page again, start the download there and confirm with your passkey when asked."
+        }
+        _ => "Something went wrong; please try again.",
+    };
+    let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::FORBIDDEN);
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
 /// The audit actor of a plain admin request: the admin and the hashed client.

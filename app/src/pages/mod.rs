@@ -36,20 +36,46 @@ pub fn NotFound() -> impl IntoView {
     }
 }
 
-/// The admin dashboard: inbox counts and maintenance at a glance.
+/// The admin dashboard: what the admin's role may see, at a glance — people's data (inbox,
+/// shares, data requests) for admins and owners; the promises, the audit trail and the jobs for
+/// every role.
 #[component]
 pub fn DashboardPage() -> impl IntoView {
+    use maintenance::ui::JobsPanel;
+    let me = Resource::new(|| (), |_| auth::api::current_admin());
+    let works_with_data = move || me.get().and_then(Result::ok).flatten().is_some_and(|a| a.role >= auth::Role::Admin);
+    view! {
+        <Title text=format!("{}{}", t(DashboardT::Title), t(UiT::AdminTitleSuffix))/>
+        <h1>{t(DashboardT::Title)}</h1>
+        <Transition fallback=|| ()>
+            <Show when=works_with_data>
+                <DataCards/>
+            </Show>
+        </Transition>
+        <crate::retention::ui::RetentionCard/>
+        <audit::ui::UpkeepCard/>
+        <Card id="dash-maintenance" title=t(DashboardT::CleanupJobs)>
+            <JobsPanel/>
+            <Transition fallback=|| ()>
+                <Show when=works_with_data>
+                    <a href="/admin/settings">{t(DashboardT::Settings)}</a>
+                </Show>
+            </Transition>
+        </Card>
+    }
+}
+
+/// The dashboard's cards about people's data (admins and owners).
+#[component]
+fn DataCards() -> impl IntoView {
     use common::live::{live_version, Topic};
     use contact::inbox::{api::count_inquiries, ui::CountsBar};
-    use maintenance::ui::JobsPanel;
     // Fetched again when an inquiry arrives or a share changes, here or on another instance.
     let inquiries = live_version(&[Topic::Inquiry, Topic::Job]);
     let shares_changed = live_version(&[Topic::Share, Topic::Job]);
     let counts = Resource::new(inquiries, |_| count_inquiries());
     let shares = Resource::new(shares_changed, |_| shares::api::get_share_overview());
     view! {
-        <Title text=format!("{}{}", t(DashboardT::Title), t(UiT::AdminTitleSuffix))/>
-        <h1>{t(DashboardT::Title)}</h1>
         <Card id="dash-inbox" title=t(DashboardT::Inbox)>
             <Loaded value=move || counts.get() describe=describe ok=move |c| view! { <CountsBar counts=c/> <a href="/admin/inbox">{t(DashboardT::OpenInbox)}</a> }.into_any()/>
         </Card>
@@ -58,12 +84,6 @@ pub fn DashboardPage() -> impl IntoView {
             <Loaded value=move || shares.get() describe=describe ok=move |o| view! { <shares::ui::SharesSummary overview=o/> <a href="/admin/shares">{t(DashboardT::OpenShares)}</a> }.into_any()/>
         </Card>
         <requests::ui::RequestsCard/>
-        <crate::retention::ui::RetentionCard/>
-        <audit::ui::UpkeepCard/>
-        <Card id="dash-maintenance" title=t(DashboardT::CleanupJobs)>
-            <JobsPanel/>
-            <a href="/admin/settings">{t(DashboardT::Settings)}</a>
-        </Card>
     }
 }
 

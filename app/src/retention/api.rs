@@ -1,5 +1,7 @@
 //! Retention server functions: the report (admin only) and the promises (public).
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 
 use super::{PublicPromises, RetentionReport};
@@ -7,8 +9,9 @@ use common::error::AppError;
 
 /// The retention report, read now.
 #[server(prefix = "/api", endpoint = "admin/retention")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn get_retention_report() -> Result<RetentionReport, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     super::report::compute(&state).await.map_err(|e| {
         tracing::error!(error = %e, "retention report failed");
         AppError::Internal

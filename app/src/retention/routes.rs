@@ -1,17 +1,10 @@
 //! The retention report as a download for admins (`GET /admin/retention/report.json`).
 
-use axum::{
-    extract::State,
-    http::StatusCode,
-    response::{IntoResponse, Response},
-    routing::get,
-};
-use kernel::http::{attachment, record_first, AdminCall, Routes};
-use kernel::state::AppState;
+use kernel::http::prelude::*;
 
 /// The report's route.
 pub fn routes() -> Routes {
-    Routes::new().admin("/admin/retention/report.json", get(retention_report))
+    Routes::new().admin(Role::Auditor, "/admin/retention/report.json", get(retention_report))
 }
 
 /// `GET /admin/retention/report.json`: the retention report read now, as a timestamped JSON

@@ -4,7 +4,7 @@
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::helpers::{add_placeholder_passkey, call, call_form, create_admin, session_cookie_for, spawn_app, spawn_app_with, VALID};
+use crate::helpers::{add_placeholder_passkey, call, call_form, create_admin, create_admin_with_role, session_cookie_for, spawn_app, spawn_app_with, VALID};
 
 /// A structurally valid assertion that no passkey of ours produced.
 fn bogus_assertion() -> serde_json::Value {
@@ -341,4 +341,155 @@ async fn the_signin_page_brings_its_own_script_with_its_texts_and_a_safe_return_
     }
     let en: serde_json::Value = serde_json::from_str(&attribute(&page("", "en").await, "data-texts")).unwrap();
     assert_eq!(en["idle"], "Sign in with a passkey");
+}
+
+/// An owner manages the others' roles on the Account page: a change applies to the admin's
+/// session at its next request, is recorded with both roles, and the last owner stays one.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_owner_changes_a_role_and_it_applies_at_once_but_the_last_owner_stays(pool: PgPool) {
+    let owner = create_admin(&pool, "Olga").await;
+    let aud = create_admin_with_role(&pool, "Aud", "auditor").await;
+    let (owner_cookie, aud_cookie) = (session_cookie_for(&pool, owner).await, session_cookie_for(&pool, aud).await);
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(call_form(&app, "/api/admin/inbox", Some(&aud_cookie), &[]).await.status(), 403, "an auditor does not read the inbox");
+    assert_eq!(call_form(&app, "/api/admin/admins", Some(&aud_cookie), &[]).await.status(), 403, "nor the admins");
+
+    let aud_id = aud.to_string();
+    let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &aud_id), ("role", "admin")]).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(call_form(&app, "/api/admin/inbox", Some(&aud_cookie), &[]).await.status(), 200, "the same session, now an admin's");
+    let detail: String = sqlx::query_scalar("select detail from audit_events where kind = 'admin.role' and subject_id = $1 and admin_id = $2")
+        .bind(&aud_id)
+        .bind(owner)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(detail, "Aud: auditor → admin, by Olga");
+
+    // A role that is not one, and an admin who is not one.
+    let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &aud_id), ("role", "root")]).await;
+    assert_eq!(res.status(), 400);
+    let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &uuid::Uuid::new_v4().to_string()), ("role", "admin")]).await;
+    assert_eq!(res.status(), 404);
+    // The only owner cannot stop being one, nor remove themselves.
+    let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &owner.to_string()), ("role", "admin")]).await;
+    assert_eq!(res.status(), 409);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert!(body["Conflict"].as_str().unwrap().contains("only owner"), "{body}");
+    assert_eq!(call_form(&app, "/api/admin/admins/remove", Some(&owner_cookie), &[("id", &owner.to_string())]).await.status(), 400);
+    // With a second owner, the first may step down; the list says who is what.
+    call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &aud_id), ("role", "owner")]).await;
+    assert_eq!(call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &owner.to_string()), ("role", "auditor")]).await.status(), 200);
+    let res = call_form(&app, "/api/admin/admins", Some(&aud_cookie), &[]).await;
+    let list: serde_json::Value = res.json().await.unwrap();
+    let roles: Vec<(&str, &str)> = list.as_array().unwrap().iter().map(|a| (a["name"].as_str().unwrap(), a["role"].as_str().unwrap())).collect();
+    assert_eq!(roles, [("Olga", "auditor"), ("Aud", "owner")]);
+    assert_eq!(call_form(&app, "/api/admin/admins", Some(&owner_cookie), &[]).await.status(), 403, "Olga is an auditor now");
+
+    // The operator's break-glass path, from the host.
+    let said = server::change_admin(&app.state, "Olga", app::auth::db::Change::Role(app::auth::Role::Owner)).await.unwrap();
+    assert!(said.contains("is now owner (was auditor)"), "{said}");
+    let (actor, detail): (Option<uuid::Uuid>, String) =
+        sqlx::query_as("select admin_id, detail from audit_events where kind = 'admin.role' and subject_id = $1 order by id desc limit 1")
+            .bind(owner.to_string())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(actor, None, "recorded as the operator's");
+    assert!(detail.ends_with("by the operator on the host (ebb admin role)"), "{detail}");
+}
+
+/// An owner removes an admin: their session ends at once, the removal is theirs in the audit log
+/// and journaled (a restore cannot bring the admin back).
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_owner_removes_an_admin_and_their_session_ends_at_once(pool: PgPool) {
+    let owner = create_admin(&pool, "Olga").await;
+    let bob = create_admin_with_role(&pool, "Bob", "admin").await;
+    let (owner_cookie, bob_cookie) = (session_cookie_for(&pool, owner).await, session_cookie_for(&pool, bob).await);
+    let app = spawn_app(pool.clone()).await;
+    // An admin cannot remove anyone.
+    assert_eq!(call_form(&app, "/api/admin/admins/remove", Some(&bob_cookie), &[("id", &owner.to_string())]).await.status(), 403);
+    assert_eq!(call_form(&app, "/api/admin/admins/remove", Some(&owner_cookie), &[("id", &bob.to_string())]).await.status(), 200);
+    assert_eq!(call_form(&app, "/api/admin/passkeys", Some(&bob_cookie), &[]).await.status(), 401, "Bob's session ended");
+    let actor: Option<uuid::Uuid> = sqlx::query_scalar("select admin_id from audit_events where kind = 'admin.remove' and subject_id = $1")
+        .bind(bob.to_string())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(actor, Some(owner));
+    let (journal, _) = app::storage::journal::read_all(&*app.state.blobs).await.unwrap();
+    assert!(journal.iter().any(|e| e.deletion == app::storage::journal::Deletion::AdminRemove { ids: vec![bob] }));
+}
+
+/// An invite carries the role its admin gets; only an owner makes one.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn an_invite_carries_its_role_and_only_an_owner_makes_one(pool: PgPool) {
+    let owner = create_admin(&pool, "Olga").await;
+    let adam = create_admin_with_role(&pool, "Adam", "admin").await;
+    let (owner_cookie, adam_cookie) = (session_cookie_for(&pool, owner).await, session_cookie_for(&pool, adam).await);
+    let app = spawn_app(pool.clone()).await;
+    assert_eq!(call_form(&app, "/api/admin/invites", Some(&adam_cookie), &[("name", "Eve")]).await.status(), 403);
+    assert_eq!(call_form(&app, "/api/admin/invites", Some(&owner_cookie), &[("name", "Aud"), ("role", "auditor")]).await.status(), 200);
+    assert_eq!(call_form(&app, "/api/admin/invites", Some(&owner_cookie), &[("name", "Ann")]).await.status(), 200);
+    let roles: Vec<(String, String)> =
+        sqlx::query_as("select name, role from admin_invites where created_by = $1 order by name").bind(owner).fetch_all(&pool).await.unwrap();
+    assert_eq!(roles, [("Ann".to_string(), "admin".to_string()), ("Aud".to_string(), "auditor".to_string())]);
+    let invite: uuid::Uuid = sqlx::query_scalar("select id from admin_invites where name = 'Aud'").fetch_one(&pool).await.unwrap();
+    let passkey = serde_json::json!({});
+    let new = app::auth::db::NewAdmin { id: uuid::Uuid::new_v4(), name: "Aud", credential_id: &[7, 7], passkey: &passkey, passkey_name: "Key" };
+    assert!(app::auth::db::create_admin_from_invite(&pool, &*app.state.blobs, invite, new).await.unwrap());
+    let role: String = sqlx::query_scalar("select role from admins where name = 'Aud'").fetch_one(&pool).await.unwrap();
+    assert_eq!(role, "auditor");
+}
+
+/// A session whose passkey check is older than the step-up window (5 minutes) can still read, but
+/// not do what is sensitive: export, copy, erase, lift a hold, delete in bulk, lower a retention
+/// period, add a passkey or an admin, change a role. Each answers 403 `StepUp` and changes nothing;
+/// one inquiry deleted alone, a raised retention period and reading still work.
+#[sqlx::test(migrator = "server::MIGRATOR")]
+async fn a_stale_session_cookie_cannot_do_what_is_sensitive(pool: PgPool) {
+    let owner = create_admin(&pool, "Olga").await;
+    let cookie = session_cookie_for(&pool, owner).await;
+    sqlx::query("update admin_sessions set verified_at = now() - interval '6 minutes'").execute(&pool).await.unwrap();
+    let app = spawn_app(pool.clone()).await;
+    let ids: Vec<uuid::Uuid> = (0..3).map(|_| uuid::Uuid::new_v4()).collect();
+    for id in &ids {
+        sqlx::query("insert into inquiries (id, name, email, message) values ($1, 'Ann', 'ann@example.org', 'Hello')").bind(id).execute(&pool).await.unwrap();
+    }
+    let step_up = |res: reqwest::Response, what: &'static str| async move {
+        assert_eq!(res.status(), 403, "{what}");
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body, json!("StepUp"), "{what}");
+    };
+    step_up(call(&app, "/api/admin/inbox/delete", Some(&cookie), json!({ "ids": ids[..2] })).await, "bulk delete").await;
+    step_up(call_form(&app, "/api/admin/invites", Some(&cookie), &[("name", "Eve")]).await, "invite").await;
+    step_up(call_form(&app, "/api/admin/passkeys/start", Some(&cookie), &[("passkey_name", "Key")]).await, "add a passkey").await;
+    step_up(call_form(&app, "/api/admin/admins/role", Some(&cookie), &[("id", &owner.to_string()), ("role", "owner")]).await, "role").await;
+    step_up(call_form(&app, "/api/admin/retention/save", Some(&cookie), &[("days", "30")]).await, "lower the retention").await;
+    step_up(call_form(&app, "/api/admin/spam/retention", Some(&cookie), &[("days", "7")]).await, "lower the spam retention").await;
+    step_up(call_form(&app, "/api/admin/holds/lift", Some(&cookie), &[("id", "1")]).await, "lift a hold").await;
+    step_up(call_form(&app, "/api/admin/requests/erase", Some(&cookie), &[("id", "1")]).await, "erase").await;
+    step_up(call_form(&app, "/api/admin/step-up/check", Some(&cookie), &[]).await, "the pages' check").await;
+    let res = app.client.get(app.url("/admin/inbox/export.csv")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 403, "export");
+    assert!(res.text().await.unwrap().contains("confirm with your passkey"));
+    let res = app.client.get(app.url("/admin/requests/1/copy.json")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 403, "copy");
+    let left: i64 = sqlx::query_scalar("select count(*) from inquiries").fetch_one(&pool).await.unwrap();
+    assert_eq!(left, 3, "nothing was deleted");
+    let invites: i64 = sqlx::query_scalar("select count(*) from admin_invites").fetch_one(&pool).await.unwrap();
+    assert_eq!(invites, 0);
+
+    // What is not sensitive still works with the same cookie.
+    assert_eq!(call(&app, "/api/admin/inbox/delete", Some(&cookie), json!({ "ids": [ids[2]] })).await.status(), 200, "one at a time");
+    assert_eq!(call_form(&app, "/api/admin/retention/save", Some(&cookie), &[("days", "365")]).await.status(), 200, "a longer retention");
+    assert_eq!(call_form(&app, "/api/admin/inbox", Some(&cookie), &[]).await.status(), 200, "reading");
+
+    // After a passkey check (the step-up ceremony sets this; Playwright runs it with a virtual
+    // authenticator), the same cookie may, for the window only.
+    sqlx::query("update admin_sessions set verified_at = now() - interval '4 minutes'").execute(&pool).await.unwrap();
+    assert_eq!(call_form(&app, "/api/admin/step-up/check", Some(&cookie), &[]).await.status(), 200);
+    assert_eq!(call(&app, "/api/admin/inbox/delete", Some(&cookie), json!({ "ids": ids[..2] })).await.status(), 200);
+    let res = app.client.get(app.url("/admin/inbox/export.csv")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(res.status(), 200);
 }

@@ -202,11 +202,16 @@ pub async fn inquiry_count(pool: &PgPool) -> i64 {
 
 pub const VALID: [(&str, &str); 3] = [("name", "Ann Example"), ("email", "ann@example.org"), ("message", "Hello,\nplease call me back.")];
 
-/// Creates an admin with one (placeholder) passkey row and returns their id. Real passkeys are
-/// registered by the Playwright tests, which have an authenticator.
+/// Creates an owner (who may do everything) with one (placeholder) passkey row and returns their
+/// id. Real passkeys are registered by the Playwright tests, which have an authenticator.
 pub async fn create_admin(pool: &PgPool, name: &str) -> uuid::Uuid {
+    create_admin_with_role(pool, name, "owner").await
+}
+
+/// Creates an admin with `role` (`owner`, `admin` or `auditor`) and one placeholder passkey.
+pub async fn create_admin_with_role(pool: &PgPool, name: &str, role: &str) -> uuid::Uuid {
     let id = uuid::Uuid::new_v4();
-    sqlx::query("insert into admins (id, name) values ($1, $2)").bind(id).bind(name).execute(pool).await.unwrap();
+    sqlx::query("insert into admins (id, name, role) values ($1, $2, $3)").bind(id).bind(name).bind(role).execute(pool).await.unwrap();
     add_placeholder_passkey(pool, id, "Laptop").await;
     id
 }
@@ -224,6 +229,19 @@ pub async fn add_placeholder_passkey(pool: &PgPool, admin: uuid::Uuid, name: &st
 /// A session for `admin` exactly as sign-in leaves it (store row + our row); returns the
 /// `Cookie` header value.
 pub async fn session_cookie_for(pool: &PgPool, admin: uuid::Uuid) -> String {
+    let cookie = tower_session_cookie(pool, admin).await;
+    // Just signed in with a passkey: fresh for sensitive actions (`EBB_STEP_UP_MINUTES`).
+    sqlx::query("update admin_sessions set verified_at = now() where session_id = $1")
+        .bind(cookie.trim_start_matches("ebb_session="))
+        .execute(pool)
+        .await
+        .unwrap();
+    cookie
+}
+
+/// A signed-in session as any schema since the first has it (the upgrade test's previous
+/// release has no passkey check time).
+pub async fn tower_session_cookie(pool: &PgPool, admin: uuid::Uuid) -> String {
     use tower_sessions::session::{Id, Record};
     use tower_sessions::SessionStore;
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());

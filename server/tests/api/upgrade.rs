@@ -9,7 +9,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 
 use crate::archive::crash::database_url;
-use crate::helpers::{create_admin, session_cookie_for, solve_challenge};
+use crate::helpers::{solve_challenge, tower_session_cookie as session_cookie_for};
 
 fn previous_bin() -> String {
     std::env::var("EBB_PREVIOUS_BIN").unwrap_or_else(|_| {
@@ -102,7 +102,11 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
     for (i, m) in messages.iter().enumerate() {
         submit(&client, &old.base, &format!("Person {i}"), m).await;
     }
-    let admin = create_admin(&pool, "Olga").await;
+    // An admin and a session as the previous release's schema has them (no role, no passkey
+    // check time): after the upgrade she is an owner, and her session must confirm with a
+    // passkey before an export.
+    let admin = uuid::Uuid::new_v4();
+    sqlx::query("insert into admins (id, name) values ($1, 'Olga')").bind(admin).execute(&pool).await.unwrap();
     let cookie = session_cookie_for(&pool, admin).await;
     let body = b"a file shared before the upgrade".to_vec();
     // The admin upload as the shares tests send it (their form), to the old server.
@@ -135,6 +139,12 @@ async fn a_database_of_the_previous_release_upgrades_with_every_item_intact(pool
 
     // Every item is intact, read through the new version's own pages and routes.
     let new = serve(env!("CARGO_BIN_EXE_ebb"), &db, storage.path()).await;
+    let role: String = sqlx::query_scalar("select role from admins where id = $1").bind(admin).fetch_one(&pool).await.unwrap();
+    assert_eq!(role, "owner", "the admins from before roles could do everything");
+    let csv = client.get(format!("{}/admin/inbox/export.csv", new.base)).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(csv.status(), 403, "a session from before the upgrade has no recent passkey check");
+    // As the step-up ceremony would (Playwright runs it with a virtual authenticator).
+    sqlx::query("update admin_sessions set verified_at = now() where admin_id = $1").bind(admin).execute(&pool).await.unwrap();
     let csv = client.get(format!("{}/admin/inbox/export.csv", new.base)).header("cookie", &cookie).send().await.unwrap();
     assert_eq!(csv.status(), 200);
     let csv = csv.text().await.unwrap();

@@ -1,5 +1,7 @@
 //! The viewer's server functions (admin only).
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 
 use super::{ArchiveOverview, AuditAdmin, AuditPage, DownloadLink, ExportView, TrailOverview, UpkeepState, VerifyOutcome};
@@ -15,8 +17,9 @@ pub const VIEW_PAGE_ROWS: i64 = 50;
 
 /// A page of events matching the filters (form fields as typed), older than `before`.
 #[server(prefix = "/api", endpoint = "admin/audit")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn audit_events(kind: String, admin: String, subject: String, from: String, to: String, before: Option<String>) -> Result<AuditPage, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     let filter = super::AuditFilter::parse(&kind, &admin, &subject, &from, &to).map_err(AppError::Invalid)?;
     let before = match before.as_deref().filter(|b| !b.is_empty()) {
         None => None,
@@ -29,32 +32,36 @@ pub async fn audit_events(kind: String, admin: String, subject: String, from: St
 
 /// The admins the filter offers.
 #[server(prefix = "/api", endpoint = "admin/audit/admins")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn audit_admins() -> Result<Vec<AuditAdmin>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     super::db::admins(&state.pool).await.map_err(kernel::request::internal("audit admins"))
 }
 
 /// The upkeep's state (dashboard).
 #[server(prefix = "/api", endpoint = "admin/audit/upkeep")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn audit_upkeep_state() -> Result<UpkeepState, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     let wanted = state.domain::<super::upkeep::UpkeepSettings>().partitions_ahead;
     super::upkeep::state(&state.pool, wanted).await.map_err(kernel::request::internal("audit upkeep state"))
 }
 
 /// The archive's months and the latest retrievals.
 #[server(prefix = "/api", endpoint = "admin/audit/archive")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn archive_months() -> Result<ArchiveOverview, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     super::archive::overview(&state.pool).await.map_err(kernel::request::internal("archive overview"))
 }
 
 /// A 15-minute download link for archived month `month` (`YYYY-MM`), with a reason of 10–256
 /// characters. A month that is not in the ledger is 404.
 #[server(prefix = "/api", endpoint = "admin/audit/archive/link")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink, AppError> {
     use super::archive::RetrievalError;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Auditor).await?;
     let reason = super::check_reason(&reason).map_err(|e| AppError::Invalid([("reason".to_string(), e)].into()))?;
     let period = super::archive::parse_period(month.trim()).ok_or(AppError::NotFound)?;
     match super::archive::retrieval_link(&state, &kernel::audit::Actor::in_request(Some(admin.id)), period, &reason).await {
@@ -67,17 +74,19 @@ pub async fn archive_link(month: String, reason: String) -> Result<DownloadLink,
 
 /// The latest export requests, newest first.
 #[server(prefix = "/api", endpoint = "admin/audit/exports")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn export_requests() -> Result<Vec<ExportView>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     super::exports::list(&state.pool, 50).await.map_err(kernel::request::internal("export requests"))
 }
 
 /// Requests a CSV export of the audit events from `from` to `to` (UTC days, inclusive); it is
 /// written in the background.
 #[server(prefix = "/api", endpoint = "admin/audit/exports/request")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
     use super::exports::RequestError;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Auditor).await?;
     let today = time::OffsetDateTime::now_utc().date();
     let (from, to) = super::exports::parse_range(&from, &to, today).map_err(AppError::Invalid)?;
     match super::exports::request(&state.pool, &kernel::audit::Actor::in_request(Some(admin.id)), from, to).await {
@@ -92,9 +101,10 @@ pub async fn request_export(from: String, to: String) -> Result<(), AppError> {
 
 /// A 15-minute download link for a finished export (410 once its file has expired).
 #[server(prefix = "/api", endpoint = "admin/audit/exports/link")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
     use super::exports::LinkError;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Auditor).await?;
     let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| AppError::NotFound)?;
     match super::exports::link(&state, &kernel::audit::Actor::in_request(Some(admin.id)), id).await {
         Ok(link) => Ok(link),
@@ -107,8 +117,9 @@ pub async fn export_link(id: String) -> Result<DownloadLink, AppError> {
 
 /// The tamper-evidence section: signing keys, latest digests, sealed and waiting events.
 #[server(prefix = "/api", endpoint = "admin/audit/trail")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn audit_trail() -> Result<TrailOverview, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     let internal = kernel::request::internal("audit trail");
     let keys = super::chain::keys::published(&state.pool).await.map_err(internal)?;
     let digests = super::chain::digest::latest(&state.pool, 5).await.map_err(kernel::request::internal("audit digests"))?;
@@ -130,8 +141,9 @@ pub async fn audit_trail() -> Result<TrailOverview, AppError> {
 /// "Verify now": seals what is waiting, then checks the database, the archive and the digests;
 /// a break raises `audit.chain_broken`. Recorded in the audit log with its result.
 #[server(prefix = "/api", endpoint = "admin/audit/verify")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn verify_trail() -> Result<VerifyOutcome, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Auditor).await?;
     let late = state.domain::<super::chain::ChainSettings>().late_limit;
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     super::chain::seal::seal_all(&state.pool, super::chain::seal::BATCH, late, until).await.map_err(kernel::request::internal("audit seal"))?;

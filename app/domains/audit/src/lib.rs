@@ -132,8 +132,10 @@ impl AuditRow {
             Some(AuditKind::SignIn) => say(A::SaySignIn),
             Some(AuditKind::SignInRefused) => tf(A::SaySignInRefused, &[("why", &refusal_in_words(detail))]),
             Some(AuditKind::SignOut) => say(A::SaySignOut),
+            Some(AuditKind::StepUp) => say(A::SayStepUp),
             Some(AuditKind::AdminCreate) => say(A::SayAdminCreate),
             Some(AuditKind::AdminRemove) => say_detail(A::SayAdminRemove, A::SayAdminRemoveDetail),
+            Some(AuditKind::AdminRole) => say_detail(A::SayAdminRole, A::SayAdminRoleDetail),
             Some(AuditKind::PasskeyAdd) => passkey(A::SayPasskeyAddNamed, A::SayPasskeyAddId),
             Some(AuditKind::PasskeyRename) => tf(A::SayPasskeyRename, &[("who", &who), ("name", &detail)]),
             Some(AuditKind::PasskeyRemove) => passkey(A::SayPasskeyRemoveNamed, A::SayPasskeyRemoveId),
@@ -518,6 +520,9 @@ texts! {
     SaySignOut { en: "{who} signed out", ja: "{who} がサインアウトしました" }
     SayAdminCreate { en: "{who} joined as an admin", ja: "{who} が管理者として参加しました" }
     SayAdminRemove { en: "{who} removed admin {subject}", ja: "{who} が管理者 {subject} を削除しました" }
+    SayStepUp { en: "{who} confirmed with a passkey (for a sensitive action)", ja: "{who} がパスキーで本人確認しました（重要な操作のため）" }
+    SayAdminRole { en: "{who} changed the role of admin {subject}", ja: "{who} が管理者 {subject} のロールを変更しました" }
+    SayAdminRoleDetail { en: "{who} changed the role of admin {subject}: {detail}", ja: "{who} が管理者 {subject} のロールを変更しました：{detail}" }
     SayAdminRemoveDetail { en: "{who} removed admin {subject}: {detail}", ja: "{who} が管理者 {subject} を削除しました：{detail}" }
     SayPasskeyAddNamed { en: "{who} added passkey '{name}'", ja: "{who} がパスキー「{name}」を追加しました" }
     SayPasskeyAddId { en: "{who} added passkey {subject}", ja: "{who} がパスキー {subject} を追加しました" }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 /// This domain's routes.
 pub fn routes() -> Routes {
     Routes::new()
-        .admin("/admin/audit/export.csv", get(audit_csv))
+        .admin(Role::Auditor, "/admin/audit/export.csv", get(audit_csv))
         // The public keys that sign the audit trail's digests (for auditors; no secret).
         .public("/audit/keys.json", get(audit_keys))
         // The transparency log (C2SP tlog-checkpoint and tlog-tiles): public, for any client.

@@ -442,13 +442,14 @@ pub fn ArchivePage() -> impl IntoView {
 /// The archived months and where each is (written, verified, dropped from the database, failed).
 #[component]
 fn MonthsTable(months: Vec<super::ArchivedMonth>) -> impl IntoView {
-    let empty = months.is_empty();
+    if months.is_empty() {
+        return view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }.into_any();
+    }
     view! {
-    <Show when=move || !empty fallback=|| view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }>
         <table class="list" data-testid="archive-months">
             <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
             <tbody>
-                {months.clone().into_iter().map(|m| {
+                {months.into_iter().map(|m| {
                     let state = match (m.status, m.dropped) {
                         (MonthStatus::Verified, true) => t(AuditT::MonthDropped),
                         (MonthStatus::Verified, false) => t(AuditT::MonthVerified),
@@ -467,20 +468,21 @@ fn MonthsTable(months: Vec<super::ArchivedMonth>) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-    </Show>
     }
+    .into_any()
 }
 
 /// Who downloaded which archived month, and why.
 #[component]
 fn RetrievalsTable(retrievals: Vec<super::RetrievalView>) -> impl IntoView {
-    let none = retrievals.is_empty();
+    if retrievals.is_empty() {
+        return view! { <p class="empty">{t(AuditT::NoneYet)}</p> }.into_any();
+    }
     view! {
-    <Show when=move || !none fallback=|| view! { <p class="empty">{t(AuditT::NoneYet)}</p> }>
         <table class="list" data-testid="archive-retrievals">
             <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
             <tbody>
-                {retrievals.clone().into_iter().map(|r| view! {
+                {retrievals.into_iter().map(|r| view! {
                     <tr data-testid="archive-retrieval">
                         <td class="nowrap"><common::time::LocalTime at={r.issued_at}/></td>
                         <td>{r.admin_name.unwrap_or_else(|| t(AuditT::RemovedAdmin).into())}</td>
@@ -490,8 +492,8 @@ fn RetrievalsTable(retrievals: Vec<super::RetrievalView>) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-    </Show>
     }
+    .into_any()
 }
 
 /// The export requests, refreshed in place.

@@ -1,9 +1,11 @@
 //! Authentication server functions: thin adapters over `service` and `db`.
 //!
 //! Public: `current_admin`, the invite ceremony and the sign-in ceremony. Every other function
-//! here starts with `require_admin()` (the gate test in server/tests/api/gate.rs checks all of
+//! here starts with `require(role)` (the gate test in server/tests/api/gate.rs checks all of
 //! them, and every server function not on its public list).
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use uuid::Uuid;
@@ -103,33 +105,49 @@ pub async fn start_signin(conditional: Option<bool>) -> Result<(Uuid, RequestCha
 /// failed nor a successful answer can be replayed.
 #[server(prefix = "/api", endpoint = "auth/signin/finish", input = Json)]
 pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
-    use super::{db, service, AuthT};
-    use common::i18n::t;
+    use super::service;
     let state = service::state()?;
     service::limit_auth(&state, "auth.signin").await?;
+    let admin = verified_admin(&state, challenge, None, &credential).await?;
+    let session = service::session().await?;
+    service::start_admin_session(&state, &session, admin).await
+}
+
+/// Checks a passkey's answer to a sign-in challenge (taken, so it cannot be replayed) and returns
+/// the admin whose passkey answered. `expected`: the admin the challenge was made for (a step-up);
+/// any other admin's passkey is refused. Every refusal is an event and counts against the limit.
+#[cfg(feature = "ssr")]
+async fn verified_admin(state: &kernel::state::AppState, challenge: Uuid, expected: Option<Uuid>, credential: &PublicKeyCredential) -> Result<Uuid, AppError> {
+    use super::{db, service, AuthT};
+    use common::i18n::t;
     let refused = || AppError::BadRequest(t(AuthT::PasskeyNotAccepted).into());
     let taken = db::take_challenge(&state.pool, challenge, "signin").await.map_err(internal("take challenge"))?;
-    let Some(taken) = taken.filter(|t| !t.expired) else {
+    let Some(taken) = taken.filter(|t| !t.expired && t.admin_id == expected) else {
         let expired = AppError::BadRequest(t(AuthT::SignInExpired).into());
-        return Err(service::refuse(&state, "auth.signin", expired).await);
+        return Err(service::refuse(state, "auth.signin", expired).await);
     };
     let auth: webauthn_rs::prelude::DiscoverableAuthentication = serde_json::from_value(taken.state).map_err(|e| AppError::internal("signin state", e))?;
-    let Ok((user, cred_id)) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(&credential) else {
-        return Err(service::refuse(&state, "auth.signin", refused()).await);
+    let Ok((user, cred_id)) = state.domain::<super::AuthSettings>().webauthn.identify_discoverable_authentication(credential) else {
+        return Err(service::refuse(state, "auth.signin", refused()).await);
     };
     let stored = db::passkey_by_credential(&state.pool, cred_id).await.map_err(internal("passkey lookup"))?;
     let Some(stored) = stored.filter(|s| s.admin_id == user) else {
         tracing::info!("sign-in with an unknown passkey refused");
-        record_refused(&state, None, "unknown passkey").await?;
-        return Err(service::refuse(&state, "auth.signin", refused()).await);
+        record_refused(state, None, "unknown passkey").await?;
+        return Err(service::refuse(state, "auth.signin", refused()).await);
     };
+    if expected.is_some_and(|admin| admin != stored.admin_id) {
+        tracing::info!("a step-up answered by another admin's passkey refused");
+        record_refused(state, Some(stored.admin_id), "another admin's passkey answered a step-up").await?;
+        return Err(service::refuse(state, "auth.signin", refused()).await);
+    }
     let mut passkey: webauthn_rs::prelude::Passkey = serde_json::from_value(stored.passkey).map_err(|e| AppError::internal("stored passkey", e))?;
-    let result = match state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(&credential, auth, &passkey) {
+    let result = match state.domain::<super::AuthSettings>().webauthn.finish_discoverable_authentication_v2(credential, auth, &passkey) {
         Ok(r) => r,
         Err(e) => {
             tracing::info!(passkey.id = %stored.id, error = %e, "passkey sign-in refused");
-            record_refused(&state, Some(stored.admin_id), "the passkey's answer did not verify").await?;
-            return Err(service::refuse(&state, "auth.signin", refused()).await);
+            record_refused(state, Some(stored.admin_id), "the passkey's answer did not verify").await?;
+            return Err(service::refuse(state, "auth.signin", refused()).await);
         }
     };
     // Keep the counter and backup state current.
@@ -138,8 +156,53 @@ pub async fn finish_signin(challenge: Uuid, credential: PublicKeyCredential) -> 
     let mut conn = state.pool.acquire().await.map_err(internal("acquire"))?;
     db::update_passkey_after_signin(&mut conn, stored.id, updated.as_ref()).await.map_err(internal("update passkey"))?;
     drop(conn);
-    let session = service::session().await?;
-    service::start_admin_session(&state, &session, stored.admin_id).await
+    Ok(stored.admin_id)
+}
+
+/// Starts a step-up: the signed-in admin confirms with one of their passkeys (user verification
+/// required) that it is still them, before a sensitive action.
+#[server(prefix = "/api", endpoint = "admin/step-up/start")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
+pub async fn start_step_up() -> Result<(Uuid, RequestChallengeResponse), AppError> {
+    use super::{db, service};
+    let (state, _, admin) = service::require(Role::Auditor).await?;
+    service::limit_auth(&state, "auth.step_up").await?;
+    let (mut rcr, auth) =
+        state.domain::<super::AuthSettings>().webauthn.start_discoverable_authentication().map_err(|e| AppError::internal("start step-up", e))?;
+    rcr.mediation = None;
+    let mut stored = serde_json::to_value(&auth).map_err(|e| AppError::internal("step-up state", e))?;
+    service::allow_backup_eligible_upgrade(&mut stored)?;
+    let challenge = Uuid::new_v4();
+    db::insert_challenge(&state.pool, challenge, "signin", &stored, Some(admin.id), None, service::CHALLENGE_TTL).await.map_err(internal("store challenge"))?;
+    Ok((challenge, rcr))
+}
+
+/// Finishes a step-up: the answer must come from a passkey of the signed-in admin. The session
+/// may then do sensitive things for `EBB_STEP_UP_MINUTES`. Recorded (`auth.step_up`).
+#[server(prefix = "/api", endpoint = "admin/step-up/finish", input = Json)]
+#[middleware(kernel::session::Needs(Role::Auditor))]
+pub async fn finish_step_up(challenge: Uuid, credential: PublicKeyCredential) -> Result<(), AppError> {
+    use super::{db, service};
+    let (state, session, admin) = service::require(Role::Auditor).await?;
+    service::limit_auth(&state, "auth.step_up").await?;
+    verified_admin(&state, challenge, Some(admin.id), &credential).await?;
+    let id = session.id().ok_or(AppError::Unauthorized)?;
+    let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
+    if !db::mark_verified(&mut tx, &id.to_string(), admin.id).await.map_err(internal("step-up"))? {
+        return Err(AppError::Unauthorized);
+    }
+    kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::StepUp, None).await.map_err(internal("record"))?;
+    tx.commit().await.map_err(internal("commit"))?;
+    tracing::info!(admin.id = %admin.id, "admin confirmed with a passkey (step-up)");
+    Ok(())
+}
+
+/// Whether the session may do a sensitive thing now (`StepUp` when not): the pages ask before a
+/// download that needs it, so the prompt appears in place rather than a refused download.
+#[server(prefix = "/api", endpoint = "admin/step-up/check")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
+pub async fn check_step_up() -> Result<(), AppError> {
+    kernel::session::require_fresh(Role::Auditor).await.map(|_| ())
 }
 
 /// A refused sign-in is an event (which admin's passkey, if known; the hashed client).
@@ -153,8 +216,9 @@ async fn record_refused(state: &kernel::state::AppState, admin: Option<Uuid>, re
 
 /// Signs out: the session is deleted from the store, so its cookie is refused from now on.
 #[server(prefix = "/api", endpoint = "admin/signout")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn sign_out() -> Result<(), AppError> {
-    let (state, session, admin) = super::service::require_admin().await?;
+    let (state, session, admin) = super::service::require(Role::Auditor).await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if let Some(id) = session.id() {
         let handle = super::db::delete_session(&mut tx, &id.to_string()).await.map_err(internal("signout"))?;
@@ -180,23 +244,26 @@ pub async fn sign_out() -> Result<(), AppError> {
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn list_passkeys() -> Result<Vec<PasskeyView>, AppError> {
-    let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require(Role::Auditor).await?;
     super::db::list_passkeys(&state.pool, admin.id).await.map_err(internal("list passkeys"))
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/start")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn start_add_passkey(passkey_name: String) -> Result<(Uuid, CreationChallengeResponse), AppError> {
     use super::{parse_label, service, LabelField};
-    let (state, _, admin) = service::require_admin().await?;
+    let (state, _, admin) = service::require_fresh(Role::Auditor).await?;
     let passkey_name = parse_label(&passkey_name, LabelField::PasskeyName).map_err(|e| AppError::Invalid([("passkey_name".to_string(), e)].into()))?;
     service::begin_registration(&state, admin.id, &admin.name, None, passkey_name, Some(admin.id), None).await
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/finish", input = Json)]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCredential) -> Result<(), AppError> {
     use super::{db, service};
-    let (state, _, admin) = service::require_admin().await?;
+    let (state, _, admin) = service::require(Role::Auditor).await?;
     let (passkey, pending, _) = service::complete_registration(&state, challenge, &credential, Some(admin.id)).await?;
     let passkey_name = pending.passkey_name;
     let passkey_json = serde_json::to_value(&passkey).map_err(|e| AppError::internal("passkey json", e))?;
@@ -210,8 +277,9 @@ pub async fn finish_add_passkey(challenge: Uuid, credential: RegisterPublicKeyCr
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/rename")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
-    let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require(Role::Auditor).await?;
     let name = super::parse_label(&name, super::LabelField::PasskeyName).map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::rename_passkey(&mut tx, admin.id, id, &name).await.map_err(internal("rename"))? {
@@ -224,8 +292,9 @@ pub async fn rename_passkey(id: Uuid, name: String) -> Result<(), AppError> {
 }
 
 #[server(prefix = "/api", endpoint = "admin/passkeys/remove")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
-    let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require(Role::Auditor).await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let Some(removed_name) = super::db::remove_passkey(&mut tx, admin.id, id).await.map_err(internal("remove"))? else {
         return Err(AppError::Invalid([("passkey".to_string(), common::i18n::t(super::texts::AccountT::LastPasskey).to_string())].into()));
@@ -239,15 +308,17 @@ pub async fn remove_passkey(id: Uuid) -> Result<(), AppError> {
 }
 
 #[server(prefix = "/api", endpoint = "admin/sessions")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn list_sessions() -> Result<Vec<SessionView>, AppError> {
-    let (state, session, admin) = super::service::require_admin().await?;
+    let (state, session, admin) = super::service::require(Role::Auditor).await?;
     let current = session.id().map(|i| i.to_string()).unwrap_or_default();
     super::db::list_sessions(&state.pool, admin.id, &current).await.map_err(internal("list sessions"))
 }
 
 #[server(prefix = "/api", endpoint = "admin/sessions/revoke")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
-    let (state, _, admin) = super::service::require_admin().await?;
+    let (state, _, admin) = super::service::require(Role::Auditor).await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !super::db::revoke_session(&mut tx, admin.id, handle).await.map_err(internal("revoke"))? {
         return Err(AppError::NotFound);
@@ -260,16 +331,77 @@ pub async fn revoke_session(handle: Uuid) -> Result<(), AppError> {
     tx.commit().await.map_err(internal("commit"))
 }
 
-/// Creates an invite for another admin; the link is returned once and never stored.
+/// Creates an invite for another admin with `role` (`admin` when not given); the link is returned
+/// once and never stored.
 #[server(prefix = "/api", endpoint = "admin/invites")]
-pub async fn create_invite(name: Option<String>) -> Result<NewInvite, AppError> {
-    let (state, _, admin) = super::service::require_admin().await?;
+#[middleware(kernel::session::Needs(Role::Owner))]
+pub async fn create_invite(name: Option<String>, role: Option<String>) -> Result<NewInvite, AppError> {
+    let (state, _, admin) = super::service::require_fresh(Role::Owner).await?;
+    let role = parse_role(role.as_deref().unwrap_or("admin"))?;
     let name = match name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         Some(n) => Some(super::parse_label(n, super::LabelField::InviteName).map_err(|e| AppError::Invalid([("name".to_string(), e)].into()))?),
         None => None,
     };
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
-    let invite = super::service::create_invite(&mut tx, &state.config.public_url, name.as_deref(), Some(admin.id)).await.map_err(internal("invite"))?;
+    let invite = super::service::create_invite(&mut tx, &state.config.public_url, name.as_deref(), role, Some(admin.id)).await.map_err(internal("invite"))?;
     tx.commit().await.map_err(internal("commit"))?;
     Ok(invite)
+}
+
+/// A role from a form: `owner`, `admin` or `auditor`.
+#[cfg(feature = "ssr")]
+fn parse_role(raw: &str) -> Result<Role, AppError> {
+    Role::parse(raw.trim()).ok_or_else(|| AppError::Invalid([("role".to_string(), common::i18n::t(super::AuthT::RoleUnknown).to_string())].into()))
+}
+
+/// Every admin with their role, for the owners (the Account page).
+#[server(prefix = "/api", endpoint = "admin/admins")]
+#[middleware(kernel::session::Needs(Role::Owner))]
+pub async fn list_admins() -> Result<Vec<super::AdminView>, AppError> {
+    let (state, _, me) = super::service::require(Role::Owner).await?;
+    let admins = super::db::list_admins(&state.pool).await.map_err(internal("admin list"))?;
+    Ok(admins
+        .into_iter()
+        .map(|a| super::AdminView { me: a.id == me.id, id: a.id, name: a.name, role: a.role, joined: a.created_at, passkeys: a.passkeys, sessions: a.sessions })
+        .collect())
+}
+
+/// Changes an admin's role (an owner's act; their sessions have the new role at their next
+/// request). The last owner stays an owner.
+#[server(prefix = "/api", endpoint = "admin/admins/role")]
+#[middleware(kernel::session::Needs(Role::Owner))]
+pub async fn set_admin_role(id: Uuid, role: String) -> Result<(), AppError> {
+    let (state, _, owner) = super::service::require_fresh(Role::Owner).await?;
+    let role = parse_role(&role)?;
+    change(&state, &owner, id, super::db::Change::Role(role)).await
+}
+
+/// Removes an admin at once (an owner's act): their sessions end and their passkeys go. An owner
+/// does not remove themselves here (the last owner stays).
+#[server(prefix = "/api", endpoint = "admin/admins/remove")]
+#[middleware(kernel::session::Needs(Role::Owner))]
+pub async fn remove_admin(id: Uuid) -> Result<(), AppError> {
+    let (state, _, owner) = super::service::require_fresh(Role::Owner).await?;
+    if id == owner.id {
+        return Err(AppError::BadRequest(common::i18n::t(super::AuthT::NotYourself).into()));
+    }
+    change(&state, &owner, id, super::db::Change::Remove).await
+}
+
+/// An owner's change of an admin, recorded as theirs.
+#[cfg(feature = "ssr")]
+async fn change(state: &kernel::state::AppState, owner: &super::AdminInfo, id: Uuid, change: super::db::Change) -> Result<(), AppError> {
+    use super::db::Changed;
+    use super::AuthT;
+    use common::i18n::t;
+    let actor = kernel::audit::Actor::in_request(Some(owner.id));
+    match super::service::change_admin(state, &actor, &format!("by {}", owner.name), id, change).await? {
+        Changed::Role { .. } | Changed::Removed { .. } => {
+            state.live.touch(common::live::Topic::Settings, None);
+            Ok(())
+        }
+        Changed::NotFound => Err(AppError::NotFound),
+        Changed::LastOwner => Err(AppError::Conflict(t(AuthT::LastOwner).into())),
+        Changed::LastAdmin => Err(AppError::Conflict(t(AuthT::LastAdmin).into())),
+    }
 }

@@ -1,11 +1,11 @@
-//! The browser half of the passkey registrations (hydrated client only; sign-in's is
-//! `signin.js`).
+//! The browser half of the passkey registrations and of the step-up (hydrated client only;
+//! sign-in's is `signin.js`).
 
 use super::AuthT;
 use common::i18n::t;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use webauthn_rs_proto::{CreationChallengeResponse, RegisterPublicKeyCredential};
+use webauthn_rs_proto::{CreationChallengeResponse, PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse};
 
 /// A message a person can act on, from a WebAuthn DOMException.
 fn explain(err: wasm_bindgen::JsValue) -> String {
@@ -22,6 +22,14 @@ fn explain(err: wasm_bindgen::JsValue) -> String {
 
 fn credentials() -> Result<web_sys::CredentialsContainer, String> {
     web_sys::window().map(|w| w.navigator().credentials()).ok_or_else(|| t(AuthT::NeedsWindow).to_string())
+}
+
+/// Asks the authenticator for an assertion with one of the admin's passkeys (a step-up).
+pub async fn get_passkey(rcr: RequestChallengeResponse) -> Result<PublicKeyCredential, String> {
+    let options: web_sys::CredentialRequestOptions = rcr.into();
+    let promise = credentials()?.get_with_options(&options).map_err(explain)?;
+    let credential = JsFuture::from(promise).await.map_err(explain)?;
+    Ok(PublicKeyCredential::from(web_sys::PublicKeyCredential::from(credential)))
 }
 
 /// Asks the authenticator to create a passkey.

@@ -6,6 +6,7 @@ use sqlx::{PgConnection, PgPool};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use common::admin::Role;
 use common::error::AppError;
 
 use super::{AdminInfo, PasskeyView, SessionView};
@@ -14,13 +15,18 @@ pub async fn admin_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(r#"select count(*) as "n!" from admins"#).fetch_one(pool).await
 }
 
-pub async fn insert_admin(conn: &mut PgConnection, id: Uuid, name: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("insert into admins (id, name) values ($1, $2)", id, name).execute(conn).await?;
+pub async fn insert_admin(conn: &mut PgConnection, id: Uuid, name: &str, role: Role) -> Result<(), sqlx::Error> {
+    sqlx::query!("insert into admins (id, name, role) values ($1, $2, $3)", id, name, role as Role).execute(conn).await?;
     Ok(())
 }
 
 pub async fn admin_by_id(pool: &PgPool, id: Uuid) -> Result<Option<AdminInfo>, sqlx::Error> {
-    sqlx::query_as!(AdminInfo, "select id, name from admins where id = $1", id).fetch_optional(pool).await
+    sqlx::query_as!(AdminInfo, r#"select id, name, role as "role: Role" from admins where id = $1"#, id).fetch_optional(pool).await
+}
+
+/// Whether there is an owner (a fresh installation's first invite makes one).
+pub async fn has_owner(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(r#"select exists (select 1 from admins where role = 'owner') as "yes!""#).fetch_one(pool).await
 }
 
 /// An admin as the operator's list (`ebb admin list`) shows them.
@@ -28,6 +34,7 @@ pub async fn admin_by_id(pool: &PgPool, id: Uuid) -> Result<Option<AdminInfo>, s
 pub struct AdminListing {
     pub id: Uuid,
     pub name: String,
+    pub role: Role,
     pub created_at: OffsetDateTime,
     pub passkeys: i64,
     /// Sessions signed in now (not expired).
@@ -38,7 +45,7 @@ pub struct AdminListing {
 pub async fn list_admins(pool: &PgPool) -> Result<Vec<AdminListing>, sqlx::Error> {
     sqlx::query_as!(
         AdminListing,
-        r#"select a.id, a.name, a.created_at,
+        r#"select a.id, a.name, a.role as "role: Role", a.created_at,
                   (select count(*) from passkeys p where p.admin_id = a.id) as "passkeys!",
                   (select count(*) from admin_sessions s join tower_sessions.session t on t.id = s.session_id
                     where s.admin_id = a.id and t.expiry_date > now()) as "sessions!"
@@ -48,37 +55,62 @@ pub async fn list_admins(pool: &PgPool) -> Result<Vec<AdminListing>, sqlx::Error
     .await
 }
 
-/// What removing an admin did.
+/// What is done to an admin by an owner, or by the operator on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Their role becomes this one.
+    Role(Role),
+    /// They are removed: their sessions end, their passkeys go.
+    Remove,
+}
+
+/// What a [`Change`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Removal {
+pub enum Changed {
+    /// The role changed (from `was`); the admin's sessions have the new role at their next request.
+    Role { name: String, was: Role },
     /// Removed, with this many passkeys and sessions ended.
     Removed { name: String, passkeys: i64, sessions: i64 },
     /// No such admin (already removed).
     NotFound,
+    /// They are the only owner: nobody could manage the admins afterwards. Another owner first.
+    LastOwner,
     /// The only admin left: nobody could sign in afterwards.
     LastAdmin,
 }
 
-/// Removes an admin in the caller's transaction: their sessions end (the session rows go, so the
-/// cookie is refused at once), their passkeys are deleted (they cannot sign in again) and the
-/// admin row goes (what they did keeps their name: each audit event holds a copy). Every admin row
-/// is locked first, so two removals at once cannot each leave the other as "one more admin". The
-/// caller journals and records it before it commits.
-pub async fn remove_admin(conn: &mut PgConnection, id: Uuid) -> Result<Removal, sqlx::Error> {
-    let admins = sqlx::query_scalar!("select id from admins order by id for update").fetch_all(&mut *conn).await?;
-    if !admins.contains(&id) {
-        return Ok(Removal::NotFound);
+/// Changes an admin in the caller's transaction. Every admin row is locked first, so two changes
+/// at once cannot each leave the other as "one more owner": there is always an owner. A removal
+/// ends their sessions (the session rows go, so the cookie is refused at once), deletes their
+/// passkeys (they cannot sign in again) and the admin row (what they did keeps their name: each
+/// audit event holds a copy). The caller records it (and journals a removal) before it commits.
+pub async fn change_admin(conn: &mut PgConnection, id: Uuid, change: Change) -> Result<Changed, sqlx::Error> {
+    let admins = sqlx::query!(r#"select id, name, role as "role: Role" from admins order by id for update"#).fetch_all(&mut *conn).await?;
+    let Some(target) = admins.iter().find(|a| a.id == id) else { return Ok(Changed::NotFound) };
+    let owners = admins.iter().filter(|a| a.role == Role::Owner).count();
+    let demoted = change != Change::Role(Role::Owner);
+    if change == Change::Remove && admins.len() == 1 {
+        return Ok(Changed::LastAdmin);
     }
-    if admins.len() == 1 {
-        return Ok(Removal::LastAdmin);
+    if target.role == Role::Owner && owners == 1 && demoted {
+        return Ok(Changed::LastOwner);
     }
-    let sessions = sqlx::query!("delete from tower_sessions.session where id in (select session_id from admin_sessions where admin_id = $1)", id)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected() as i64;
-    let passkeys = sqlx::query!("delete from passkeys where admin_id = $1", id).execute(&mut *conn).await?.rows_affected() as i64;
-    let name = sqlx::query_scalar!("delete from admins where id = $1 returning name", id).fetch_one(&mut *conn).await?;
-    Ok(Removal::Removed { name, passkeys, sessions })
+    let name = target.name.clone();
+    match change {
+        Change::Role(role) => {
+            sqlx::query!("update admins set role = $2 where id = $1", id, role as Role).execute(&mut *conn).await?;
+            Ok(Changed::Role { name, was: target.role })
+        }
+        Change::Remove => {
+            let sessions = sqlx::query!("delete from tower_sessions.session where id in (select session_id from admin_sessions where admin_id = $1)", id)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected() as i64;
+            let passkeys = sqlx::query!("delete from passkeys where admin_id = $1", id).execute(&mut *conn).await?.rows_affected() as i64;
+            sqlx::query!("delete from admins where id = $1", id).execute(&mut *conn).await?;
+            Ok(Changed::Removed { name, passkeys, sessions })
+        }
+    }
 }
 
 // ---- invites ---------------------------------------------------------------------------------
@@ -87,15 +119,17 @@ pub async fn insert_invite(
     conn: &mut PgConnection,
     token_hash: &[u8],
     name: Option<&str>,
+    role: Role,
     created_by: Option<Uuid>,
     ttl: time::Duration,
 ) -> Result<(Uuid, OffsetDateTime), sqlx::Error> {
     // Expiry on the database clock, like every other expiry (one clock for all instances).
     let r = sqlx::query!(
-        "insert into admin_invites (token_hash, name, created_by, expires_at)
-         values ($1, $2, $3, clock_timestamp() + make_interval(secs => $4)) returning id, expires_at",
+        "insert into admin_invites (token_hash, name, role, created_by, expires_at)
+         values ($1, $2, $3, $4, clock_timestamp() + make_interval(secs => $5)) returning id, expires_at",
         token_hash,
         name,
+        role as Role,
         created_by,
         ttl.as_seconds_f64(),
     )
@@ -108,14 +142,16 @@ pub async fn insert_invite(
 pub struct OpenInvite {
     pub id: Uuid,
     pub name: Option<String>,
+    /// The role its admin gets.
+    pub role: Role,
     pub expires_at: OffsetDateTime,
 }
 
 pub async fn open_invite(pool: &PgPool, token_hash: &[u8]) -> Result<Option<OpenInvite>, sqlx::Error> {
     sqlx::query_as!(
         OpenInvite,
-        "select id, name, expires_at from admin_invites
-         where token_hash = $1 and redeemed_at is null and expires_at > now()",
+        r#"select id, name, role as "role: Role", expires_at from admin_invites
+         where token_hash = $1 and redeemed_at is null and expires_at > now()"#,
         token_hash,
     )
     .fetch_optional(pool)
@@ -153,7 +189,9 @@ pub struct NewAdmin<'a> {
 pub async fn create_admin_from_invite(pool: &PgPool, store: &dyn kernel::storage::BlobStore, invite: Uuid, admin: NewAdmin<'_>) -> Result<bool, AppError> {
     let db = |e: sqlx::Error| AppError::internal("create admin", e);
     let mut tx = pool.begin().await.map_err(db)?;
-    insert_admin(&mut tx, admin.id, admin.name).await.map_err(db)?;
+    // The invite's role (an invite that is gone makes nothing: its redemption below fails).
+    let role = sqlx::query_scalar!(r#"select role as "role: Role" from admin_invites where id = $1"#, invite).fetch_optional(&mut *tx).await.map_err(db)?;
+    insert_admin(&mut tx, admin.id, admin.name, role.unwrap_or(Role::Auditor)).await.map_err(db)?;
     if !redeem_invite(&mut tx, invite, admin.id).await.map_err(db)? {
         tx.rollback().await.map_err(db)?;
         return Ok(false);
@@ -277,9 +315,30 @@ pub async fn remove_passkey(conn: &mut PgConnection, admin: Uuid, id: Uuid) -> R
 
 // ---- sessions --------------------------------------------------------------------------------
 
+/// A new session, just signed in with a passkey: its admin was verified now.
 pub async fn insert_admin_session(conn: &mut PgConnection, session_id: &str, admin: Uuid, user_agent: &str) -> Result<(), sqlx::Error> {
-    sqlx::query!("insert into admin_sessions (session_id, admin_id, user_agent) values ($1, $2, $3)", session_id, admin, user_agent,).execute(conn).await?;
+    sqlx::query!("insert into admin_sessions (session_id, admin_id, user_agent, verified_at) values ($1, $2, $3, now())", session_id, admin, user_agent,)
+        .execute(conn)
+        .await?;
     Ok(())
+}
+
+/// The session's admin was verified now (a passkey assertion with user verification).
+pub async fn mark_verified(conn: &mut PgConnection, session_id: &str, admin: Uuid) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query!("update admin_sessions set verified_at = now() where session_id = $1 and admin_id = $2", session_id, admin).execute(conn).await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Whether the session's last passkey check is more recent than `window` (by the database clock).
+pub async fn verified_within(pool: &PgPool, session_id: &str, window: std::time::Duration) -> Result<bool, sqlx::Error> {
+    let fresh = sqlx::query_scalar!(
+        r#"select coalesce(verified_at > now() - make_interval(secs => $2), false) as "fresh!" from admin_sessions where session_id = $1"#,
+        session_id,
+        window.as_secs_f64()
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(fresh.unwrap_or(false))
 }
 
 /// The admin signed in with this session, if the session is live (stored, not expired, younger
@@ -296,7 +355,7 @@ pub async fn session_admin(pool: &PgPool, session_id: &str, absolute: std::time:
                update admin_sessions set last_seen_at = now()
                where session_id = $1 and last_seen_at < now() - interval '1 minute'
                  and exists (select 1 from live))
-           select a.id, a.name from admins a join live on live.admin_id = a.id"#,
+           select a.id, a.name, a.role as "role: Role" from admins a join live on live.admin_id = a.id"#,
         session_id,
         absolute.as_secs_f64(),
     )

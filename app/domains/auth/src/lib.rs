@@ -35,6 +35,8 @@ pub struct AuthSettings {
     pub session_idle: std::time::Duration,
     /// A session ends this long after sign-in, however active.
     pub session_absolute: std::time::Duration,
+    /// How recent a passkey check a sensitive action needs (`kernel::session::require_fresh`).
+    pub step_up: std::time::Duration,
     /// Per-client limit of each authentication endpoint.
     pub limit: kernel::ratelimit::Limit,
     /// Limit of each authentication endpoint over all clients together.
@@ -89,7 +91,7 @@ pub fn parse_label(raw: &str, what: LabelField) -> Result<String, String> {
     Ok(label.to_owned())
 }
 
-pub use common::admin::AdminInfo;
+pub use common::admin::{page_role, AdminInfo, Role};
 
 /// A passkey on the account page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +102,21 @@ pub struct PasskeyView {
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
     pub last_used_at: Option<OffsetDateTime>,
+}
+
+/// An admin on the owners' list (the Account page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdminView {
+    pub id: Uuid,
+    pub name: String,
+    pub role: Role,
+    #[serde(with = "time::serde::rfc3339")]
+    pub joined: OffsetDateTime,
+    pub passkeys: i64,
+    /// Sessions signed in now.
+    pub sessions: i64,
+    /// The owner looking at the list.
+    pub me: bool,
 }
 
 /// A session on the account page. `handle` is not the session id (which never leaves the cookie).
@@ -188,6 +205,11 @@ mod tests {
 
 texts! {
     pub(crate) enum AuthT {
+    // Roles (owners manage them)
+    RoleUnknown { en: "Choose a role: owner, admin or auditor.", ja: "ロールを選んでください（オーナー、管理者、監査担当）。" }
+    NotYourself { en: "You cannot remove yourself. Another owner can.", ja: "自分自身は削除できません。別のオーナーが削除できます。" }
+    LastOwner { en: "This is the only owner: nobody could manage the admins afterwards. Make another admin an owner first.", ja: "唯一のオーナーです。変更すると誰も管理者を管理できなくなります。先に別の管理者をオーナーにしてください。" }
+    LastAdmin { en: "This is the only admin: nobody could sign in afterwards. Invite another admin first.", ja: "唯一の管理者です。削除すると誰もサインインできなくなります。先に別の管理者を招待してください。" }
     // A name as typed (`parse_label`), one set of messages per field
     YourNameMissing { en: "Please enter your name.", ja: "お名前を入力してください。" }
     YourNameTooLong { en: "Please shorten your name to {max} characters or fewer.", ja: "お名前は {max} 文字以内にしてください。" }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tower_sessions::Session;
 use uuid::Uuid;
 
-use super::{db, AdminInfo};
+use super::{db, AdminInfo, Role};
 use common::error::AppError;
 use kernel::ratelimit::{self, Decision, Limit};
 use kernel::request::client_key;
@@ -19,7 +19,7 @@ pub const INVITE_TTL: time::Duration = time::Duration::minutes(30);
 /// Session key holding the admin id.
 const SESSION_ADMIN_KEY: &str = "admin_id";
 
-pub use kernel::session::{require_admin, session, session_admin, state};
+pub use kernel::session::{require, require_fresh, session, session_admin, state};
 
 /// The auth domain's answer to the session gate: the admin of a live session.
 pub struct Sessions;
@@ -27,6 +27,9 @@ pub struct Sessions;
 impl kernel::session::SessionAdmins for Sessions {
     fn admin_of<'a>(&'a self, state: &'a AppState, session_id: &'a str) -> futures::future::BoxFuture<'a, Result<Option<AdminInfo>, sqlx::Error>> {
         Box::pin(db::session_admin(&state.pool, session_id, state.domain::<super::AuthSettings>().session_absolute))
+    }
+    fn verified_recently<'a>(&'a self, state: &'a AppState, session_id: &'a str) -> futures::future::BoxFuture<'a, Result<bool, sqlx::Error>> {
+        Box::pin(db::verified_within(&state.pool, session_id, state.domain::<super::AuthSettings>().step_up))
     }
 }
 
@@ -109,16 +112,17 @@ pub fn to_time(d: Duration) -> time::Duration {
     time::Duration::seconds(d.as_secs() as i64)
 }
 
-/// Creates a one-time invite valid for 30 minutes and returns its link (the only copy of the
-/// token). Used by the CLI, the start-up message and the account page.
+/// Creates a one-time invite valid for 30 minutes for an admin with `role`, and returns its link
+/// (the only copy of the token). Used by the CLI, the start-up message and the account page.
 pub async fn create_invite(
     conn: &mut sqlx::PgConnection,
     public_url: &str,
     name: Option<&str>,
+    role: Role,
     created_by: Option<Uuid>,
 ) -> Result<super::NewInvite, sqlx::Error> {
     let (token, hash) = new_token();
-    let (id, expires_at) = db::insert_invite(conn, &hash, name, created_by, INVITE_TTL).await?;
+    let (id, expires_at) = db::insert_invite(conn, &hash, name, role, created_by, INVITE_TTL).await?;
     kernel::audit::record_admin_action(conn, created_by, kernel::audit::AuditKind::InviteCreate, Some(&id.to_string())).await?;
     tracing::info!(invite.id = %id, "invite created");
     Ok(super::NewInvite { url: format!("{}/invite/{token}", public_url.trim_end_matches('/')), expires_at })
@@ -200,4 +204,30 @@ pub async fn complete_registration(
         AppError::BadRequest(common::i18n::t(super::AuthT::RegisterNotVerified).into())
     })?;
     Ok((passkey, pending, taken.invite_id))
+}
+
+/// Changes an admin — a role, or a removal — and records it as `actor`'s (an owner, or the
+/// operator on the host: [`kernel::audit::Actor::system`]), with `how` in the event's detail, in
+/// one transaction. A removal is journaled before the commit: a restore of an older backup
+/// cannot bring the admin back (`ebb doctor --after-restore` removes them again). There is always
+/// an owner, and always an admin ([`db::change_admin`]).
+pub async fn change_admin(state: &AppState, actor: &kernel::audit::Actor, how: &str, id: Uuid, change: db::Change) -> Result<db::Changed, AppError> {
+    use kernel::audit::AuditKind;
+    let db = |e: sqlx::Error| AppError::internal("change admin", e);
+    let mut tx = state.pool.begin().await.map_err(db)?;
+    let changed = db::change_admin(&mut tx, id, change).await.map_err(db)?;
+    let (kind, detail) = match (&changed, change) {
+        (db::Changed::Role { name, was }, db::Change::Role(role)) => (AuditKind::AdminRole, format!("{name}: {was} → {role}, {how}")),
+        (db::Changed::Removed { name, passkeys, sessions }, _) => {
+            (AuditKind::AdminRemove, format!("{name}, {how}; {passkeys} passkey(s) deleted, {sessions} session(s) ended"))
+        }
+        _ => return Ok(changed),
+    };
+    kernel::audit::record(&mut tx, actor, kind, Some((kind.subject_type(), &id.to_string())), Some(&detail)).await.map_err(db)?;
+    if kind == AuditKind::AdminRemove {
+        kernel::storage::journal::record_in_request(&mut *tx, &*state.blobs, kernel::storage::journal::Deletion::AdminRemove { ids: vec![id] }).await?;
+    }
+    tx.commit().await.map_err(db)?;
+    tracing::info!(admin.id = %id, change = ?change, "admin changed");
+    Ok(changed)
 }

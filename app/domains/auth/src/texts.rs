@@ -38,6 +38,27 @@ texts! {
     InviteHeading { en: "Invite another admin", ja: "別の管理者を招待" }
     InviteExplain { en: "An invite link works once and expires after 30 minutes. It is shown only now: copy it and send it to the person.", ja: "招待リンクは 1 回だけ有効で、30 分後に期限切れになります。表示されるのは今だけです。コピーして相手に送ってください。" }
     InviteFor { en: "Their name (optional)", ja: "相手の名前（任意）" }
+    InviteRole { en: "Their role", ja: "ロール" }
+    StepUpHeading { en: "Confirm it is you", ja: "本人確認" }
+    StepUpText { en: "This action needs a passkey check from the last few minutes. Confirm with your passkey; the check then counts for a few minutes.", ja: "この操作には、数分以内のパスキーによる確認が必要です。パスキーで確認してください。確認は数分間有効です。" }
+    StepUpConfirm { en: "Confirm with passkey", ja: "パスキーで確認" }
+    StepUpCancel { en: "Not now", ja: "今はしない" }
+    StepUpDone { en: "Confirmed. Do it again now: it will go through.", ja: "確認しました。もう一度実行してください。" }
+    StepUpDoneDownload { en: "Confirmed. The download starts.", ja: "確認しました。ダウンロードを開始します。" }
+    AdminsHeading { en: "Admins and their roles", ja: "管理者とロール" }
+    AdminsExplain { en: "Owners manage admins and settings; admins work with the inbox, shares, file requests, data requests and legal holds; auditors read the audit trail and the retention report. A change applies at once, to every session.", ja: "オーナーは管理者と設定を管理し、管理者は受信箱・共有ファイル・ファイル依頼・データ請求・リーガルホールドを扱い、監査担当は監査証跡と保存期間レポートを閲覧します。変更はすべてのセッションに即時に反映されます。" }
+    ColAdmin { en: "Admin", ja: "管理者" }
+    ColRole { en: "Role", ja: "ロール" }
+    ColJoined { en: "Joined", ja: "参加日時" }
+    ColPasskeys { en: "Passkeys", ja: "パスキー" }
+    You { en: "you", ja: "あなた" }
+    RoleOf { en: "Role of {name}", ja: "{name} のロール" }
+    ChangeRole { en: "Change", ja: "変更" }
+    RemoveAdmin { en: "Remove", ja: "削除" }
+    RemoveAdminLabel { en: "Remove {name}", ja: "{name} を削除" }
+    ConfirmRemoveAdmin { en: "Remove this admin? Their sessions end and their passkeys are deleted at once.", ja: "この管理者を削除しますか？セッションは終了し、パスキーはすぐに削除されます。" }
+    RoleChanged { en: "Role changed.", ja: "ロールを変更しました。" }
+    AdminRemoved { en: "Admin removed.", ja: "管理者を削除しました。" }
     CreateInvite { en: "Create invite link", ja: "招待リンクを作成" }
     InviteLinkBefore { en: "Invite link (valid until ", ja: "招待リンク（有効期限: " }
     InviteLinkAfter { en: ")", ja: "）" }

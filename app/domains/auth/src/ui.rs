@@ -7,7 +7,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 use super::api::*;
 use super::texts::AccountT;
-use super::{PasskeyView, SessionView};
+use super::{PasskeyView, Role, SessionView};
 use common::error::AppError;
 use common::i18n::{t, tf, T};
 use common::time::format_time;
@@ -210,6 +210,9 @@ pub fn InvitePage() -> impl IntoView {
 #[component]
 pub fn AdminShell(children: Children) -> impl IntoView {
     let me = Resource::new(|| (), |_| current_admin());
+    // Sensitive actions ask for a fresh passkey check here, on whichever page they are.
+    let prompt = common::ui::StepUpPrompt(RwSignal::new(false), RwSignal::new(None));
+    provide_context(prompt);
     // Marks the page as hydrated (tests wait for it before typing).
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
@@ -224,18 +227,23 @@ pub fn AdminShell(children: Children) -> impl IntoView {
     view! {
         <div class="admin" data-hydrated=move || hydrated.get().to_string()>
             <nav class="admin-nav" aria-label=t(AccountT::NavLabel)>
-                <A href="/admin" exact=true>{t(AccountT::NavDashboard)}</A>
-                <A href="/admin/inbox">{t(AccountT::NavInbox)}</A>
-                <A href="/admin/shares">{t(AccountT::NavShares)}</A>
-                <A href="/admin/audit">{t(AccountT::NavAudit)}</A>
-                <A href="/admin/retention">{t(AccountT::NavRetention)}</A>
-                <A href="/admin/requests">{t(AccountT::NavRequests)}</A>
-                <A href="/admin/settings">{t(AccountT::NavSettings)}</A>
-                <A href="/admin/account">{t(AccountT::NavAccount)}</A>
+                // Only the pages the admin's role opens (the server's gate refuses the others).
+                <Suspense fallback=|| ()>
+                    {move || me.get().and_then(Result::ok).flatten().map(|a| {
+                        let role = a.role;
+                        common::admin::PAGES
+                            .iter()
+                            .filter(move |(_, needs)| role >= *needs)
+                            .filter_map(|(path, _)| nav_label(path).map(|label| view! { <A href={*path} exact={*path == "/admin"}>{t(label)}</A> }))
+                            .collect_view()
+                    })}
+                </Suspense>
                 <span class="spacer"></span>
                 <Suspense fallback=|| ()>
                     {move || me.get().and_then(Result::ok).flatten().map(|a| view! {
                         <span class="who" data-testid="admin-name">{a.name}</span>
+                        // An owner sees every page; another role is named (why some pages are not listed).
+                        {(a.role != Role::Owner).then(|| view! { <span class="badge" data-testid="admin-role">{a.role.label()}</span> })}
                     })}
                 </Suspense>
                 <ActionForm action=sign_out_action>
@@ -243,11 +251,138 @@ pub fn AdminShell(children: Children) -> impl IntoView {
                 </ActionForm>
             </nav>
             <div class="admin-main">
+                <StepUpBox prompt/>
                 {children()}
                 <Outlet/>
             </div>
         </div>
     }
+}
+
+/// The step-up prompt: shown when a sensitive action needs a fresh passkey check. A download
+/// asked for meanwhile is checked first and goes on by itself after the confirmation; another
+/// action is done again by the admin (the prompt says so).
+#[component]
+fn StepUpBox(prompt: common::ui::StepUpPrompt) -> impl IntoView {
+    let common::ui::StepUpPrompt(asked, download) = prompt;
+    let status = RwSignal::new(None::<Result<String, String>>);
+    let busy = RwSignal::new(false);
+    // The prompt takes the focus when it appears (wherever the page was scrolled to, it stays
+    // in view: see `.step-up` in the style).
+    let confirm_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if let Some(button) = confirm_button.get() {
+            let _ = button.focus();
+        }
+    });
+    // A download waits for the check: it goes at once when the session may, else asks.
+    Effect::new(move |_| {
+        let Some(_href) = download.get() else { return };
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local_scoped(async move {
+            match check_step_up().await {
+                Ok(()) => {
+                    download.set(None);
+                    go(&_href);
+                }
+                Err(AppError::StepUp) => asked.set(true),
+                Err(e) => {
+                    download.set(None);
+                    status.set(Some(Err(describe_account(&e))));
+                }
+            }
+        });
+    });
+    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
+    let (confirmed, confirmed_download) = (t(AccountT::StepUpDone), t(AccountT::StepUpDoneDownload));
+    let confirm = move |_| {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local_scoped(async move {
+            busy.set(true);
+            let result: Result<(), String> = async {
+                let (challenge, rcr) = start_step_up().await.map_err(|e| describe_account(&e))?;
+                let credential = super::browser::get_passkey(rcr).await?;
+                finish_step_up(challenge, credential).await.map_err(|e| describe_account(&e))
+            }
+            .await;
+            busy.set(false);
+            match result {
+                Ok(()) => {
+                    asked.set(false);
+                    match download.get_untracked() {
+                        Some(href) => {
+                            download.set(None);
+                            status.set(Some(Ok(confirmed_download.to_string())));
+                            go(&href);
+                        }
+                        None => status.set(Some(Ok(confirmed.to_string()))),
+                    }
+                }
+                Err(message) => status.set(Some(Err(message))),
+            }
+        });
+    };
+    let dismiss = move |_| {
+        asked.set(false);
+        download.set(None);
+    };
+    view! {
+        <Show when=move || asked.get()>
+            <section class="card step-up" role="alertdialog" aria-labelledby="step-up-title" aria-describedby="step-up-text" data-testid="step-up">
+                <h2 id="step-up-title">{t(AccountT::StepUpHeading)}</h2>
+                <p id="step-up-text">{t(AccountT::StepUpText)}</p>
+                <div class="actions">
+                    <button type="button" class="primary" node_ref=confirm_button disabled=move || busy.get() aria-busy=move || busy.get().to_string() on:click=confirm data-testid="step-up-confirm">
+                        {t(AccountT::StepUpConfirm)}
+                    </button>
+                    <button type="button" class="secondary" on:click=dismiss>{t(AccountT::StepUpCancel)}</button>
+                </div>
+            </section>
+        </Show>
+        <Outcome message=status testid="step-up-status"/>
+    }
+}
+
+/// A list on the account page: its column heads, then a column of buttons, and the rows.
+#[component]
+fn AccountTable(testid: &'static str, heads: Vec<&'static str>, children: Children) -> impl IntoView {
+    view! {
+        <table class="list" data-testid=testid>
+            <thead><tr>
+                {heads.into_iter().map(|head| view! { <th>{head}</th> }).collect_view()}
+                <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
+            </tr></thead>
+            <tbody>{children()}</tbody>
+        </table>
+    }
+}
+
+/// Reports each result of `action` on the page (`done`: what a success says).
+fn report_each<S>(action: ServerAction<S>, done: &'static str, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static)
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = AppError> + Clone + Send + Sync + 'static,
+{
+    Effect::new(move |_| {
+        if let Some(r) = action.value().get() {
+            report(r.map(|_| done.to_string()));
+        }
+    });
+}
+
+/// A page's name in the navigation (`None`: not in it). The navigation lists
+/// `common::admin::PAGES` in their order, so a page and the role that opens it are declared once.
+fn nav_label(path: &str) -> Option<AccountT> {
+    Some(match path {
+        "/admin" => AccountT::NavDashboard,
+        "/admin/inbox" => AccountT::NavInbox,
+        "/admin/shares" => AccountT::NavShares,
+        "/admin/audit" => AccountT::NavAudit,
+        "/admin/retention" => AccountT::NavRetention,
+        "/admin/requests" => AccountT::NavRequests,
+        "/admin/settings" => AccountT::NavSettings,
+        "/admin/account" => AccountT::NavAccount,
+        _ => return None,
+    })
 }
 
 #[component]
@@ -273,7 +408,86 @@ pub fn AccountPage() -> impl IntoView {
         <Outcome message testid="account-message"/>
         <PasskeysCard changed message report/>
         <SessionsCard changed report/>
-        <InviteCard message/>
+        <OwnersCards changed message report/>
+    }
+}
+
+/// What only owners see: the admins with their roles, and the invite.
+#[component]
+fn OwnersCards(
+    changed: RwSignal<u32>,
+    message: RwSignal<Option<Result<String, String>>>,
+    report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let me = Resource::new(|| (), |_| current_admin());
+    view! {
+        <Transition fallback=|| ()>
+            {move || me.get().and_then(Result::ok).flatten().filter(|a| a.role == Role::Owner).map(|_| view! {
+                <AdminsCard changed report/>
+                <InviteCard message/>
+            })}
+        </Transition>
+    }
+}
+
+/// Every admin with their role; an owner changes a role or removes an admin here.
+#[component]
+fn AdminsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let admins = Resource::new(move || changed.get(), |_| list_admins());
+    view! {
+    <Card id="admins-title" title=t(AccountT::AdminsHeading)>
+        <p class="muted">{t(AccountT::AdminsExplain)}</p>
+        <Loaded value=move || admins.get() describe=describe_account ok=move |list| view! {
+                <AccountTable testid="admins" heads=vec![t(AccountT::ColAdmin), t(AccountT::ColRole), t(AccountT::ColJoined), t(AccountT::ColPasskeys)]>
+                    {list.into_iter().map(|a| view! { <AdminRow admin=a report/> }).collect_view()}
+                </AccountTable>
+            }.into_any()/>
+    </Card>
+    }
+}
+
+#[component]
+fn AdminRow(admin: super::AdminView, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let id = admin.id;
+    let role = RwSignal::new(admin.role.as_str().to_string());
+    let (changed_text, removed_text) = (t(AccountT::RoleChanged), t(AccountT::AdminRemoved));
+    let confirm_remove = t(AccountT::ConfirmRemoveAdmin);
+    let (role_action, remove_action) = (ServerAction::<SetAdminRole>::new(), ServerAction::<RemoveAdmin>::new());
+    report_each(role_action, changed_text, report);
+    report_each(remove_action, removed_text, report);
+    let change_role = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        role_action.dispatch(SetAdminRole { id, role: role.get_untracked() });
+    };
+    let remove = move |_| {
+        if !common::ui::confirmed(confirm_remove) {
+            return;
+        }
+        remove_action.dispatch(RemoveAdmin { id });
+    };
+    let select_id = format!("role-{id}");
+    let role_label = tf(AccountT::RoleOf, &[("name", &admin.name)]);
+    let remove_label = tf(AccountT::RemoveAdminLabel, &[("name", &admin.name)]);
+    view! {
+        <tr data-testid="admin-row" data-role=admin.role.as_str()>
+            <td>{admin.name.clone()} {admin.me.then(|| view! { <span class="badge">{t(AccountT::You)}</span> })}</td>
+            <td>
+                <form class="inline" on:submit=change_role>
+                    <label for=select_id.clone() class="sr-only">{role_label}</label>
+                    <select id=select_id prop:value=move || role.get() on:change=move |ev| role.set(event_target_value(&ev))>
+                        {Role::ALL.map(|r| view! { <option value=r.as_str() selected={r == admin.role}>{r.label()}</option> }).into_iter().collect_view()}
+                    </select>
+                    <button type="submit" class="secondary small">{t(AccountT::ChangeRole)}</button>
+                </form>
+            </td>
+            <td class="nowrap"><common::time::LocalTime at={admin.joined}/></td>
+            <td>{admin.passkeys}</td>
+            <td class="actions">
+                {(!admin.me).then(|| view! {
+                    <button type="button" class="danger small" aria-label=remove_label on:click=remove>{t(AccountT::RemoveAdmin)}</button>
+                })}
+            </td>
+        </tr>
     }
 }
 
@@ -316,15 +530,9 @@ fn PasskeysCard(
         <Loaded value=move || passkeys.get() describe=describe_account ok=move |list| {
                 let only_one = list.len() <= 1;
                 view! {
-                    <table class="list" data-testid="passkeys">
-                        <thead><tr>
-                            <th>{t(AccountT::Name)}</th><th>{t(AccountT::Created)}</th><th>{t(AccountT::LastUsed)}</th>
-                            <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-                        </tr></thead>
-                        <tbody>
-                            {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
-                        </tbody>
-                    </table>
+                    <AccountTable testid="passkeys" heads=vec![t(AccountT::Name), t(AccountT::Created), t(AccountT::LastUsed)]>
+                        {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
+                    </AccountTable>
                     {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
                 }.into_any()
             }/>
@@ -345,15 +553,9 @@ fn SessionsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>
     view! {
     <Card id="sessions-title" title=t(AccountT::SessionsHeading)>
         <Loaded value=move || sessions.get() describe=describe_account ok=move |list| view! {
-                <table class="list" data-testid="sessions">
-                    <thead><tr>
-                        <th>{t(AccountT::Browser)}</th><th>{t(AccountT::SignedIn)}</th><th>{t(AccountT::LastSeen)}</th>
-                        <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-                    </tr></thead>
-                    <tbody>
-                        {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
-                    </tbody>
-                </table>
+                <AccountTable testid="sessions" heads=vec![t(AccountT::Browser), t(AccountT::SignedIn), t(AccountT::LastSeen)]>
+                    {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
+                </AccountTable>
             }.into_any()/>
     </Card>
     }
@@ -363,6 +565,7 @@ fn SessionsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>
 #[component]
 fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoView {
     let invite_name = RwSignal::new(String::new());
+    let invite_role = RwSignal::new(Role::Admin.as_str().to_string());
     let create = ServerAction::<CreateInvite>::new();
     Effect::new(move |_| match create.value().get() {
         Some(Ok(_)) => message.set(None),
@@ -371,7 +574,7 @@ fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoVie
     });
     let make_invite = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        create.dispatch(CreateInvite { name: Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty()) });
+        create.dispatch(CreateInvite { name: Some(invite_name.get_untracked()).filter(|n| !n.trim().is_empty()), role: Some(invite_role.get_untracked()) });
     };
     view! {
     <Card id="invite-title" title=t(AccountT::InviteHeading)>
@@ -379,6 +582,10 @@ fn InviteCard(message: RwSignal<Option<Result<String, String>>>) -> impl IntoVie
         <form class="inline" on:submit=make_invite>
             <label for="invite-for">{t(AccountT::InviteFor)}</label>
             <input id="invite-for" type="text" maxlength="100" prop:value=invite_name on:input=move |ev| invite_name.set(event_target_value(&ev))/>
+            <label for="invite-role">{t(AccountT::InviteRole)}</label>
+            <select id="invite-role" prop:value=move || invite_role.get() on:change=move |ev| invite_role.set(event_target_value(&ev))>
+                {Role::ALL.map(|r| view! { <option value=r.as_str() selected={r == Role::Admin}>{r.label()}</option> }).into_iter().collect_view()}
+            </select>
             <button type="submit" class="primary">{t(AccountT::CreateInvite)}</button>
         </form>
         {move || create.value().get().and_then(Result::ok).map(|i| view! { <InviteLink invite=i/> })}
@@ -392,7 +599,6 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
     let name = RwSignal::new(passkey.name.clone());
     let editing = RwSignal::new(false);
     let (renamed, removed) = (t(AccountT::PasskeyRenamed), t(AccountT::PasskeyRemoved));
-    #[cfg_attr(not(feature = "hydrate"), allow(unused_variables))]
     let confirm_remove = t(AccountT::ConfirmRemove);
     // Renaming and removing go through the server functions' actions.
     let (rename_action, remove_action) = (ServerAction::<RenamePasskey>::new(), ServerAction::<RemovePasskey>::new());
@@ -402,22 +608,14 @@ fn PasskeyRow(passkey: PasskeyView, only_one: bool, report: impl Fn(Result<Strin
             report(r.map(|_| renamed.to_string()));
         }
     });
-    Effect::new(move |_| {
-        if let Some(r) = remove_action.value().get() {
-            report(r.map(|_| removed.to_string()));
-        }
-    });
+    report_each(remove_action, removed, report);
     let rename = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         rename_action.dispatch(RenamePasskey { id, name: name.get_untracked() });
     };
     let remove = move |_| {
-        #[cfg(feature = "hydrate")]
-        {
-            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(confirm_remove).ok()).unwrap_or(false);
-            if !confirmed {
-                return;
-            }
+        if !common::ui::confirmed(confirm_remove) {
+            return;
         }
         remove_action.dispatch(RemovePasskey { id });
     };

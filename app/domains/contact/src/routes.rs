@@ -8,7 +8,7 @@ use crate::inbox;
 
 /// This domain's routes.
 pub fn routes() -> Routes {
-    Routes::new().admin("/admin/inbox/export.csv", get(inquiries_csv))
+    Routes::new().admin(Role::Admin, "/admin/inbox/export.csv", get(inquiries_csv))
 }
 
 #[derive(Debug, Deserialize)]
@@ -18,7 +18,7 @@ struct ExportQuery {
 }
 
 /// Behind the admin gate, which hands over the signed-in admin (a request without one never gets here).
-async fn inquiries_csv(State(state): State<AppState>, AdminCall { actor, .. }: AdminCall, Query(query): Query<ExportQuery>) -> Response {
+async fn inquiries_csv(State(state): State<AppState>, AdminCall { actor, .. }: FreshAdminCall, Query(query): Query<ExportQuery>) -> Response {
     let search = inbox::normalise_search(query.q.as_deref());
     let bom = matches!(query.bom.as_deref(), Some("1" | "true" | "on"));
     // Exports copy personal data out of Ebb: who did it, and when, is kept, and an export whose

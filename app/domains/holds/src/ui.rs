@@ -96,7 +96,7 @@ pub fn HoldsList(#[prop(into)] on_change: Callback<()>) -> impl IntoView {
         #[cfg(feature = "hydrate")]
         {
             let question = tf(HoldsT::LiftQuestion, &[("what", &h.item.describe())]);
-            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+            if !common::ui::confirmed(&question) {
                 return;
             }
         }

@@ -1,6 +1,8 @@
 //! Retention, jobs and alerts server functions for the settings page, the dashboard and the
 //! banner on every admin page (admin only).
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 
 use super::RetentionPreview;
@@ -25,8 +27,9 @@ fn parse_days(days: i64) -> Result<u32, AppError> {
 
 /// The current retention, and what a new value would delete now (a dry run).
 #[server(prefix = "/api", endpoint = "admin/retention/preview")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn preview_retention(days: Option<i64>) -> Result<RetentionPreview, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     let stored = kernel::settings::read(&state.pool, common::retention::RETENTION_KEY).await.map_err(internal("retention"))?;
     let current = super::retention_days_or_default(stored.as_deref());
     let days = match days {
@@ -41,9 +44,15 @@ pub async fn preview_retention(days: Option<i64>) -> Result<RetentionPreview, Ap
 }
 
 #[server(prefix = "/api", endpoint = "admin/retention/save")]
+#[middleware(kernel::session::Needs(Role::Owner))]
 pub async fn save_retention(days: i64) -> Result<u32, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, session, admin) = kernel::session::require(Role::Owner).await?;
     let days = parse_days(days)?;
+    // Lowering the period deletes sooner: a sensitive action (a fresh passkey check).
+    let stored = kernel::settings::read(&state.pool, common::retention::RETENTION_KEY).await.map_err(internal("retention"))?;
+    if days < common::retention::retention_days_or_default(stored.as_deref()) {
+        kernel::session::fresh(&state, &session, &admin).await?;
+    }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     kernel::settings::put(&mut tx, common::retention::RETENTION_KEY, &days.to_string()).await.map_err(internal("save retention"))?;
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::RetentionChange, Some(&days.to_string()))
@@ -57,8 +66,9 @@ pub async fn save_retention(days: i64) -> Result<u32, AppError> {
 
 /// Every job in the registry: last run, next possible start.
 #[server(prefix = "/api", endpoint = "admin/jobs")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn list_jobs() -> Result<Vec<JobView>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     let mut out = Vec::with_capacity(state.jobs().jobs().len());
     for job in state.jobs().jobs() {
         out.push(kernel::jobs::view(&state.pool, job).await.map_err(internal("job status"))?);
@@ -69,9 +79,10 @@ pub async fn list_jobs() -> Result<Vec<JobView>, AppError> {
 /// "Run now": takes the same claim and lease as every other trigger, so it says so when a run
 /// happened less than an interval ago (or is running) instead of running twice.
 #[server(prefix = "/api", endpoint = "admin/jobs/run")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn run_job_now(job: String) -> Result<RunNowView, AppError> {
     use kernel::jobs::{run_job_as, RunOutcome, Trigger};
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let Some(entry) = state.jobs().get(&job) else {
         return Err(AppError::NotFound);
     };
@@ -105,16 +116,18 @@ pub async fn run_job_now(job: String) -> Result<RunNowView, AppError> {
 
 /// Open alerts (the banner on every admin page).
 #[server(prefix = "/api", endpoint = "admin/alerts")]
+#[middleware(kernel::session::Needs(Role::Auditor))]
 pub async fn list_alerts() -> Result<Vec<AlertView>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Auditor).await?;
     kernel::alerts::open(&state.pool).await.map_err(internal("alerts"))
 }
 
 /// An admin marks an alert resolved (it comes back if its condition persists).
 #[server(prefix = "/api", endpoint = "admin/alerts/resolve")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn resolve_alert(id: common::id::Id) -> Result<(), AppError> {
     let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     // The change and its event commit together or not at all.
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !kernel::alerts::resolve_by_admin(&mut tx, id, admin.id).await.map_err(internal("resolve alert"))? {

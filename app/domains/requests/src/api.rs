@@ -1,6 +1,8 @@
-//! Data request server functions (admin only: every one starts with `require_admin`). The ones
+//! Data request server functions (admin only: every one starts with `require`, with its role). The ones
 //! that change something take plain fields, so the page's forms post them without JavaScript.
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 
 use super::{Findings, Overview, RequestView};
@@ -36,22 +38,25 @@ fn settings(state: &kernel::state::AppState) -> super::RequestSettings {
 
 /// Every open request (by deadline) and the latest closed ones.
 #[server(prefix = "/api", endpoint = "admin/requests")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn list_requests() -> Result<Vec<RequestView>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::db::list(&state.pool, 50).await.map_err(internal("data requests list"))
 }
 
 /// Open requests at a glance (the dashboard).
 #[server(prefix = "/api", endpoint = "admin/requests/overview")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn request_overview() -> Result<Overview, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::db::overview(&state.pool, settings(&state)).await.map_err(internal("data requests overview"))
 }
 
 /// Records a request; its id. The deadline starts from the received date.
 #[server(prefix = "/api", endpoint = "admin/requests/record")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn record_request(kind: String, email: String, received: String, note: String) -> Result<i64, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let today = kernel::jobs::claim::db_now(&state.pool).await.map_err(internal("database clock"))?.date();
     let form = super::NewRequestForm { kind, email, received, note };
     let new = super::parse_new(&form, today).map_err(AppError::Invalid)?;
@@ -65,9 +70,10 @@ pub async fn record_request(kind: String, email: String, received: String, note:
 /// What is the request, and what does Ebb hold for its address now. `preview`: the erasure's dry
 /// run (what would go, what stays and why), recorded as such; otherwise recorded as a search.
 #[server(prefix = "/api", endpoint = "admin/requests/find")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn find_request(id: common::id::Id, preview: bool) -> Result<Findings, AppError> {
     let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let request = super::db::get(&state.pool, id).await.map_err(internal("data request"))?.ok_or(AppError::NotFound)?;
     let checked_at = kernel::jobs::claim::db_now(&state.pool).await.map_err(internal("database clock"))?;
     let Some(email) = request.email.clone() else {
@@ -93,9 +99,10 @@ pub async fn find_request(id: common::id::Id, preview: bool) -> Result<Findings,
 /// Starts the erasure of an erasure request (after its dry run): one admin wins; the work goes on
 /// in the `requests` job, which closes the request once nothing erasable is left.
 #[server(prefix = "/api", endpoint = "admin/requests/erase")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn erase_request(id: common::id::Id) -> Result<(), AppError> {
     let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require_fresh(Role::Admin).await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
     let request = super::db::get(&state.pool, id).await.map_err(internal("data request"))?.ok_or(AppError::NotFound)?;
     let preview = match &request.email {
@@ -115,9 +122,10 @@ pub async fn erase_request(id: common::id::Id) -> Result<(), AppError> {
 
 /// Closes an access or copy request as answered.
 #[server(prefix = "/api", endpoint = "admin/requests/close")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn close_request(id: common::id::Id) -> Result<(), AppError> {
     let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let actor = kernel::audit::Actor::in_request(Some(admin.id));
     super::db::close(&state.pool, &actor, id).await.map_err(request_error)?;
     kernel::alerts::resolve(&state.pool, common::alerts::AlertKind::DataRequestDue, &id.to_string()).await.map_err(internal("data request alert"))?;

@@ -13,9 +13,9 @@ use crate::{db, RequestView};
 /// This domain's routes.
 pub fn routes() -> Routes {
     Routes::new()
-        .admin("/admin/requests/{id}/copy.json", get(copy_json))
-        .admin("/admin/requests/{id}/cover.txt", get(cover_txt))
-        .admin("/admin/requests/{id}/copy/{file}", get(copy_csv))
+        .admin(Role::Admin, "/admin/requests/{id}/copy.json", get(copy_json))
+        .admin(Role::Admin, "/admin/requests/{id}/cover.txt", get(cover_txt))
+        .admin(Role::Admin, "/admin/requests/{id}/copy/{file}", get(copy_csv))
 }
 
 fn plain(status: StatusCode, text: &str) -> Response {
@@ -69,7 +69,7 @@ async fn prepared(state: &AppState, headers: &HeaderMap, actor: &Actor, id: &str
     Ok((r, who, cover))
 }
 
-async fn copy_json(State(state): State<AppState>, AdminCall { actor, .. }: AdminCall, headers: HeaderMap, Path(id): Path<String>) -> Response {
+async fn copy_json(State(state): State<AppState>, AdminCall { actor, .. }: FreshAdminCall, headers: HeaderMap, Path(id): Path<String>) -> Response {
     match prepared(&state, &headers, &actor, &id, "copy as JSON").await {
         Ok((r, who, cover)) => {
             let stream = crate::copy::json_stream(state.clone(), who, r.id, cover.value);
@@ -79,14 +79,14 @@ async fn copy_json(State(state): State<AppState>, AdminCall { actor, .. }: Admin
     }
 }
 
-async fn cover_txt(State(state): State<AppState>, AdminCall { actor, .. }: AdminCall, headers: HeaderMap, Path(id): Path<String>) -> Response {
+async fn cover_txt(State(state): State<AppState>, AdminCall { actor, .. }: FreshAdminCall, headers: HeaderMap, Path(id): Path<String>) -> Response {
     match prepared(&state, &headers, &actor, &id, "cover sheet").await {
         Ok((r, _, cover)) => attachment("text/plain; charset=utf-8", format!("data-request-{}-cover.txt", r.id), Body::from(cover.text)),
         Err(answer) => answer,
     }
 }
 
-async fn copy_csv(State(state): State<AppState>, AdminCall { actor, .. }: AdminCall, Path((id, file)): Path<(String, String)>) -> Response {
+async fn copy_csv(State(state): State<AppState>, AdminCall { actor, .. }: FreshAdminCall, Path((id, file)): Path<(String, String)>) -> Response {
     let (r, who) = match request_of(&state, &id).await {
         Ok(found) => found,
         Err(answer) => return answer,

@@ -314,6 +314,15 @@ fn kept_text(k: &Found) -> String {
     format!("{}: {}", num(k.kept), k.kept_why.join("; "))
 }
 
+/// A link to a part of the copy: a sensitive download, so the page checks first that the session
+/// may (a fresh passkey check) and asks for the passkey when not.
+#[component]
+fn CopyLink(href: String, testid: &'static str, text: String) -> impl IntoView {
+    let target = href.clone();
+    let click = common::ui::checked_download(move || target.clone());
+    view! { <a href=href download="" data-testid=testid on:click=click>{text}</a> }
+}
+
 #[component]
 fn CopySection(f: Findings) -> impl IntoView {
     let id = f.request.id;
@@ -322,11 +331,12 @@ fn CopySection(f: Findings) -> impl IntoView {
         <Card id="copy-heading" title=t(RequestsT::CopyHeading)>
             <p>{t(RequestsT::CopyIntro)}</p>
             <ul class="links" data-testid="copy-links">
-                <li><a href=format!("/admin/requests/{id}/copy.json") download="" data-testid="copy-json">{t(RequestsT::CopyJson)}</a></li>
-                <li><a href=format!("/admin/requests/{id}/cover.txt") download="">{t(RequestsT::CopyCover)}</a></li>
+                <li><CopyLink href=format!("/admin/requests/{id}/copy.json") testid="copy-json" text=t(RequestsT::CopyJson).to_string()/></li>
+                <li><CopyLink href=format!("/admin/requests/{id}/cover.txt") testid="copy-cover" text=t(RequestsT::CopyCover).to_string()/></li>
                 {f.found.into_iter().filter(|k| k.count > 0).map(|k| {
                     let label = kind_label(&k.kind, lang);
-                    view! { <li><a href=format!("/admin/requests/{id}/copy/{}.csv", k.kind) download="">{tf(RequestsT::CopyCsv, &[("label", &label)])}</a></li> }
+                    let text = tf(RequestsT::CopyCsv, &[("label", &label)]);
+                    view! { <li><CopyLink href=format!("/admin/requests/{id}/copy/{}.csv", k.kind) testid="copy-csv" text/></li> }
                 }).collect_view()}
             </ul>
         </Card>
@@ -373,7 +383,7 @@ fn DryRun(f: Findings, erase: ServerAction<EraseRequest>) -> impl IntoView {
     let id = f.request.id;
     let confirm = move |ev: leptos::ev::SubmitEvent| {
         #[cfg(feature = "hydrate")]
-        if !web_sys::window().and_then(|w| w.confirm_with_message(t(RequestsT::EraseConfirm)).ok()).unwrap_or(false) {
+        if !common::ui::confirmed(t(RequestsT::EraseConfirm)) {
             ev.prevent_default();
         }
         let _ = ev;

@@ -1,7 +1,9 @@
 //! Share server functions: the recipient's page data (public) and the admin list, revoke and
-//! overview (admin only: each starts with `require_admin`). Upload and download are plain routes
+//! overview (admin only: each starts with `require`, with its role). Upload and download are plain routes
 //! in the server crate: they stream bodies.
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 
 use super::{ShareLanding, ShareList, ShareOverview};
@@ -59,8 +61,9 @@ async fn resumable_until(state: &kernel::state::AppState, share: &super::db::Sha
 /// The upload limits. The upload form gets them once: were they part of the live list, every
 /// change elsewhere would rebuild the form and lose a chosen file or an upload in progress.
 #[server(prefix = "/api", endpoint = "admin/shares/limits")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn get_share_limits() -> Result<super::ShareLimits, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     let settings = state.domain::<super::ShareSettings>();
     Ok(super::ShareLimits { max_bytes: settings.max_bytes, max_expiry_hours: settings.max_expiry_hours })
 }
@@ -68,8 +71,9 @@ pub async fn get_share_limits() -> Result<super::ShareLimits, AppError> {
 /// A page of shares, newest first (`before`: the last id of the previous page). Opening the list
 /// triggers the GC.
 #[server(prefix = "/api", endpoint = "admin/shares")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     let grace = state.domain::<super::ShareSettings>().gc.delivery_grace;
     let mut items = super::db::list_page(&state.pool, before, super::PAGE_SIZE + 1, grace).await.map_err(internal("share list"))?;
     let next = if items.len() as i64 > super::PAGE_SIZE {
@@ -88,6 +92,7 @@ pub async fn list_shares(before: Option<i64>) -> Result<ShareList, AppError> {
 
 /// Revokes an active share: it expires now and the GC deletes its file. Recorded.
 #[server(prefix = "/api", endpoint = "admin/shares/revoke")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn revoke_share(id: common::id::Id) -> Result<(), AppError> {
     end_link(Link::Share, id.0).await
 }
@@ -107,7 +112,7 @@ enum Link {
 async fn end_link(link: Link, id: i64) -> Result<(), AppError> {
     use kernel::audit::AuditKind;
     use kernel::storage::journal::{self, Deletion};
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let ended = match link {
         Link::Share => super::db::revoke(&mut tx, id).await,
@@ -132,8 +137,9 @@ async fn end_link(link: Link, id: i64) -> Result<(), AppError> {
 
 /// Counts and the shares whose file could not be deleted three times or more.
 #[server(prefix = "/api", endpoint = "admin/shares/overview")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn get_share_overview() -> Result<ShareOverview, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::db::overview(&state.pool).await.map_err(internal("share overview"))
 }
 
@@ -153,8 +159,9 @@ pub async fn fetch_request_landing(token: String) -> Result<super::FileRequestLa
 /// expires after `expires_hours`, takes one file of at most `max_mib` MiB, and shows `note` to
 /// the person who uploads.
 #[server(prefix = "/api", endpoint = "admin/file-requests/create")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn create_file_request(expires_hours: String, max_mib: String, note: String) -> Result<super::NewFileRequest, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let settings = *state.domain::<super::ShareSettings>();
     let mut errors = common::error::FieldErrors::new();
     let hours = super::parse_expiry_hours(&expires_hours, settings.max_expiry_hours).map_err(|m| errors.insert("expires_hours".into(), m)).ok();
@@ -179,13 +186,15 @@ pub async fn create_file_request(expires_hours: String, max_mib: String, note: S
 
 /// The newest file requests.
 #[server(prefix = "/api", endpoint = "admin/file-requests")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn list_file_requests() -> Result<Vec<super::FileRequestSummary>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::requests::list(&state.pool, 50).await.map_err(internal("file request list"))
 }
 
 /// Revokes an open file request: its link stops working now. Recorded.
 #[server(prefix = "/api", endpoint = "admin/file-requests/revoke")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
     end_link(Link::Request, id.0).await
 }
@@ -194,9 +203,10 @@ pub async fn revoke_file_request(id: common::id::Id) -> Result<(), AppError> {
 /// until the received file's own expiry. The received file is untouched: downloading the link
 /// deletes the copy only. Recorded.
 #[server(prefix = "/api", endpoint = "admin/shares/publish")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn publish_received(id: common::id::Id) -> Result<super::NewShare, AppError> {
     let id = id.0;
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let cannot = || AppError::BadRequest(t(SharesT::CannotPublish).into());
     let source = super::requests::publishable(&state.pool, id).await.map_err(internal("publish"))?.ok_or_else(cannot)?;
     // The copy is stored first, outside any transaction; it is deleted again unless its row

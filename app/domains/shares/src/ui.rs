@@ -97,7 +97,7 @@ pub fn SharesPage() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         {
             let question = tf(SharesT::ConfirmRevoke, &[("name", &share.file_name)]);
-            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+            if !common::ui::confirmed(&question) {
                 return;
             }
         }
@@ -239,7 +239,7 @@ fn ShareRow(
                         #[cfg(feature = "hydrate")]
                         {
                             let question = tf(SharesT::ConfirmPublish, &[("name", &publish_name), ("time", &publish_until)]);
-                            if !web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false) {
+                            if !common::ui::confirmed(&question) {
                                 return;
                             }
                         }

@@ -1,5 +1,7 @@
-//! Inbox server functions (admin only: every one starts with `require_admin`).
+//! Inbox server functions (admin only: every one starts with `require`, with its role).
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 use uuid::Uuid;
 
@@ -16,9 +18,10 @@ use kernel::request::internal;
 /// A page of inquiries, newest first. Opening the list (the first page) also triggers prune,
 /// best-effort (seed 000).
 #[server(prefix = "/api", endpoint = "admin/inbox")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Result<InquiryPage, AppError> {
     use super::{db, normalise_search, Cursor, PAGE_SIZE};
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     let search = normalise_search(search.as_deref());
     let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
         Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest(t(InboxT::InvalidCursor).into()))?),
@@ -39,13 +42,15 @@ pub async fn list_inquiries(search: Option<String>, after: Option<String>) -> Re
 }
 
 #[server(prefix = "/api", endpoint = "admin/inbox/detail")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn get_inquiry(id: Uuid) -> Result<InquiryDetail, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::db::detail(&state.pool, id).await.map_err(internal("inbox detail"))?.ok_or(AppError::NotFound)
 }
 
 /// Deletes one or many inquiries; returns how many were deleted. Each deletion is recorded.
 #[server(prefix = "/api", endpoint = "admin/inbox/delete", input = leptos::server_fn::codec::Json)]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
     delete_selected(super::db::Listed::Inquiries, ids).await
 }
@@ -56,9 +61,13 @@ pub async fn delete_inquiries(ids: Vec<Uuid>) -> Result<u64, AppError> {
 #[cfg(feature = "ssr")]
 pub(crate) async fn delete_selected(list: super::db::Listed, ids: Vec<Uuid>) -> Result<u64, AppError> {
     use super::db::{self, Listed};
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, session, admin) = kernel::session::require(Role::Admin).await?;
     if ids.is_empty() || ids.len() > 1000 {
         return Err(AppError::BadRequest(t(InboxT::SelectionSize).into()));
+    }
+    // Deleting in bulk is a sensitive action (a fresh passkey check); one at a time is not.
+    if ids.len() > 1 {
+        kernel::session::fresh(&state, &session, &admin).await?;
     }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     let held = db::held_among(&mut tx, list, &ids).await.map_err(internal("held among"))?;
@@ -81,7 +90,8 @@ pub(crate) async fn delete_selected(list: super::db::Listed, ids: Vec<Uuid>) -> 
 }
 
 #[server(prefix = "/api", endpoint = "admin/inbox/counts")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn count_inquiries() -> Result<InboxCounts, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     super::db::counts(&state.pool).await.map_err(internal("inbox counts"))
 }

@@ -2,6 +2,8 @@
 //! submission to the inbox in one statement, so it is counted once however often it is pressed),
 //! delete, the quarantine's own retention; and the contact form's figures per day.
 
+#[cfg(feature = "ssr")]
+use common::admin::Role;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -155,9 +157,10 @@ pub const PAGE_SIZE: i64 = 50;
 
 /// A page of suspected spam, newest first.
 #[server(prefix = "/api", endpoint = "admin/spam")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn list_spam(after: Option<String>) -> Result<SpamPage, AppError> {
     use super::Cursor;
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     let cursor = match after.as_deref().filter(|a| !a.is_empty()) {
         Some(raw) => Some(Cursor::decode(raw).ok_or_else(|| AppError::BadRequest(t(InboxT::InvalidCursor).into()))?),
         None => None,
@@ -177,8 +180,9 @@ pub async fn list_spam(after: Option<String>) -> Result<SpamPage, AppError> {
 /// "Not spam": moves the submission to the inbox. `NotFound` when it is no longer in quarantine
 /// (moved or deleted meanwhile): it is never counted twice.
 #[server(prefix = "/api", endpoint = "admin/spam/release")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn release_spam(id: Uuid) -> Result<(), AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, _, admin) = kernel::session::require(Role::Admin).await?;
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     if !db::release(&mut tx, id).await.map_err(internal("spam release"))? {
         return Err(AppError::NotFound);
@@ -194,18 +198,24 @@ pub async fn release_spam(id: Uuid) -> Result<(), AppError> {
 
 /// Deletes suspected spam (never what is on legal hold); returns how many were deleted.
 #[server(prefix = "/api", endpoint = "admin/spam/delete", input = leptos::server_fn::codec::Json)]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn delete_spam(ids: Vec<Uuid>) -> Result<u64, AppError> {
     super::api::delete_selected(super::db::Listed::Spam, ids).await
 }
 
 /// Sets how long suspected spam is kept (1–365 days).
 #[server(prefix = "/api", endpoint = "admin/spam/retention")]
+#[middleware(kernel::session::Needs(Role::Owner))]
 pub async fn save_spam_retention(days: i64) -> Result<u32, AppError> {
-    let (state, _, admin) = kernel::session::require_admin().await?;
+    let (state, session, admin) = kernel::session::require(Role::Owner).await?;
     let days = u32::try_from(days)
         .ok()
         .filter(|d| common::spam::RETENTION_DAYS_RANGE.contains(d))
         .ok_or_else(|| AppError::Invalid([("spam_retention_days".to_string(), t(InboxT::SpamRetentionInvalid).to_string())].into()))?;
+    // Lowering the period deletes sooner: a sensitive action (a fresh passkey check).
+    if days < db::retention_days(&state.pool).await.map_err(internal("spam retention"))? {
+        kernel::session::fresh(&state, &session, &admin).await?;
+    }
     let mut tx = state.pool.begin().await.map_err(internal("begin"))?;
     db::set_retention_days(&mut tx, days).await.map_err(internal("save spam retention"))?;
     kernel::audit::record_admin_action(&mut tx, Some(admin.id), kernel::audit::AuditKind::SpamRetentionChange, Some(&days.to_string()))
@@ -217,7 +227,8 @@ pub async fn save_spam_retention(days: i64) -> Result<u32, AppError> {
 
 /// The contact form's figures for the last [`FIGURE_DAYS`] days, newest first.
 #[server(prefix = "/api", endpoint = "admin/contact/figures")]
+#[middleware(kernel::session::Needs(Role::Admin))]
 pub async fn contact_figures() -> Result<Vec<DayFigures>, AppError> {
-    let (state, _, _) = kernel::session::require_admin().await?;
+    let (state, _, _) = kernel::session::require(Role::Admin).await?;
     db::figures(&state.pool, FIGURE_DAYS).await.map_err(internal("contact figures"))
 }

@@ -74,8 +74,7 @@ impl Inbox {
         {
             let question =
                 if ids.len() == 1 { t(InboxT::ConfirmDeleteOne).to_string() } else { tf(InboxT::ConfirmDeleteMany, &[("n", &num(ids.len() as i64))]) };
-            let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok()).unwrap_or(false);
-            if !confirmed {
+            if !common::ui::confirmed(&question) {
                 return;
             }
         }
@@ -203,6 +202,7 @@ fn InboxToolbar(
         let q: String = url_encode(&applied.get());
         format!("/admin/inbox/export.csv?q={q}{}", if bom.get() { "&bom=1" } else { "" })
     };
+    let export_click = common::ui::checked_download(export_href);
     view! {
         <div class="toolbar">
             <form class="inline tight" role="search" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); applied.set(search.get_untracked()); removed.set(Default::default()); }>
@@ -213,7 +213,7 @@ fn InboxToolbar(
             </form>
             <span class="spacer"></span>
             <label class="check"><input type="checkbox" prop:checked=bom on:change=move |ev| bom.set(event_target_checked(&ev))/>{t(InboxT::Bom)}</label>
-            <a class="button small" data-testid="export" href=export_href download>{move || if applied.get().is_empty() { t(InboxT::ExportCsv) } else { t(InboxT::ExportResults) }}</a>
+            <a class="button small" data-testid="export" href=export_href download on:click=export_click>{move || if applied.get().is_empty() { t(InboxT::ExportCsv) } else { t(InboxT::ExportResults) }}</a>
             <button type="button" class="danger small" data-testid="delete-selected"
                 disabled=move || selected.get().is_empty()
                 on:click=move |_| on_delete(selected.get_untracked().into_iter().collect())>

@@ -9,6 +9,7 @@ pub mod received;
 pub mod uploads;
 
 use axum::routing::{get, post};
+use common::admin::Role;
 use kernel::http::Routes;
 
 pub use deliver::resume_gate;
@@ -20,12 +21,12 @@ pub fn routes() -> Routes {
         // GET /s/{token} is the share page (a Leptos route); the POST downloads.
         .public("/s/{token}", post(deliver::download))
         // A received file, for the admin (it stays until it expires).
-        .admin("/admin/shares/{id}/file", get(received::admin_file))
+        .admin(Role::Admin, "/admin/shares/{id}/file", get(received::admin_file))
 }
 
 /// The upload routes: the server gives them their own body limit (the largest share, plus the
 /// form) and minimum rate. GET /r/{token} is the uploader's page (a Leptos route); the POST
 /// uploads.
 pub fn upload_routes() -> Routes {
-    Routes::new().admin(UPLOAD_PATH, post(uploads::upload)).public("/r/{token}", post(received::upload))
+    Routes::new().admin(Role::Admin, UPLOAD_PATH, post(uploads::upload)).public("/r/{token}", post(received::upload))
 }
