@@ -120,6 +120,21 @@ pub fn Card(id: &'static str, title: &'static str, children: Children) -> impl I
     }
 }
 
+/// A list of an admin page as a table: its column heads, a last column of buttons when `actions`
+/// names it (for screen readers), then the rows.
+#[component]
+pub fn ListTable(testid: &'static str, heads: Vec<&'static str>, #[prop(optional)] actions: Option<&'static str>, children: Children) -> impl IntoView {
+    view! {
+        <table class="list" data-testid=testid>
+            <thead><tr>
+                {heads.into_iter().map(|head| view! { <th>{head}</th> }).collect_view()}
+                {actions.map(|name| view! { <th><span class="sr-only">{name}</span></th> })}
+            </tr></thead>
+            <tbody>{children()}</tbody>
+        </table>
+    }
+}
+
 /// What a page shows of a value it loads: "Loading…" until the value first arrives (the last
 /// one stays while it reloads), a failure as an alert in the page's own words (`describe`), and
 /// otherwise what `ok` makes of the value. Every admin card and list loads through it.

@@ -201,7 +201,7 @@ async fn a_chain_rebuilt_after_a_change_is_caught_by_the_signed_digest(pool: PgP
     let mut linker = chain::Linker::default();
     for r in &rows {
         prev = linker.link(&prev, r, r.seq.unwrap());
-        sqlx::query("update audit_events set hash = $2 where id = $1").bind(r.id).bind(prev.to_vec()).execute(&pool).await.unwrap();
+        sqlx::query("update audit_events set hash = $2 where id = $1").bind(r.event.id).bind(prev.to_vec()).execute(&pool).await.unwrap();
     }
     sqlx::query("update audit_chains set head = $1").bind(prev.to_vec()).execute(&pool).await.unwrap();
     let report = check(&app, false).await;

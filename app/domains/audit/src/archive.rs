@@ -232,7 +232,7 @@ impl Pages for PendingRows {
     }
 
     fn cursor(r: &ArchiveRow) -> (i64, i64, OffsetDateTime) {
-        (r.tx, r.row.id, r.row.occurred_at)
+        (r.tx, r.row.event.id, r.row.event.occurred_at)
     }
 
     fn write_row(_: &ArchiveRow, _: &mut kernel::csv_export::RowWriter<'_>) -> kernel::csv_export::Written {
@@ -279,21 +279,21 @@ pub fn archive_line(out: &mut Vec<u8>, r: &ChainRow, scratch: &mut String) {
             out.push(b'"');
         }
     }
-    out.extend_from_slice(r.id.to_string().as_bytes());
+    out.extend_from_slice(r.event.id.to_string().as_bytes());
     out.push(b',');
     scratch.clear();
-    crate::chain::encode::timestamp(r.occurred_at, scratch);
+    crate::chain::encode::timestamp(r.event.occurred_at, scratch);
     out.extend_from_slice(scratch.as_bytes());
-    text(out, Some(&r.kind));
+    text(out, Some(&r.event.kind));
     out.push(b',');
-    if let Some(a) = r.admin_id {
+    if let Some(a) = r.event.admin_id {
         out.extend_from_slice(a.to_string().as_bytes());
     }
-    text(out, r.admin_name.as_deref());
-    text(out, r.subject_type.as_deref());
-    text(out, r.subject_id.as_deref());
-    text(out, r.detail.as_deref());
-    text(out, r.client_hash.as_deref());
+    text(out, r.event.admin_name.as_deref());
+    text(out, r.event.subject_type.as_deref());
+    text(out, r.event.subject_id.as_deref());
+    text(out, r.event.detail.as_deref());
+    text(out, r.event.client_hash.as_deref());
     out.push(b',');
     if let Some(seq) = r.seq {
         out.extend_from_slice(seq.to_string().as_bytes());
@@ -988,15 +988,17 @@ mod tests {
     #[test]
     fn archive_lines_keep_null_apart_from_empty_text_and_change_nothing() {
         let mut row = ChainRow {
-            id: 7,
-            occurred_at: time::macros::datetime!(2024-05-01 00:01:02.5 UTC),
-            kind: "share.create".into(),
-            admin_id: None,
-            admin_name: Some(String::new()),
-            subject_type: None,
-            subject_id: Some("=1+1".into()),
-            detail: Some("say \"hi\",\r\nthen -3 days".into()),
-            client_hash: None,
+            event: crate::AuditRow {
+                id: 7,
+                occurred_at: time::macros::datetime!(2024-05-01 00:01:02.5 UTC),
+                kind: "share.create".into(),
+                admin_id: None,
+                admin_name: Some(String::new()),
+                subject_type: None,
+                subject_id: Some("=1+1".into()),
+                detail: Some("say \"hi\",\r\nthen -3 days".into()),
+                client_hash: None,
+            },
             seq: Some(1),
             hash: Some(vec![0xab; 32]),
         };

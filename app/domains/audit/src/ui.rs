@@ -9,7 +9,7 @@ use super::{AuditFilter, AuditKind, AuditRow, ExportStatus, MonthStatus};
 use common::error::AppError;
 use common::i18n::{num, t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, ListEnd, Loaded, UiT};
+use common::ui::{describe, ListEnd, ListTable, Loaded, UiT};
 
 /// The filter form's fields, as typed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -446,9 +446,7 @@ fn MonthsTable(months: Vec<super::ArchivedMonth>) -> impl IntoView {
         return view! { <p class="empty" data-testid="archive-empty">{t(AuditT::ArchiveEmpty)}</p> }.into_any();
     }
     view! {
-        <table class="list" data-testid="archive-months">
-            <thead><tr><th>{t(AuditT::Month)}</th><th>{t(AuditT::Events)}</th><th>{t(AuditT::Size)}</th><th>{t(AuditT::VerifiedUtc)}</th><th>{t(AuditT::State)}</th></tr></thead>
-            <tbody>
+        <ListTable testid="archive-months" heads=vec![t(AuditT::Month), t(AuditT::Events), t(AuditT::Size), t(AuditT::VerifiedUtc), t(AuditT::State)]>
                 {months.into_iter().map(|m| {
                     let state = match (m.status, m.dropped) {
                         (MonthStatus::Verified, true) => t(AuditT::MonthDropped),
@@ -466,8 +464,7 @@ fn MonthsTable(months: Vec<super::ArchivedMonth>) -> impl IntoView {
                         </tr>
                     }
                 }).collect_view()}
-            </tbody>
-        </table>
+        </ListTable>
     }
     .into_any()
 }
@@ -479,9 +476,7 @@ fn RetrievalsTable(retrievals: Vec<super::RetrievalView>) -> impl IntoView {
         return view! { <p class="empty">{t(AuditT::NoneYet)}</p> }.into_any();
     }
     view! {
-        <table class="list" data-testid="archive-retrievals">
-            <thead><tr><th>{t(AuditT::WhenUtc)}</th><th>{t(AuditT::Who)}</th><th>{t(AuditT::Month)}</th><th>{t(AuditT::Reason)}</th></tr></thead>
-            <tbody>
+        <ListTable testid="archive-retrievals" heads=vec![t(AuditT::WhenUtc), t(AuditT::Who), t(AuditT::Month), t(AuditT::Reason)]>
                 {retrievals.into_iter().map(|r| view! {
                     <tr data-testid="archive-retrieval">
                         <td class="nowrap"><common::time::LocalTime at={r.issued_at}/></td>
@@ -490,8 +485,7 @@ fn RetrievalsTable(retrievals: Vec<super::RetrievalView>) -> impl IntoView {
                         <td>{r.reason}</td>
                     </tr>
                 }).collect_view()}
-            </tbody>
-        </table>
+        </ListTable>
     }
     .into_any()
 }

@@ -11,7 +11,7 @@ use super::{PasskeyView, Role, SessionView};
 use common::error::AppError;
 use common::i18n::{t, tf, T};
 use common::time::format_time;
-use common::ui::{describe, Card, CopyableLink, Loaded, Outcome, UiT};
+use common::ui::{describe, Card, CopyableLink, ListTable, Loaded, Outcome, UiT};
 
 /// A failed call on the invite page: a missing invite is a bad link, and only an admin can
 /// make a new one.
@@ -343,20 +343,6 @@ fn StepUpBox(prompt: common::ui::StepUpPrompt) -> impl IntoView {
     }
 }
 
-/// A list on the account page: its column heads, then a column of buttons, and the rows.
-#[component]
-fn AccountTable(testid: &'static str, heads: Vec<&'static str>, children: Children) -> impl IntoView {
-    view! {
-        <table class="list" data-testid=testid>
-            <thead><tr>
-                {heads.into_iter().map(|head| view! { <th>{head}</th> }).collect_view()}
-                <th><span class="sr-only">{t(AccountT::Actions)}</span></th>
-            </tr></thead>
-            <tbody>{children()}</tbody>
-        </table>
-    }
-}
-
 /// Reports each result of `action` on the page (`done`: what a success says).
 fn report_each<S>(action: ServerAction<S>, done: &'static str, report: impl Fn(Result<String, AppError>) + Copy + Send + Sync + 'static)
 where
@@ -438,9 +424,9 @@ fn AdminsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>) 
     <Card id="admins-title" title=t(AccountT::AdminsHeading)>
         <p class="muted">{t(AccountT::AdminsExplain)}</p>
         <Loaded value=move || admins.get() describe=describe_account ok=move |list| view! {
-                <AccountTable testid="admins" heads=vec![t(AccountT::ColAdmin), t(AccountT::ColRole), t(AccountT::ColJoined), t(AccountT::ColPasskeys)]>
+                <ListTable testid="admins" actions=t(AccountT::Actions) heads=vec![t(AccountT::ColAdmin), t(AccountT::ColRole), t(AccountT::ColJoined), t(AccountT::ColPasskeys)]>
                     {list.into_iter().map(|a| view! { <AdminRow admin=a report/> }).collect_view()}
-                </AccountTable>
+                </ListTable>
             }.into_any()/>
     </Card>
     }
@@ -530,9 +516,9 @@ fn PasskeysCard(
         <Loaded value=move || passkeys.get() describe=describe_account ok=move |list| {
                 let only_one = list.len() <= 1;
                 view! {
-                    <AccountTable testid="passkeys" heads=vec![t(AccountT::Name), t(AccountT::Created), t(AccountT::LastUsed)]>
+                    <ListTable testid="passkeys" actions=t(AccountT::Actions) heads=vec![t(AccountT::Name), t(AccountT::Created), t(AccountT::LastUsed)]>
                         {list.into_iter().map(|p| view! { <PasskeyRow passkey=p only_one report/> }).collect_view()}
-                    </AccountTable>
+                    </ListTable>
                     {only_one.then(|| view! { <p class="hint left">{t(AccountT::OnlyPasskeyHint)}</p> })}
                 }.into_any()
             }/>
@@ -553,9 +539,9 @@ fn SessionsCard(changed: RwSignal<u32>, report: impl Fn(Result<String, AppError>
     view! {
     <Card id="sessions-title" title=t(AccountT::SessionsHeading)>
         <Loaded value=move || sessions.get() describe=describe_account ok=move |list| view! {
-                <AccountTable testid="sessions" heads=vec![t(AccountT::Browser), t(AccountT::SignedIn), t(AccountT::LastSeen)]>
+                <ListTable testid="sessions" actions=t(AccountT::Actions) heads=vec![t(AccountT::Browser), t(AccountT::SignedIn), t(AccountT::LastSeen)]>
                     {list.into_iter().map(|s| view! { <SessionRow session=s report/> }).collect_view()}
-                </AccountTable>
+                </ListTable>
             }.into_any()/>
     </Card>
     }

@@ -26,15 +26,9 @@ pub const GENESIS: [u8; 32] = [0; 32];
 /// An event as the chain sees it (every column the archive keeps).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ChainRow {
-    pub id: i64,
-    pub occurred_at: OffsetDateTime,
-    pub kind: String,
-    pub admin_id: Option<uuid::Uuid>,
-    pub admin_name: Option<String>,
-    pub subject_type: Option<String>,
-    pub subject_id: Option<String>,
-    pub detail: Option<String>,
-    pub client_hash: Option<String>,
+    /// The event as the audit log shows it.
+    #[sqlx(flatten)]
+    pub event: crate::AuditRow,
     /// The event's place in its month's chain; `None` before sealing.
     pub seq: Option<i64>,
     /// Its link; `None` before sealing.
@@ -90,19 +84,19 @@ pub fn canonical_fields(out: &mut Vec<u8>, f: &Fields<'_>) {
 /// The canonical bytes of `r` at place `seq`, appended to `out` (`scratch` is reused).
 pub fn canonical(out: &mut Vec<u8>, r: &ChainRow, seq: i64, scratch: &mut String) {
     scratch.clear();
-    timestamp(r.occurred_at, scratch);
-    let (id, seq) = (r.id.to_string(), seq.to_string());
-    let admin = r.admin_id.map(|a| a.hyphenated().to_string());
+    timestamp(r.event.occurred_at, scratch);
+    let (id, seq) = (r.event.id.to_string(), seq.to_string());
+    let admin = r.event.admin_id.map(|a| a.hyphenated().to_string());
     let f = Fields {
         id: &id,
         occurred_at: scratch,
-        kind: &r.kind,
+        kind: &r.event.kind,
         admin_id: admin.as_deref(),
-        admin_name: r.admin_name.as_deref(),
-        subject_type: r.subject_type.as_deref(),
-        subject_id: r.subject_id.as_deref(),
-        detail: r.detail.as_deref(),
-        client_hash: r.client_hash.as_deref(),
+        admin_name: r.event.admin_name.as_deref(),
+        subject_type: r.event.subject_type.as_deref(),
+        subject_id: r.event.subject_id.as_deref(),
+        detail: r.event.detail.as_deref(),
+        client_hash: r.event.client_hash.as_deref(),
         seq: &seq,
     };
     canonical_fields(out, &f);
@@ -144,15 +138,17 @@ mod tests {
 
     fn row() -> ChainRow {
         ChainRow {
-            id: 42,
-            occurred_at: time::macros::datetime!(2026-12-03 10:00:01.5 UTC),
-            kind: "share.create".into(),
-            admin_id: Some(uuid::uuid!("6f1c8f1e-0b7e-4c1a-9d7e-1f2e3d4c5b6a")),
-            admin_name: Some("Ana".into()),
-            subject_type: Some("share".into()),
-            subject_id: Some("abc".into()),
-            detail: None,
-            client_hash: Some(String::new()),
+            event: crate::AuditRow {
+                id: 42,
+                occurred_at: time::macros::datetime!(2026-12-03 10:00:01.5 UTC),
+                kind: "share.create".into(),
+                admin_id: Some(uuid::uuid!("6f1c8f1e-0b7e-4c1a-9d7e-1f2e3d4c5b6a")),
+                admin_name: Some("Ana".into()),
+                subject_type: Some("share".into()),
+                subject_id: Some("abc".into()),
+                detail: None,
+                client_hash: Some(String::new()),
+            },
             seq: None,
             hash: None,
         }
@@ -188,15 +184,15 @@ mod tests {
         let base = l.link(&GENESIS, &row(), 1);
         type Change = Box<dyn Fn(&mut ChainRow)>;
         let changes: Vec<Change> = vec![
-            Box::new(|r| r.id += 1),
-            Box::new(|r| r.occurred_at += time::Duration::microseconds(1)),
-            Box::new(|r| r.kind = "share.revoke".into()),
-            Box::new(|r| r.admin_id = None),
-            Box::new(|r| r.admin_name = Some("Anb".into())),
-            Box::new(|r| r.subject_type = None),
-            Box::new(|r| r.subject_id = Some("abd".into())),
-            Box::new(|r| r.detail = Some(String::new())),
-            Box::new(|r| r.client_hash = None),
+            Box::new(|r| r.event.id += 1),
+            Box::new(|r| r.event.occurred_at += time::Duration::microseconds(1)),
+            Box::new(|r| r.event.kind = "share.revoke".into()),
+            Box::new(|r| r.event.admin_id = None),
+            Box::new(|r| r.event.admin_name = Some("Anb".into())),
+            Box::new(|r| r.event.subject_type = None),
+            Box::new(|r| r.event.subject_id = Some("abd".into())),
+            Box::new(|r| r.event.detail = Some(String::new())),
+            Box::new(|r| r.event.client_hash = None),
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut r = row();

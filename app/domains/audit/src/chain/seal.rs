@@ -91,10 +91,10 @@ async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Dura
         tx.rollback().await?;
         return Ok(Batch::default());
     };
-    let (last_tx, last_id) = (last.tx, last.row.id);
-    let (first_tx, first_id) = (rows[0].tx, rows[0].row.id);
+    let (last_tx, last_id) = (last.tx, last.row.event.id);
+    let (first_tx, first_id) = (rows[0].tx, rows[0].row.event.id);
     let periods: Vec<Date> = {
-        let mut p: Vec<Date> = rows.iter().map(|r| period_of(r.row.occurred_at)).collect();
+        let mut p: Vec<Date> = rows.iter().map(|r| period_of(r.row.event.occurred_at)).collect();
         p.sort_unstable();
         p.dedup();
         p
@@ -166,21 +166,24 @@ fn link(rows: &[SealRow], heads: &mut BTreeMap<Date, Head>, mut max_at: Option<O
         if row.seq.is_some() {
             // Sealed already though the cursor is behind it: only a hand-made row does this.
             refused += 1;
-            tracing::warn!(event = row.id, "audit seal: an event past the cursor already has a place in a chain; left as it is for verification to report");
+            tracing::warn!(
+                event = row.event.id,
+                "audit seal: an event past the cursor already has a place in a chain; left as it is for verification to report"
+            );
             continue;
         }
-        if max_at.is_some_and(|m: OffsetDateTime| row.occurred_at < m - late) {
+        if max_at.is_some_and(|m: OffsetDateTime| row.event.occurred_at < m - late) {
             refused += 1;
-            tracing::warn!(event = row.id, "audit seal: an event is dated long before events written before it; not sealed (verification reports it)");
+            tracing::warn!(event = row.event.id, "audit seal: an event is dated long before events written before it; not sealed (verification reports it)");
             continue;
         }
-        max_at = Some(max_at.map_or(row.occurred_at, |m| m.max(row.occurred_at)));
-        let h = heads.entry(period_of(row.occurred_at)).or_insert(Head { seq: 0, head: GENESIS, first_id: None, last_id: None });
+        max_at = Some(max_at.map_or(row.event.occurred_at, |m| m.max(row.event.occurred_at)));
+        let h = heads.entry(period_of(row.event.occurred_at)).or_insert(Head { seq: 0, head: GENESIS, first_id: None, last_id: None });
         let seq = h.seq + 1;
         let hash = linker.link(&h.head, row, seq);
-        *h = Head { seq, head: hash, first_id: h.first_id.or(Some(row.id)), last_id: Some(row.id) };
-        ids.push(row.id);
-        ats.push(row.occurred_at);
+        *h = Head { seq, head: hash, first_id: h.first_id.or(Some(row.event.id)), last_id: Some(row.event.id) };
+        ids.push(row.event.id);
+        ats.push(row.event.occurred_at);
         seqs.push(seq);
         hashes.push(hash.to_vec());
     }

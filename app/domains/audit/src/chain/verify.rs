@@ -682,7 +682,7 @@ pub async fn walk_table(
     let mut walker = Walker::new(label, "database", &rec.checkpoints);
     let mut rows = sqlx::query_as::<_, ChainRow>(&sql).bind(from).bind(to).fetch(pool);
     while let Some(r) = rows.try_next().await? {
-        if !walker.feed(r.id, r.seq, r.hash.as_deref(), |l, prev, seq| l.link(prev, &r, seq)) {
+        if !walker.feed(r.event.id, r.seq, r.hash.as_deref(), |l, prev, seq| l.link(prev, &r, seq)) {
             break;
         }
     }
