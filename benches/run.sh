@@ -135,6 +135,7 @@ echo; bash benches/retention.sh
 echo; bash benches/upkeep-lock.sh
 echo; bash benches/archive.sh
 echo; bash benches/audit-chain.sh
+echo; bash benches/tlog.sh
 echo; bash benches/requests.sh
 echo; bash benches/first-visit.sh
 echo; python3 benches/client-size.py "$LEPTOS_SITE_ROOT/pkg/$(cat "$LEPTOS_SITE_ROOT/pkg/ASSETS")"

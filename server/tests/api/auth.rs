@@ -365,6 +365,12 @@ async fn an_owner_changes_a_role_and_it_applies_at_once_but_the_last_owner_stays
         .await
         .unwrap();
     assert_eq!(detail, "Aud: auditor → admin, by Olga");
+    // The role they already have: answered, nothing recorded.
+    let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &aud_id), ("role", "admin")]).await;
+    assert_eq!(res.status(), 200);
+    let events: i64 =
+        sqlx::query_scalar("select count(*) from audit_events where kind = 'admin.role' and subject_id = $1").bind(&aud_id).fetch_one(&pool).await.unwrap();
+    assert_eq!(events, 1, "a change to the same role is no change");
 
     // A role that is not one, and an admin who is not one.
     let res = call_form(&app, "/api/admin/admins/role", Some(&owner_cookie), &[("id", &aud_id), ("role", "root")]).await;

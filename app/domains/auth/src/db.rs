@@ -97,6 +97,7 @@ pub async fn change_admin(conn: &mut PgConnection, id: Uuid, change: Change) -> 
     }
     let name = target.name.clone();
     match change {
+        Change::Role(role) if role == target.role => Ok(Changed::Role { name, was: role }),
         Change::Role(role) => {
             sqlx::query!("update admins set role = $2 where id = $1", id, role as Role).execute(&mut *conn).await?;
             Ok(Changed::Role { name, was: target.role })

@@ -217,6 +217,8 @@ pub async fn change_admin(state: &AppState, actor: &kernel::audit::Actor, how: &
     let mut tx = state.pool.begin().await.map_err(db)?;
     let changed = db::change_admin(&mut tx, id, change).await.map_err(db)?;
     let (kind, detail) = match (&changed, change) {
+        // The role they already had: nothing changed, nothing to record.
+        (db::Changed::Role { was, .. }, db::Change::Role(role)) if *was == role => return Ok(changed),
         (db::Changed::Role { name, was }, db::Change::Role(role)) => (AuditKind::AdminRole, format!("{name}: {was} → {role}, {how}")),
         (db::Changed::Removed { name, passkeys, sessions }, _) => {
             (AuditKind::AdminRemove, format!("{name}, {how}; {passkeys} passkey(s) deleted, {sessions} session(s) ended"))

@@ -284,6 +284,10 @@ pub struct Walker<'a> {
     prev: [u8; 32],
     last_id: Option<i64>,
     checkpoints: &'a [(i64, i64, String)],
+    /// The checkpoints' indexes by the chain length they record, and the next one to reach: each
+    /// event looks at the checkpoints of its own place only (a month has hundreds of digests).
+    by_count: Vec<usize>,
+    next_checkpoint: usize,
     pub linker: Linker,
     pub problem: Option<Problem>,
     pub events: u64,
@@ -291,7 +295,21 @@ pub struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     pub fn new(month: &str, source: &'static str, checkpoints: &'a [(i64, i64, String)]) -> Self {
-        Walker { month: month.into(), source, expected: 1, prev: GENESIS, last_id: None, checkpoints, linker: Linker::default(), problem: None, events: 0 }
+        let mut by_count: Vec<usize> = (0..checkpoints.len()).collect();
+        by_count.sort_by_key(|&i| checkpoints[i].1);
+        Walker {
+            month: month.into(),
+            source,
+            expected: 1,
+            prev: GENESIS,
+            last_id: None,
+            checkpoints,
+            by_count,
+            next_checkpoint: 0,
+            linker: Linker::default(),
+            problem: None,
+            events: 0,
+        }
     }
 
     fn fail(&mut self, event: Option<i64>, digest: Option<i64>, what: String) {
@@ -300,18 +318,24 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Where the walk is, for a problem's text: after the last good event, or at the start.
+    fn after(&self) -> String {
+        self.last_id.map_or_else(|| "at the month's start".to_string(), |l| format!("after event {l}"))
+    }
+
     /// The next event: its id, place and stored hash; `link` computes its hash from a previous one.
     /// False once the chain is broken (the rest of the month is not checked).
     pub fn feed(&mut self, id: i64, seq: Option<i64>, stored: Option<&[u8]>, link: impl FnOnce(&mut Linker, &[u8; 32], i64) -> [u8; 32]) -> bool {
         if self.problem.is_some() {
             return false;
         }
-        let after = self.last_id.map_or_else(|| "at the month's start".to_string(), |l| format!("after event {l}"));
         let Some(seq) = seq else {
-            self.fail(Some(id), None, format!("event {id} has no place in the chain ({after})"));
+            let what = format!("event {id} has no place in the chain ({})", self.after());
+            self.fail(Some(id), None, what);
             return false;
         };
         if seq != self.expected {
+            let after = self.after();
             let what = if seq > self.expected {
                 format!("{} event(s) of the chain are missing {after}, before event {id} (places {} to {})", seq - self.expected, self.expected, seq - 1)
             } else {
@@ -322,13 +346,19 @@ impl<'a> Walker<'a> {
         }
         let hash = link(&mut self.linker, &self.prev, seq);
         if stored != Some(hash.as_slice()) {
-            self.fail(Some(id), None, format!("event {id} does not match its hash ({after}): it was changed, inserted or moved after it was sealed"));
+            let what = format!("event {id} does not match its hash ({}): it was changed, inserted or moved after it was sealed", self.after());
+            self.fail(Some(id), None, what);
             return false;
         }
         self.events += 1;
         let checkpoints = self.checkpoints;
-        for (n, count, head) in checkpoints.iter().filter(|(_, c, _)| *c == seq) {
-            if *head != hex::encode(hash) {
+        while let Some(&i) = self.by_count.get(self.next_checkpoint) {
+            let (n, count, head) = &checkpoints[i];
+            if *count > seq {
+                break;
+            }
+            self.next_checkpoint += 1;
+            if *count == seq && *head != hex::encode(hash) {
                 self.fail(
                     Some(id),
                     Some(*n),
@@ -793,9 +823,10 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
     // Archived before the chain: the old format, or the columns with no place filled — the
     // digest of its archive says so (an empty chain) and pins its SHA-256. Every verifier reads
     // the month this way.
-    let legacy = parser.legacy || rec.archived.as_ref().is_some_and(|a| a.2 == 0);
-    let bad = parser.error.take();
-    let (count, head) = parser.walker.head();
+    let mut rows = parser.rows;
+    let legacy = rows.legacy || rec.archived.as_ref().is_some_and(|a| a.2 == 0);
+    let bad = rows.error.take();
+    let (count, head) = rows.walker.head();
     if let Some((_, _, n, _)) = &rec.archived {
         recorded.push((rec.archived.as_ref().map(|a| a.0), *n, "the digest of the archive"));
     }
@@ -809,7 +840,7 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
         };
         return Ok((0, outcome));
     }
-    let (events, mut first) = parser.walker.finish(&recorded);
+    let (events, mut first) = rows.walker.finish(&recorded);
     if first.is_none() {
         first = bad.map(|what| problem(None, what));
     }
@@ -831,14 +862,22 @@ pub struct ArchiveParser<'a> {
     buf: Vec<u8>,
     scan: usize,
     in_quotes: bool,
+    /// What the rows said.
+    pub rows: ArchiveRows<'a>,
+}
+
+/// The rows of an archived month, as [`ArchiveParser`] finds them.
+pub struct ArchiveRows<'a> {
     header: bool,
     /// The object has no chain columns (archived before the chain).
     pub legacy: bool,
     pub walker: Walker<'a>,
     pub error: Option<String>,
     first: bool,
-    line: Vec<u8>,
 }
+
+/// The columns of an archived month with its chain.
+const COLUMNS: usize = 12;
 
 impl<'a> ArchiveParser<'a> {
     pub fn new(label: &str, checkpoints: &'a [(i64, i64, String)]) -> Self {
@@ -846,59 +885,66 @@ impl<'a> ArchiveParser<'a> {
             buf: Vec::new(),
             scan: 0,
             in_quotes: false,
-            header: true,
-            legacy: false,
-            walker: Walker::new(label, "archive", checkpoints),
-            error: None,
-            first: true,
-            line: Vec::new(),
+            rows: ArchiveRows { header: true, legacy: false, walker: Walker::new(label, "archive", checkpoints), error: None, first: true },
         }
     }
+}
 
+impl ArchiveRows<'_> {
     fn record(&mut self, line: &[u8]) {
-        let fields = split_record(line);
-        let fields: Vec<Option<&str>> = fields.iter().map(|f| f.as_deref()).collect();
         if self.header {
             self.header = false;
-            let names: Vec<&str> = fields.iter().map(|f| f.unwrap_or("")).collect();
-            self.legacy = !names.ends_with(&["seq", "prev_hash", "hash"]);
+            let mut names = Vec::new();
+            split_record(line, |_, f| names.push(f.unwrap_or_default()));
+            self.legacy = !names.ends_with(&["seq".into(), "prev_hash".into(), "hash".into()]);
             return;
         }
         if self.legacy || self.walker.problem.is_some() || self.error.is_some() {
             return;
         }
-        if fields.len() != 12 {
-            self.error = Some(format!("a row has {} fields, not 12", fields.len()));
+        let mut fields: [Option<Cow<'_, str>>; COLUMNS] = Default::default();
+        let n = split_record(line, |i, f| {
+            if let Some(slot) = fields.get_mut(i) {
+                *slot = f;
+            }
+        });
+        if n != COLUMNS {
+            self.error = Some(format!("a row has {n} fields, not {COLUMNS}"));
             return;
         }
-        let id: i64 = fields[0].and_then(|v| v.parse().ok()).unwrap_or(-1);
-        let seq: Option<i64> = fields[9].and_then(|v| v.parse().ok());
-        let stored: Option<[u8; 32]> = fields[11].and_then(|h| hex::decode(h).ok()).and_then(|b| b.try_into().ok());
+        let field = |i: usize| fields[i].as_deref();
+        let id: i64 = field(0).and_then(|v| v.parse().ok()).unwrap_or(-1);
+        let seq: Option<i64> = field(9).and_then(|v| v.parse().ok());
+        let stored: Option<[u8; 32]> = field(11).and_then(|h| {
+            let mut out = [0u8; 32];
+            hex::decode_to_slice(h, &mut out).ok().map(|()| out)
+        });
         if self.first {
             self.first = false;
-            if fields[10] != Some(hex::encode(GENESIS).as_str()) {
+            if field(10) != Some(hex::encode(GENESIS).as_str()) {
                 self.error = Some("the month's first prev_hash is not the chain's start".into());
             }
         }
         let f = Fields {
-            id: fields[0].unwrap_or(""),
-            occurred_at: fields[1].unwrap_or(""),
-            kind: fields[2].unwrap_or(""),
-            admin_id: fields[3],
-            admin_name: fields[4],
-            subject_type: fields[5],
-            subject_id: fields[6],
-            detail: fields[7],
-            client_hash: fields[8],
-            seq: fields[9].unwrap_or(""),
+            id: field(0).unwrap_or(""),
+            occurred_at: field(1).unwrap_or(""),
+            kind: field(2).unwrap_or(""),
+            admin_id: field(3),
+            admin_name: field(4),
+            subject_type: field(5),
+            subject_id: field(6),
+            detail: field(7),
+            client_hash: field(8),
+            seq: field(9).unwrap_or(""),
         };
         self.walker.feed(id, seq, stored.as_ref().map(|h| h.as_slice()), |l, prev, _| l.link_fields(prev, &f));
     }
 }
 
-/// One CSV record's fields: quoted → `Some(text)` (quotes undone), unquoted empty → `None` (NULL).
-fn split_record(line: &[u8]) -> Vec<Option<Cow<'_, str>>> {
-    let mut out = Vec::with_capacity(12);
+/// Splits one CSV record into its fields, handing each to `each` with its index: quoted →
+/// `Some(text)` (quotes undone), unquoted empty → `None` (NULL). Returns how many there were.
+fn split_record<'l>(line: &'l [u8], mut each: impl FnMut(usize, Option<Cow<'l, str>>)) -> usize {
+    let mut count = 0;
     let mut i = 0;
     let n = line.len();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -907,34 +953,39 @@ fn split_record(line: &[u8]) -> Vec<Option<Cow<'_, str>>> {
             let start = i + 1;
             let mut j = start;
             let mut doubled = false;
-            while j < n {
-                if line[j] == b'"' {
-                    if j + 1 < n && line[j + 1] == b'"' {
-                        doubled = true;
-                        j += 2;
-                        continue;
-                    }
+            // The closing quote: the next one not doubled (none: the field runs to the end).
+            loop {
+                let Some(k) = memchr::memchr(b'"', &line[j..]) else {
+                    j = n;
                     break;
+                };
+                j += k;
+                if j + 1 < n && line[j + 1] == b'"' {
+                    doubled = true;
+                    j += 2;
+                    continue;
                 }
-                j += 1;
+                break;
             }
-            let raw = &line[start..j.min(n)];
-            out.push(Some(match (doubled, std::str::from_utf8(raw)) {
-                (false, Ok(s)) => Cow::Borrowed(s),
-                (true, Ok(s)) => Cow::Owned(s.replace("\"\"", "\"")),
-                (_, Err(_)) => Cow::Owned(text(raw)),
-            }));
+            let raw = &line[start..j];
+            each(
+                count,
+                Some(match (doubled, std::str::from_utf8(raw)) {
+                    (false, Ok(s)) => Cow::Borrowed(s),
+                    (true, Ok(s)) => Cow::Owned(s.replace("\"\"", "\"")),
+                    (_, Err(_)) => Cow::Owned(text(raw)),
+                }),
+            );
             i = j + 1;
         } else {
             let start = i;
-            while i < n && line[i] != b',' {
-                i += 1;
-            }
+            i = memchr::memchr(b',', &line[i..]).map_or(n, |k| i + k);
             let raw = &line[start..i];
-            out.push(if raw.is_empty() { None } else { Some(std::str::from_utf8(raw).map_or_else(|_| Cow::Owned(text(raw)), Cow::Borrowed)) });
+            each(count, if raw.is_empty() { None } else { Some(std::str::from_utf8(raw).map_or_else(|_| Cow::Owned(text(raw)), Cow::Borrowed)) });
         }
+        count += 1;
         if i >= n {
-            return out;
+            return count;
         }
         i += 1; // the comma
     }
@@ -945,21 +996,16 @@ impl Write for ArchiveParser<'_> {
         self.buf.extend_from_slice(data);
         let mut start = 0;
         let mut i = self.scan;
-        while i < self.buf.len() {
-            match self.buf[i] {
-                b'"' => self.in_quotes = !self.in_quotes,
-                b'\n' if !self.in_quotes && i > start && self.buf[i - 1] == b'\r' => {
-                    let line = std::mem::take(&mut self.line);
-                    let mut line = line;
-                    line.clear();
-                    line.extend_from_slice(&self.buf[start..i - 1]);
-                    self.record(&line);
-                    self.line = line;
-                    start = i + 1;
-                }
-                _ => {}
+        // Only quotes and line ends matter: a record ends at CRLF outside quotes.
+        while let Some(k) = memchr::memchr2(b'"', b'\n', &self.buf[i..]) {
+            let j = i + k;
+            if self.buf[j] == b'"' {
+                self.in_quotes = !self.in_quotes;
+            } else if !self.in_quotes && j > start && self.buf[j - 1] == b'\r' {
+                self.rows.record(&self.buf[start..j - 1]);
+                start = j + 1;
             }
-            i += 1;
+            i = j + 1;
         }
         self.buf.drain(..start);
         self.scan = self.buf.len();
