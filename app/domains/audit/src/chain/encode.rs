@@ -124,7 +124,8 @@ impl Linker {
         Self::hash(prev, &self.buf)
     }
 
-    fn hash(prev: &[u8; 32], canonical: &[u8]) -> [u8; 32] {
+    /// `SHA-256(prev ‖ canonical)`, for canonical bytes made already.
+    pub fn hash(prev: &[u8; 32], canonical: &[u8]) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(prev);
         h.update(canonical);

@@ -817,6 +817,7 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
         }
         let _ = gz.finish();
     }
+    parser.finish();
     let sha: [u8; 32] = sha.finalize().into();
     let problem = |digest: Option<i64>, what: String| Problem { event: None, month: Some(label.into()), digest, source: "archive".into(), what };
     let mut recorded: Vec<(Option<i64>, i64, &str)> = rec.checkpoints.iter().map(|(n, c, _)| (Some(*n), *c, "a digest")).collect();
@@ -858,10 +859,20 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
 
 /// Parses an archived month (PostgreSQL CSV, as `archive_line` writes it) as it is decompressed,
 /// feeding each row to a [`Walker`].
+///
+/// The work is shared out: this side finds where records end (quotes and line ends only) and
+/// hands blocks of whole records to worker threads, which parse each row, make its canonical
+/// bytes and hash them onto the hash the row before it stores; the rows come back in order and
+/// the [`Walker`] takes each one's link as computed when the chain's previous hash is that one —
+/// so whenever the row before was good — else it hashes the row's canonical bytes itself. Call [`ArchiveParser::finish`] after the
+/// last byte.
 pub struct ArchiveParser<'a> {
     buf: Vec<u8>,
     scan: usize,
     in_quotes: bool,
+    /// Where each complete record in `buf` ends (after its CRLF).
+    ends: Vec<u32>,
+    pool: Pool,
     /// What the rows said.
     pub rows: ArchiveRows<'a>,
 }
@@ -878,6 +889,121 @@ pub struct ArchiveRows<'a> {
 
 /// The columns of an archived month with its chain.
 const COLUMNS: usize = 12;
+/// A block handed to a worker: about this many bytes of whole records.
+const BLOCK_BYTES: usize = 1 << 20;
+/// The chain's start as the first row's `prev_hash` column spells it.
+const ZEROS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// One row as a worker read it.
+struct Row {
+    fields: usize,
+    id: i64,
+    seq: Option<i64>,
+    stored: Option<[u8; 32]>,
+    /// Its `prev_hash` column is the chain's start (only a month's first row has one).
+    genesis: bool,
+    /// The hash the row before it in the block stores, and `SHA-256(prev ‖ canonical)` over it:
+    /// the row's link whenever that row was found good.
+    prev: Option<[u8; 32]>,
+    link: [u8; 32],
+    /// Its canonical bytes in the block's buffer.
+    canonical: std::ops::Range<usize>,
+}
+
+/// A block's rows, and their canonical bytes.
+struct Checked {
+    rows: Vec<Row>,
+    canonical: Vec<u8>,
+}
+
+/// Reads the rows of a block (`ends`: where each record ends, after its CRLF).
+fn check_block(block: &[u8], ends: &[u32]) -> Checked {
+    let mut out = Checked { rows: Vec::with_capacity(ends.len()), canonical: Vec::with_capacity(block.len() + block.len() / 4) };
+    let mut start = 0;
+    let mut before: Option<[u8; 32]> = None;
+    for &end in ends {
+        let line = &block[start..(end as usize).saturating_sub(2).max(start)];
+        start = end as usize;
+        let mut fields: [Option<Cow<'_, str>>; COLUMNS] = Default::default();
+        let n = split_record(line, |i, f| {
+            if let Some(slot) = fields.get_mut(i) {
+                *slot = f;
+            }
+        });
+        let field = |i: usize| fields[i].as_deref();
+        let hash = |i: usize| {
+            field(i).and_then(|h| {
+                let mut out = [0u8; 32];
+                hex::decode_to_slice(h, &mut out).ok().map(|()| out)
+            })
+        };
+        let from = out.canonical.len();
+        let mut row = Row { fields: n, id: -1, seq: None, stored: None, genesis: false, prev: before.take(), link: [0; 32], canonical: from..from };
+        if n == COLUMNS {
+            row.id = field(0).and_then(|v| v.parse().ok()).unwrap_or(-1);
+            row.seq = field(9).and_then(|v| v.parse().ok());
+            row.stored = hash(11);
+            row.genesis = field(10) == Some(ZEROS);
+            let f = Fields {
+                id: field(0).unwrap_or(""),
+                occurred_at: field(1).unwrap_or(""),
+                kind: field(2).unwrap_or(""),
+                admin_id: field(3),
+                admin_name: field(4),
+                subject_type: field(5),
+                subject_id: field(6),
+                detail: field(7),
+                client_hash: field(8),
+                seq: field(9).unwrap_or(""),
+            };
+            super::encode::canonical_fields(&mut out.canonical, &f);
+            row.canonical = from..out.canonical.len();
+            if let Some(prev) = &row.prev {
+                row.link = Linker::hash(prev, &out.canonical[row.canonical.clone()]);
+            }
+        }
+        before = row.stored;
+        out.rows.push(row);
+    }
+    out
+}
+
+/// The worker threads, and the blocks handed out whose rows have not been taken yet.
+struct Pool {
+    jobs: Option<std::sync::mpsc::SyncSender<(u64, Vec<u8>, Vec<u32>)>>,
+    results: std::sync::mpsc::Receiver<(u64, Checked)>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    sent: u64,
+    next: u64,
+    arrived: BTreeMap<u64, Checked>,
+}
+
+impl Pool {
+    /// As many workers as the machine has cores (at most four); none when no thread can be
+    /// started (the blocks are then read here).
+    fn new() -> Pool {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        let (jobs, inbox) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>, Vec<u32>)>(2 * n);
+        let (done, results) = std::sync::mpsc::channel();
+        let inbox = std::sync::Arc::new(std::sync::Mutex::new(inbox));
+        let mut workers = Vec::new();
+        for i in 0..n {
+            let (inbox, done) = (inbox.clone(), done.clone());
+            let spawned = std::thread::Builder::new().name(format!("audit-verify-{i}")).spawn(move || loop {
+                let job = inbox.lock().map_or(None, |rx| rx.recv().ok());
+                let Some((k, block, ends)) = job else { return };
+                if done.send((k, check_block(&block, &ends))).is_err() {
+                    return;
+                }
+            });
+            match spawned {
+                Ok(w) => workers.push(w),
+                Err(_) => break,
+            }
+        }
+        Pool { jobs: (!workers.is_empty()).then_some(jobs), results, workers, sent: 0, next: 0, arrived: BTreeMap::new() }
+    }
+}
 
 impl<'a> ArchiveParser<'a> {
     pub fn new(label: &str, checkpoints: &'a [(i64, i64, String)]) -> Self {
@@ -885,59 +1011,117 @@ impl<'a> ArchiveParser<'a> {
             buf: Vec::new(),
             scan: 0,
             in_quotes: false,
+            ends: Vec::new(),
+            pool: Pool::new(),
             rows: ArchiveRows { header: true, legacy: false, walker: Walker::new(label, "archive", checkpoints), error: None, first: true },
+        }
+    }
+
+    /// Whether the rows still matter (not an old-format month, nothing found wrong yet).
+    fn reading(&self) -> bool {
+        !self.rows.legacy && self.rows.walker.problem.is_none() && self.rows.error.is_none()
+    }
+
+    /// Hands the complete records in `buf` to a worker (or reads them here without workers).
+    fn ship(&mut self) {
+        let Some(&cut) = self.ends.last() else { return };
+        let rest = self.buf.split_off(cut as usize);
+        let block = std::mem::replace(&mut self.buf, rest);
+        let ends = std::mem::take(&mut self.ends);
+        self.scan -= cut as usize;
+        if !self.reading() {
+            return;
+        }
+        match &self.pool.jobs {
+            Some(jobs) => match jobs.send((self.pool.sent, block, ends)) {
+                Ok(()) => self.pool.sent += 1,
+                // Every worker is gone (one panicked): what they had cannot be vouched for.
+                Err(_) => {
+                    self.rows.error.get_or_insert_with(|| "the archive could not be read to the end".into());
+                }
+            },
+            None => {
+                let checked = check_block(&block, &ends);
+                self.take(checked);
+            }
+        }
+        self.take_arrived(false);
+    }
+
+    /// Takes the rows of blocks that came back, in order; with `all`, waits for every one.
+    fn take_arrived(&mut self, all: bool) {
+        while self.pool.next < self.pool.sent {
+            let next = self.pool.next;
+            if let Some(checked) = self.pool.arrived.remove(&next) {
+                self.pool.next += 1;
+                self.take(checked);
+                continue;
+            }
+            let got = if all { self.pool.results.recv().ok() } else { self.pool.results.try_recv().ok() };
+            match got {
+                Some((k, checked)) => {
+                    self.pool.arrived.insert(k, checked);
+                }
+                None if all => {
+                    // A worker is gone (it panicked): what it had cannot be vouched for.
+                    self.rows.error.get_or_insert_with(|| "the archive could not be read to the end".into());
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
+
+    fn take(&mut self, checked: Checked) {
+        for row in &checked.rows {
+            if !self.reading() {
+                return;
+            }
+            self.rows.take(row, &checked.canonical);
+        }
+    }
+
+    /// After the last byte: the last records are read and every row is taken. (Bytes after
+    /// the last line end are not a record.)
+    pub fn finish(&mut self) {
+        self.ship();
+        self.pool.jobs = None;
+        self.take_arrived(true);
+        for w in self.pool.workers.drain(..) {
+            let _ = w.join();
         }
     }
 }
 
 impl ArchiveRows<'_> {
-    fn record(&mut self, line: &[u8]) {
-        if self.header {
-            self.header = false;
-            let mut names = Vec::new();
-            split_record(line, |_, f| names.push(f.unwrap_or_default()));
-            self.legacy = !names.ends_with(&["seq".into(), "prev_hash".into(), "hash".into()]);
+    fn header(&mut self, line: &[u8]) {
+        self.header = false;
+        let mut names = Vec::new();
+        split_record(line, |_, f| names.push(f.unwrap_or_default()));
+        self.legacy = !names.ends_with(&["seq".into(), "prev_hash".into(), "hash".into()]);
+    }
+
+    fn take(&mut self, row: &Row, canonical: &[u8]) {
+        if row.fields != COLUMNS {
+            self.error = Some(format!("a row has {} fields, not {COLUMNS}", row.fields));
             return;
         }
-        if self.legacy || self.walker.problem.is_some() || self.error.is_some() {
-            return;
-        }
-        let mut fields: [Option<Cow<'_, str>>; COLUMNS] = Default::default();
-        let n = split_record(line, |i, f| {
-            if let Some(slot) = fields.get_mut(i) {
-                *slot = f;
-            }
-        });
-        if n != COLUMNS {
-            self.error = Some(format!("a row has {n} fields, not {COLUMNS}"));
-            return;
-        }
-        let field = |i: usize| fields[i].as_deref();
-        let id: i64 = field(0).and_then(|v| v.parse().ok()).unwrap_or(-1);
-        let seq: Option<i64> = field(9).and_then(|v| v.parse().ok());
-        let stored: Option<[u8; 32]> = field(11).and_then(|h| {
-            let mut out = [0u8; 32];
-            hex::decode_to_slice(h, &mut out).ok().map(|()| out)
-        });
         if self.first {
             self.first = false;
-            if field(10) != Some(hex::encode(GENESIS).as_str()) {
+            if !row.genesis {
                 self.error = Some("the month's first prev_hash is not the chain's start".into());
             }
         }
-        let f = Fields {
-            id: field(0).unwrap_or(""),
-            occurred_at: field(1).unwrap_or(""),
-            kind: field(2).unwrap_or(""),
-            admin_id: field(3),
-            admin_name: field(4),
-            subject_type: field(5),
-            subject_id: field(6),
-            detail: field(7),
-            client_hash: field(8),
-            seq: field(9).unwrap_or(""),
-        };
-        self.walker.feed(id, seq, stored.as_ref().map(|h| h.as_slice()), |l, prev, _| l.link_fields(prev, &f));
+        let bytes = &canonical[row.canonical.clone()];
+        self.walker.feed(row.id, row.seq, row.stored.as_ref().map(|h| h.as_slice()), |_, prev, _| {
+            // The worker linked the row onto the hash the row before it stores; onto another
+            // one (the block's first row, or after a break), it is linked here.
+            if row.prev.as_ref() == Some(prev) {
+                row.link
+            } else {
+                Linker::hash(prev, bytes)
+            }
+        });
     }
 }
 
@@ -994,7 +1178,7 @@ fn split_record<'l>(line: &'l [u8], mut each: impl FnMut(usize, Option<Cow<'l, s
 impl Write for ArchiveParser<'_> {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.buf.extend_from_slice(data);
-        let mut start = 0;
+        let mut start = self.ends.last().map_or(0, |&e| e as usize);
         let mut i = self.scan;
         // Only quotes and line ends matter: a record ends at CRLF outside quotes.
         while let Some(k) = memchr::memchr2(b'"', b'\n', &self.buf[i..]) {
@@ -1002,13 +1186,21 @@ impl Write for ArchiveParser<'_> {
             if self.buf[j] == b'"' {
                 self.in_quotes = !self.in_quotes;
             } else if !self.in_quotes && j > start && self.buf[j - 1] == b'\r' {
-                self.rows.record(&self.buf[start..j - 1]);
+                if self.rows.header {
+                    self.rows.header(&self.buf[start..j - 1]);
+                    self.buf.drain(..j + 1);
+                    self.scan = 0;
+                    return self.write(&[]).map(|_| data.len());
+                }
+                self.ends.push((j + 1) as u32);
                 start = j + 1;
             }
             i = j + 1;
         }
-        self.buf.drain(..start);
         self.scan = self.buf.len();
+        if start >= BLOCK_BYTES {
+            self.ship();
+        }
         Ok(data.len())
     }
 
@@ -1038,4 +1230,86 @@ pub async fn offline(store: &dyn BlobStore, keys: Option<Vec<PublicKey>>) -> Res
     no_digests(&found, &signs, &mut report);
     archived_objects(store, &found, &mut report).await.map_err(storage)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::{archive_line, ARCHIVE_HEADER};
+    use crate::chain::ChainRow;
+
+    /// A month of `n` events as the archive writes it (details with quotes, commas and line
+    /// ends in every seventh), and its chain's head.
+    fn month(n: i64) -> (Vec<u8>, [u8; 32]) {
+        let mut out = ARCHIVE_HEADER.join(",").into_bytes();
+        out.extend_from_slice(b"\r\n");
+        let (mut prev, mut linker, mut scratch) = (GENESIS, Linker::default(), String::new());
+        for seq in 1..=n {
+            let mut row = ChainRow {
+                event: crate::AuditRow {
+                    id: 1000 + seq,
+                    occurred_at: time::macros::datetime!(2024-05-01 00:00 UTC) + time::Duration::seconds(seq),
+                    kind: "share.download".into(),
+                    admin_id: None,
+                    admin_name: Some("Ann".into()),
+                    subject_type: Some("share".into()),
+                    subject_id: Some(format!("s{seq}")),
+                    detail: (seq % 7 == 0).then(|| format!("said \"{seq}\",\r\nthen, 12,345 bytes")),
+                    client_hash: Some(String::new()),
+                },
+                seq: None,
+                hash: None,
+            };
+            prev = linker.link(&prev, &row, seq);
+            (row.seq, row.hash) = (Some(seq), Some(prev.to_vec()));
+            archive_line(&mut out, &row, &mut scratch);
+        }
+        (out, prev)
+    }
+
+    /// Reads `bytes` in uneven chunks, as inflating hands them over.
+    fn parse(bytes: &[u8]) -> (u64, (i64, [u8; 32]), Option<Problem>, Option<String>) {
+        let checkpoints = Vec::new();
+        let mut parser = ArchiveParser::new("2024-05", &checkpoints);
+        for chunk in bytes.chunks(32_771) {
+            parser.write_all(chunk).unwrap();
+        }
+        parser.finish();
+        let rows = parser.rows;
+        let head = rows.walker.head();
+        let (events, problem) = rows.walker.finish(&[]);
+        (events, head, problem, rows.error)
+    }
+
+    /// Several blocks' worth of rows read by the workers come out as one walk: every event, the
+    /// head the chain has; a change in a later block is named at its event.
+    #[test]
+    fn a_month_read_in_blocks_is_walked_in_order_and_a_change_is_named() {
+        let n = 30_000;
+        let (bytes, head) = month(n);
+        assert!(bytes.len() > 3 * BLOCK_BYTES, "several blocks: {}", bytes.len());
+        let (events, (count, got), problem, error) = parse(&bytes);
+        assert_eq!((events, count, got, problem.map(|p| p.what), error), (n as u64, n, head, None, None));
+
+        // One byte of one subject in the last block: that event, and nothing after it counts.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let changed = text.replace("\"s29001\"", "\"s29002\"");
+        let (events, _, problem, _) = parse(changed.as_bytes());
+        let problem = problem.expect("the change is found");
+        assert_eq!((problem.event, events), (Some(1000 + 29_001), 29_000));
+        assert!(problem.what.contains("does not match its hash"), "{}", problem.what);
+
+        // A row moved out (the first of a block, wherever it falls, is linked by the walker).
+        let line = |seq: i64| {
+            let at = |seq: i64| text.find(&format!("\r\n{},", 1000 + seq)).unwrap() + 2;
+            at(seq)..at(seq + 1)
+        };
+        let mut removed = text.clone();
+        removed.replace_range(line(12_345), "");
+        let (_, _, problem, _) = parse(removed.as_bytes());
+        assert!(problem.unwrap().what.contains("event(s) of the chain are missing"));
+        // The first row must start the chain.
+        let restarted = text.replacen(&format!(",1,{}", ZEROS), &format!(",1,{}", "1".repeat(64)), 1);
+        assert_eq!(parse(restarted.as_bytes()).3.as_deref(), Some("the month's first prev_hash is not the chain's start"));
+    }
 }
