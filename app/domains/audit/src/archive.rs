@@ -1020,3 +1020,89 @@ mod tests {
         assert!(String::from_utf8(out).unwrap().ends_with(",,,\r\n"));
     }
 }
+
+/// The archive as verification reads it (here, not in `chain::verify`, which `archive` uses).
+#[cfg(test)]
+mod read_back {
+    use std::io::Write;
+
+    use super::{archive_line, ARCHIVE_HEADER};
+    use crate::chain::encode::{Linker, GENESIS};
+    use crate::chain::verify::{ArchiveParser, Problem, BLOCK_BYTES, ZEROS};
+    use crate::chain::ChainRow;
+
+    /// A month of `n` events as the archive writes it (details with quotes, commas and line
+    /// ends in every seventh), and its chain's head.
+    fn month(n: i64) -> (Vec<u8>, [u8; 32]) {
+        let mut out = ARCHIVE_HEADER.join(",").into_bytes();
+        out.extend_from_slice(b"\r\n");
+        let (mut prev, mut linker, mut scratch) = (GENESIS, Linker::default(), String::new());
+        for seq in 1..=n {
+            let mut row = ChainRow {
+                event: crate::AuditRow {
+                    id: 1000 + seq,
+                    occurred_at: time::macros::datetime!(2024-05-01 00:00 UTC) + time::Duration::seconds(seq),
+                    kind: "share.download".into(),
+                    admin_id: None,
+                    admin_name: Some("Ann".into()),
+                    subject_type: Some("share".into()),
+                    subject_id: Some(format!("s{seq}")),
+                    detail: (seq % 7 == 0).then(|| format!("said \"{seq}\",\r\nthen, 12,345 bytes")),
+                    client_hash: Some(String::new()),
+                },
+                seq: None,
+                hash: None,
+            };
+            prev = linker.link(&prev, &row, seq);
+            (row.seq, row.hash) = (Some(seq), Some(prev.to_vec()));
+            archive_line(&mut out, &row, &mut scratch);
+        }
+        (out, prev)
+    }
+
+    /// Reads `bytes` in uneven chunks, as inflating hands them over.
+    fn parse(bytes: &[u8]) -> (u64, (i64, [u8; 32]), Option<Problem>, Option<String>) {
+        let checkpoints = Vec::new();
+        let mut parser = ArchiveParser::new("2024-05", &checkpoints);
+        for chunk in bytes.chunks(32_771) {
+            parser.write_all(chunk).unwrap();
+        }
+        parser.finish();
+        let rows = parser.rows;
+        let head = rows.walker.head();
+        let (events, problem) = rows.walker.finish(&[]);
+        (events, head, problem, rows.error)
+    }
+
+    /// Several blocks' worth of rows read by the workers come out as one walk: every event, the
+    /// head the chain has; a change in a later block is named at its event.
+    #[test]
+    fn a_month_read_in_blocks_is_walked_in_order_and_a_change_is_named() {
+        let n = 30_000;
+        let (bytes, head) = month(n);
+        assert!(bytes.len() > 3 * BLOCK_BYTES, "several blocks: {}", bytes.len());
+        let (events, (count, got), problem, error) = parse(&bytes);
+        assert_eq!((events, count, got, problem.map(|p| p.what), error), (n as u64, n, head, None, None));
+
+        // One byte of one subject in the last block: that event, and nothing after it counts.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let changed = text.replace("\"s29001\"", "\"s29002\"");
+        let (events, _, problem, _) = parse(changed.as_bytes());
+        let problem = problem.expect("the change is found");
+        assert_eq!((problem.event, events), (Some(1000 + 29_001), 29_000));
+        assert!(problem.what.contains("does not match its hash"), "{}", problem.what);
+
+        // A row moved out (the first of a block, wherever it falls, is linked by the walker).
+        let line = |seq: i64| {
+            let at = |seq: i64| text.find(&format!("\r\n{},", 1000 + seq)).unwrap() + 2;
+            at(seq)..at(seq + 1)
+        };
+        let mut removed = text.clone();
+        removed.replace_range(line(12_345), "");
+        let (_, _, problem, _) = parse(removed.as_bytes());
+        assert!(problem.unwrap().what.contains("event(s) of the chain are missing"));
+        // The first row must start the chain.
+        let restarted = text.replacen(&format!(",1,{}", ZEROS), &format!(",1,{}", "1".repeat(64)), 1);
+        assert_eq!(parse(restarted.as_bytes()).3.as_deref(), Some("the month's first prev_hash is not the chain's start"));
+    }
+}

@@ -60,15 +60,21 @@ pub async fn seal_batch(pool: &PgPool, limit: i64, late_limit: std::time::Durati
     }
 }
 
-async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Duration) -> Result<Batch, sqlx::Error> {
+/// A batch's transaction: REPEATABLE READ, a lock waited for at most 5 s, and the next events
+/// read in the chain's index order, never sorted — when the statistics say nothing lies past the
+/// cursor (the events since the last ANALYZE, or one transaction's thousands), the planner would
+/// sort everything past the cursor to take each batch, so sealing a backlog took time in the
+/// square of its size.
+async fn begin(pool: &PgPool) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
     let mut tx = pool.begin().await?;
     sqlx::query("set transaction isolation level repeatable read").execute(&mut *tx).await?;
     sqlx::query("set local lock_timeout = '5s'").execute(&mut *tx).await?;
-    // The next events are read in the chain's index order, never sorted: when the statistics
-    // say nothing lies past the cursor (the events since the last ANALYZE, or one transaction's
-    // thousands), the planner would sort everything past the cursor to take the first batch —
-    // every batch, so sealing a large backlog took time in the square of its size.
     sqlx::query("set local enable_sort = off").execute(&mut *tx).await?;
+    Ok(tx)
+}
+
+async fn seal_batch_inner(pool: &PgPool, limit: i64, late_limit: std::time::Duration) -> Result<Batch, sqlx::Error> {
+    let mut tx = begin(pool).await?;
     // The snapshot's oldest transaction still in flight — among those that could write here:
     // one running in another database of the cluster cannot, and a long one there must not hold
     // sealing back. Unknown ones (finished since, or hidden) count as ours: the horizon only errs

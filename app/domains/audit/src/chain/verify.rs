@@ -860,18 +860,14 @@ pub async fn check_object(store: &dyn BlobStore, key: &str, label: &str, rec: &M
 /// Parses an archived month (PostgreSQL CSV, as `archive_line` writes it) as it is decompressed,
 /// feeding each row to a [`Walker`].
 ///
-/// The work is shared out: this side finds where records end (quotes and line ends only) and
-/// hands blocks of whole records to worker threads, which parse each row, make its canonical
+/// The work is shared out: this side cuts the text into blocks of whole records (a CRLF after an
+/// even number of quotes ends a record) and hands them to worker threads, which parse each row, make its canonical
 /// bytes and hash them onto the hash the row before it stores; the rows come back in order and
 /// the [`Walker`] takes each one's link as computed when the chain's previous hash is that one —
 /// so whenever the row before was good — else it hashes the row's canonical bytes itself. Call [`ArchiveParser::finish`] after the
 /// last byte.
 pub struct ArchiveParser<'a> {
     buf: Vec<u8>,
-    scan: usize,
-    in_quotes: bool,
-    /// Where each complete record in `buf` ends (after its CRLF).
-    ends: Vec<u32>,
     pool: Pool,
     /// What the rows said.
     pub rows: ArchiveRows<'a>,
@@ -890,9 +886,9 @@ pub struct ArchiveRows<'a> {
 /// The columns of an archived month with its chain.
 const COLUMNS: usize = 12;
 /// A block handed to a worker: about this many bytes of whole records.
-const BLOCK_BYTES: usize = 1 << 20;
+pub(crate) const BLOCK_BYTES: usize = 1 << 20;
 /// The chain's start as the first row's `prev_hash` column spells it.
-const ZEROS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const ZEROS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// One row as a worker read it.
 struct Row {
@@ -914,16 +910,69 @@ struct Row {
 struct Checked {
     rows: Vec<Row>,
     canonical: Vec<u8>,
+    /// The block's bytes, for the next block to reuse (fresh megabytes cost more to map and
+    /// clear than to fill).
+    block: Vec<u8>,
 }
 
-/// Reads the rows of a block (`ends`: where each record ends, after its CRLF).
-fn check_block(block: &[u8], ends: &[u32]) -> Checked {
-    let mut out = Checked { rows: Vec::with_capacity(ends.len()), canonical: Vec::with_capacity(block.len() + block.len() / 4) };
+/// A block to read: its number, its bytes, and buffers to reuse for what it says.
+struct Job {
+    number: u64,
+    block: Vec<u8>,
+    rows: Vec<Row>,
+    canonical: Vec<u8>,
+}
+
+/// Where each record of `block` (whole records, the first starting at its first byte) ends:
+/// after a CRLF outside quotes.
+fn record_ends(block: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::with_capacity(block.len() / 128);
+    let (mut in_quotes, mut start, mut i) = (false, 0, 0);
+    while let Some(k) = memchr::memchr2(b'"', b'\n', &block[i..]) {
+        let j = i + k;
+        if block[j] == b'"' {
+            in_quotes = !in_quotes;
+        } else if !in_quotes && j > start && block[j - 1] == b'\r' {
+            ends.push(j + 1);
+            start = j + 1;
+        }
+        i = j + 1;
+    }
+    ends
+}
+
+/// The quotes in `bytes`.
+fn quotes(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'"').count()
+}
+
+/// Where the last whole record of `buf` (records from its first byte on) ends: after the last
+/// CRLF with an even number of quotes before it.
+fn last_record_end(buf: &[u8]) -> Option<usize> {
+    let total = quotes(buf);
+    let (mut end, mut after) = (buf.len(), 0);
+    while let Some(nl) = memchr::memrchr(b'\n', &buf[..end]) {
+        after += quotes(&buf[nl..end]);
+        if nl > 0 && buf[nl - 1] == b'\r' && (total - after).is_multiple_of(2) {
+            return Some(nl + 1);
+        }
+        end = nl;
+    }
+    None
+}
+
+/// Reads the rows of a block of whole records.
+fn check_block(job: Job) -> Checked {
+    let Job { block, mut rows, mut canonical, .. } = job;
+    let ends = record_ends(&block);
+    rows.clear();
+    canonical.clear();
+    let mut out = Checked { rows, canonical, block: Vec::new() };
     let mut start = 0;
     let mut before: Option<[u8; 32]> = None;
-    for &end in ends {
-        let line = &block[start..(end as usize).saturating_sub(2).max(start)];
-        start = end as usize;
+    for end in ends {
+        let line = &block[start..end.saturating_sub(2).max(start)];
+        start = end;
         let mut fields: [Option<Cow<'_, str>>; COLUMNS] = Default::default();
         let n = split_record(line, |i, f| {
             if let Some(slot) = fields.get_mut(i) {
@@ -965,12 +1014,15 @@ fn check_block(block: &[u8], ends: &[u32]) -> Checked {
         before = row.stored;
         out.rows.push(row);
     }
+    out.block = block;
     out
 }
 
 /// The worker threads, and the blocks handed out whose rows have not been taken yet.
 struct Pool {
-    jobs: Option<std::sync::mpsc::SyncSender<(u64, Vec<u8>, Vec<u32>)>>,
+    jobs: Option<std::sync::mpsc::SyncSender<Job>>,
+    /// Buffers of blocks whose rows were taken.
+    spare: Vec<Checked>,
     results: std::sync::mpsc::Receiver<(u64, Checked)>,
     workers: Vec<std::thread::JoinHandle<()>>,
     sent: u64,
@@ -983,7 +1035,7 @@ impl Pool {
     /// started (the blocks are then read here).
     fn new() -> Pool {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-        let (jobs, inbox) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>, Vec<u32>)>(2 * n);
+        let (jobs, inbox) = std::sync::mpsc::sync_channel::<Job>(2 * n);
         let (done, results) = std::sync::mpsc::channel();
         let inbox = std::sync::Arc::new(std::sync::Mutex::new(inbox));
         let mut workers = Vec::new();
@@ -991,8 +1043,8 @@ impl Pool {
             let (inbox, done) = (inbox.clone(), done.clone());
             let spawned = std::thread::Builder::new().name(format!("audit-verify-{i}")).spawn(move || loop {
                 let job = inbox.lock().map_or(None, |rx| rx.recv().ok());
-                let Some((k, block, ends)) = job else { return };
-                if done.send((k, check_block(&block, &ends))).is_err() {
+                let Some(job) = job else { return };
+                if done.send((job.number, check_block(job))).is_err() {
                     return;
                 }
             });
@@ -1001,7 +1053,7 @@ impl Pool {
                 Err(_) => break,
             }
         }
-        Pool { jobs: (!workers.is_empty()).then_some(jobs), results, workers, sent: 0, next: 0, arrived: BTreeMap::new() }
+        Pool { jobs: (!workers.is_empty()).then_some(jobs), spare: Vec::new(), results, workers, sent: 0, next: 0, arrived: BTreeMap::new() }
     }
 }
 
@@ -1009,9 +1061,6 @@ impl<'a> ArchiveParser<'a> {
     pub fn new(label: &str, checkpoints: &'a [(i64, i64, String)]) -> Self {
         ArchiveParser {
             buf: Vec::new(),
-            scan: 0,
-            in_quotes: false,
-            ends: Vec::new(),
             pool: Pool::new(),
             rows: ArchiveRows { header: true, legacy: false, walker: Walker::new(label, "archive", checkpoints), error: None, first: true },
         }
@@ -1024,16 +1073,19 @@ impl<'a> ArchiveParser<'a> {
 
     /// Hands the complete records in `buf` to a worker (or reads them here without workers).
     fn ship(&mut self) {
-        let Some(&cut) = self.ends.last() else { return };
-        let rest = self.buf.split_off(cut as usize);
+        let Some(cut) = last_record_end(&self.buf) else { return };
+        let Checked { rows, canonical, block: mut rest } =
+            self.pool.spare.pop().unwrap_or(Checked { rows: Vec::new(), canonical: Vec::new(), block: Vec::new() });
+        rest.clear();
+        rest.extend_from_slice(&self.buf[cut..]);
+        self.buf.truncate(cut);
         let block = std::mem::replace(&mut self.buf, rest);
-        let ends = std::mem::take(&mut self.ends);
-        self.scan -= cut as usize;
+        let job = Job { number: self.pool.sent, block, rows, canonical };
         if !self.reading() {
             return;
         }
         match &self.pool.jobs {
-            Some(jobs) => match jobs.send((self.pool.sent, block, ends)) {
+            Some(jobs) => match jobs.send(job) {
                 Ok(()) => self.pool.sent += 1,
                 // Every worker is gone (one panicked): what they had cannot be vouched for.
                 Err(_) => {
@@ -1041,7 +1093,7 @@ impl<'a> ArchiveParser<'a> {
                 }
             },
             None => {
-                let checked = check_block(&block, &ends);
+                let checked = check_block(job);
                 self.take(checked);
             }
         }
@@ -1075,10 +1127,11 @@ impl<'a> ArchiveParser<'a> {
     fn take(&mut self, checked: Checked) {
         for row in &checked.rows {
             if !self.reading() {
-                return;
+                break;
             }
             self.rows.take(row, &checked.canonical);
         }
+        self.pool.spare.push(checked);
     }
 
     /// After the last byte: the last records are read and every row is taken. (Bytes after
@@ -1178,27 +1231,13 @@ fn split_record<'l>(line: &'l [u8], mut each: impl FnMut(usize, Option<Cow<'l, s
 impl Write for ArchiveParser<'_> {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.buf.extend_from_slice(data);
-        let mut start = self.ends.last().map_or(0, |&e| e as usize);
-        let mut i = self.scan;
-        // Only quotes and line ends matter: a record ends at CRLF outside quotes.
-        while let Some(k) = memchr::memchr2(b'"', b'\n', &self.buf[i..]) {
-            let j = i + k;
-            if self.buf[j] == b'"' {
-                self.in_quotes = !self.in_quotes;
-            } else if !self.in_quotes && j > start && self.buf[j - 1] == b'\r' {
-                if self.rows.header {
-                    self.rows.header(&self.buf[start..j - 1]);
-                    self.buf.drain(..j + 1);
-                    self.scan = 0;
-                    return self.write(&[]).map(|_| data.len());
-                }
-                self.ends.push((j + 1) as u32);
-                start = j + 1;
-            }
-            i = j + 1;
+        if self.rows.header {
+            // The header: up to the first CRLF outside quotes.
+            let Some(&end) = record_ends(&self.buf).first() else { return Ok(data.len()) };
+            self.rows.header(&self.buf[..end - 2]);
+            self.buf.drain(..end);
         }
-        self.scan = self.buf.len();
-        if start >= BLOCK_BYTES {
+        if self.buf.len() >= BLOCK_BYTES {
             self.ship();
         }
         Ok(data.len())
@@ -1230,86 +1269,4 @@ pub async fn offline(store: &dyn BlobStore, keys: Option<Vec<PublicKey>>) -> Res
     no_digests(&found, &signs, &mut report);
     archived_objects(store, &found, &mut report).await.map_err(storage)?;
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::archive::{archive_line, ARCHIVE_HEADER};
-    use crate::chain::ChainRow;
-
-    /// A month of `n` events as the archive writes it (details with quotes, commas and line
-    /// ends in every seventh), and its chain's head.
-    fn month(n: i64) -> (Vec<u8>, [u8; 32]) {
-        let mut out = ARCHIVE_HEADER.join(",").into_bytes();
-        out.extend_from_slice(b"\r\n");
-        let (mut prev, mut linker, mut scratch) = (GENESIS, Linker::default(), String::new());
-        for seq in 1..=n {
-            let mut row = ChainRow {
-                event: crate::AuditRow {
-                    id: 1000 + seq,
-                    occurred_at: time::macros::datetime!(2024-05-01 00:00 UTC) + time::Duration::seconds(seq),
-                    kind: "share.download".into(),
-                    admin_id: None,
-                    admin_name: Some("Ann".into()),
-                    subject_type: Some("share".into()),
-                    subject_id: Some(format!("s{seq}")),
-                    detail: (seq % 7 == 0).then(|| format!("said \"{seq}\",\r\nthen, 12,345 bytes")),
-                    client_hash: Some(String::new()),
-                },
-                seq: None,
-                hash: None,
-            };
-            prev = linker.link(&prev, &row, seq);
-            (row.seq, row.hash) = (Some(seq), Some(prev.to_vec()));
-            archive_line(&mut out, &row, &mut scratch);
-        }
-        (out, prev)
-    }
-
-    /// Reads `bytes` in uneven chunks, as inflating hands them over.
-    fn parse(bytes: &[u8]) -> (u64, (i64, [u8; 32]), Option<Problem>, Option<String>) {
-        let checkpoints = Vec::new();
-        let mut parser = ArchiveParser::new("2024-05", &checkpoints);
-        for chunk in bytes.chunks(32_771) {
-            parser.write_all(chunk).unwrap();
-        }
-        parser.finish();
-        let rows = parser.rows;
-        let head = rows.walker.head();
-        let (events, problem) = rows.walker.finish(&[]);
-        (events, head, problem, rows.error)
-    }
-
-    /// Several blocks' worth of rows read by the workers come out as one walk: every event, the
-    /// head the chain has; a change in a later block is named at its event.
-    #[test]
-    fn a_month_read_in_blocks_is_walked_in_order_and_a_change_is_named() {
-        let n = 30_000;
-        let (bytes, head) = month(n);
-        assert!(bytes.len() > 3 * BLOCK_BYTES, "several blocks: {}", bytes.len());
-        let (events, (count, got), problem, error) = parse(&bytes);
-        assert_eq!((events, count, got, problem.map(|p| p.what), error), (n as u64, n, head, None, None));
-
-        // One byte of one subject in the last block: that event, and nothing after it counts.
-        let text = String::from_utf8(bytes.clone()).unwrap();
-        let changed = text.replace("\"s29001\"", "\"s29002\"");
-        let (events, _, problem, _) = parse(changed.as_bytes());
-        let problem = problem.expect("the change is found");
-        assert_eq!((problem.event, events), (Some(1000 + 29_001), 29_000));
-        assert!(problem.what.contains("does not match its hash"), "{}", problem.what);
-
-        // A row moved out (the first of a block, wherever it falls, is linked by the walker).
-        let line = |seq: i64| {
-            let at = |seq: i64| text.find(&format!("\r\n{},", 1000 + seq)).unwrap() + 2;
-            at(seq)..at(seq + 1)
-        };
-        let mut removed = text.clone();
-        removed.replace_range(line(12_345), "");
-        let (_, _, problem, _) = parse(removed.as_bytes());
-        assert!(problem.unwrap().what.contains("event(s) of the chain are missing"));
-        // The first row must start the chain.
-        let restarted = text.replacen(&format!(",1,{}", ZEROS), &format!(",1,{}", "1".repeat(64)), 1);
-        assert_eq!(parse(restarted.as_bytes()).3.as_deref(), Some("the month's first prev_hash is not the chain's start"));
-    }
 }
