@@ -226,28 +226,13 @@ pub async fn tile(pool: &sqlx::PgPool, tile: TilePath) -> Result<Option<Vec<u8>>
                 return Ok(None);
             }
             let wanted: Vec<i64> = (0..width).map(|i| stored_hash_index(level * HEIGHT, index * WIDTH + i) as i64).collect();
-            let (Some(first), Some(last)) = (wanted.first(), wanted.last()) else { return Ok(None) };
-            let rows: Vec<(i64, Vec<u8>)> = if level == 0 {
-                // A bottom tile's hashes lie between its first and its last with only its own
-                // subtrees' inner hashes between them: one range read (about twice as many rows,
-                // side by side in the index). Higher up, the range holds every hash below the
-                // tile's, so each is looked up.
-                sqlx::query_as("select index, hash from audit_tlog_hashes where index >= $1 and index <= $2 order by index")
-                    .bind(first)
-                    .bind(last)
-                    .fetch_all(pool)
-                    .await?
-            } else {
-                sqlx::query_as("select index, hash from audit_tlog_hashes where index = any($1) order by index").bind(&wanted).fetch_all(pool).await?
-            };
-            let mut rows = rows.into_iter().peekable();
+            let rows: Vec<(i64, Vec<u8>)> =
+                sqlx::query_as("select index, hash from audit_tlog_hashes where index = any($1)").bind(&wanted).fetch_all(pool).await?;
+            let found: HashMap<i64, Vec<u8>> = rows.into_iter().collect();
             let mut out = Vec::with_capacity(wanted.len() * 32);
             for i in &wanted {
-                while rows.next_if(|(r, _)| r < i).is_some() {}
-                match rows.next() {
-                    Some((r, h)) if r == *i => out.extend_from_slice(&h),
-                    _ => return Ok(None),
-                }
+                let Some(h) = found.get(i) else { return Ok(None) };
+                out.extend_from_slice(h);
             }
             Ok(Some(out))
         }
